@@ -1,0 +1,307 @@
+package helikon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Behavior is what a [Policy] answers for a call.
+type Behavior int
+
+const (
+	// BehaviorAsk asks the approval handler (and denies without one). It is
+	// the zero value, so an unfilled decision never allows by accident.
+	BehaviorAsk Behavior = iota
+	// BehaviorAllow lets the call run.
+	BehaviorAllow
+	// BehaviorDeny refuses the call.
+	BehaviorDeny
+	// BehaviorReplace lets the call run with different arguments. The new
+	// arguments pass the deny rules and guards again.
+	BehaviorReplace
+)
+
+// PolicyDecision is a policy's answer.
+type PolicyDecision struct {
+	Behavior Behavior
+	Reason   string          // why: shown to the model on deny, to the human on ask
+	Args     json.RawMessage // the replacement arguments for BehaviorReplace
+}
+
+// Allow returns a decision that allows the call.
+func Allow() PolicyDecision { return PolicyDecision{Behavior: BehaviorAllow} }
+
+// Deny returns a decision that refuses the call for reason.
+func Deny(reason string) PolicyDecision {
+	return PolicyDecision{Behavior: BehaviorDeny, Reason: reason}
+}
+
+// Ask returns a decision that asks the approval handler with prompt.
+func Ask(prompt string) PolicyDecision { return PolicyDecision{Behavior: BehaviorAsk, Reason: prompt} }
+
+// ReplaceArgs returns a decision that runs the call with args instead.
+func ReplaceArgs(args json.RawMessage) PolicyDecision {
+	return PolicyDecision{Behavior: BehaviorReplace, Args: args}
+}
+
+// Call describes one tool call for the permission pipeline.
+type Call struct {
+	Tool       string
+	Effect     Effect
+	Args       json.RawMessage
+	Mode       PermissionMode
+	AgentDepth int
+	// Targeter reports what the call would touch; nil when the tool cannot
+	// say (see [Targeter]).
+	Targeter Targeter
+}
+
+// CallFor describes a call of t with args in mode.
+func CallFor[C any](t Tool[C], args json.RawMessage, mode PermissionMode) Call {
+	c := Call{Tool: t.Name(), Effect: EffectOf(t), Args: args, Mode: mode}
+	if tg, ok := t.(Targeter); ok {
+		c.Targeter = tg
+	}
+	return c
+}
+
+// Policy decides whether a call may run. It is consulted after rules, guards
+// and the mode (see [Permissions]). Decide must be safe for concurrent use;
+// an error from it denies the call.
+type Policy interface {
+	Decide(ctx context.Context, call *Call, targets *Targets) (PolicyDecision, error)
+}
+
+// PolicyFunc adapts a function to [Policy].
+type PolicyFunc func(ctx context.Context, call *Call, targets *Targets) (PolicyDecision, error)
+
+// Decide calls f.
+func (f PolicyFunc) Decide(ctx context.Context, call *Call, targets *Targets) (PolicyDecision, error) {
+	return f(ctx, call, targets)
+}
+
+// ApprovalRequest is what an approval handler is asked.
+type ApprovalRequest struct {
+	Tool   string
+	Effect Effect
+	Args   json.RawMessage
+	// Reason says why approval is needed: the guard that fired or the
+	// policy's prompt.
+	Reason string
+	// Guard is true when a built-in guard asked.
+	Guard bool
+}
+
+// Approver resolves "ask" decisions, typically by asking a human. Approve
+// returns true to allow the call. An error denies it.
+type Approver interface {
+	Approve(ctx context.Context, req *ApprovalRequest) (bool, error)
+}
+
+// ApproverFunc adapts a function to [Approver].
+type ApproverFunc func(ctx context.Context, req *ApprovalRequest) (bool, error)
+
+// Approve calls f.
+func (f ApproverFunc) Approve(ctx context.Context, req *ApprovalRequest) (bool, error) {
+	return f(ctx, req)
+}
+
+// Stage names the step of the pipeline that decided a call.
+type Stage string
+
+// The pipeline's stages, in evaluation order.
+const (
+	StageDenyRule  Stage = "deny_rule"
+	StageGuard     Stage = "guard"
+	StageAllowRule Stage = "allow_rule"
+	StageMode      Stage = "mode"
+	StagePolicy    Stage = "policy"
+	StageApproval  Stage = "approval"
+)
+
+// Decision is the outcome of [Permissions.Check].
+type Decision struct {
+	Allowed bool
+	// Args are the arguments to run the call with: the call's own, or the
+	// policy's replacement.
+	Args json.RawMessage
+	// Stage is the step that decided.
+	Stage Stage
+	// Reason explains a denial (and, for information, some approvals).
+	Reason string
+	// Asked is true when the approval handler was consulted.
+	Asked bool
+}
+
+// Err returns a *DeniedError for a denial, and nil when the call is allowed.
+func (d Decision) Err() error {
+	if d.Allowed {
+		return nil
+	}
+	return &DeniedError{Reason: d.Reason}
+}
+
+// Permissions is the permission pipeline: rules, guards, mode, policy and
+// approval. The zero value has no rules, guards on, no policy and no
+// approval handler: in Default mode it allows every call the guards do not
+// stop. It is safe for concurrent use as long as its fields are not changed.
+//
+// Evaluation order, first match wins:
+//
+//  1. deny rules: a matching deny rule denies, in every mode.
+//  2. guards: a guard that fires asks the approval handler, in every mode,
+//     even when an allow rule matches; without a handler (or in DontAsk)
+//     the call is denied. Approval lets evaluation continue.
+//  3. allow rules: a matching allow rule allows (even in Plan and DontAsk).
+//  4. mode: Bypass allows; DontAsk denies; Plan denies anything not
+//     read-only; AcceptEdits allows write-effect tools.
+//  5. policy: allow, deny, ask or replace the arguments (which then pass
+//     steps 1 and 2 again). No policy allows.
+//  6. approval: "ask" goes to the approval handler; no handler denies.
+type Permissions struct {
+	Deny  []Rule
+	Allow []Rule
+	// NoGuards switches the built-in guards off.
+	NoGuards bool
+	// Home is the home directory the remove guard protects; "" means the
+	// current user's.
+	Home     string
+	Policy   Policy
+	Approver Approver
+}
+
+// Check runs call through the pipeline.
+func (p *Permissions) Check(ctx context.Context, call Call) Decision {
+	if p == nil {
+		p = &Permissions{}
+	}
+	args := call.Args
+	ti := resolveTargets(call.Targeter, args)
+
+	if d, done := p.checkDenyAndGuards(ctx, &call, ti); done {
+		return d
+	}
+
+	if r, ok := allowMatch(p.Allow, call.Tool, ti); ok {
+		return Decision{Allowed: true, Args: args, Stage: StageAllowRule, Reason: "allowed by rule " + r.String()}
+	}
+
+	switch call.Mode {
+	case ModeBypass:
+		return Decision{Allowed: true, Args: args, Stage: StageMode, Reason: "bypass mode"}
+	case ModeDontAsk:
+		return deny(StageMode, fmt.Sprintf("%s is not permitted: dont-ask mode runs only calls that an allow rule permits, and none matches", call.Tool))
+	case ModePlan:
+		if call.Effect != EffectReadOnly {
+			return deny(StageMode, fmt.Sprintf("%s is not permitted in plan mode: only read-only tools may run, and %s has effect %s; describe the change instead of making it", call.Tool, call.Tool, call.Effect))
+		}
+	case ModeAcceptEdits:
+		if call.Effect == EffectWrite {
+			return Decision{Allowed: true, Args: args, Stage: StageMode, Reason: "accept-edits mode approves write tools"}
+		}
+	}
+
+	if p.Policy == nil {
+		return Decision{Allowed: true, Args: args, Stage: StagePolicy, Reason: "no policy installed"}
+	}
+	pd, err := p.Policy.Decide(ctx, &call, &ti.t)
+	if err != nil {
+		return deny(StagePolicy, fmt.Sprintf("%s was refused because the permission policy failed: %v", call.Tool, err))
+	}
+	switch pd.Behavior {
+	case BehaviorAllow:
+		return Decision{Allowed: true, Args: args, Stage: StagePolicy, Reason: pd.Reason}
+	case BehaviorDeny:
+		reason := pd.Reason
+		if reason == "" {
+			reason = call.Tool + " was refused by the permission policy"
+		}
+		return deny(StagePolicy, reason)
+	case BehaviorReplace:
+		if !json.Valid(pd.Args) {
+			return deny(StagePolicy, call.Tool+" was refused: the permission policy replaced its arguments with invalid JSON")
+		}
+		call.Args = pd.Args
+		ti2 := resolveTargets(call.Targeter, pd.Args)
+		if d, done := p.checkDenyAndGuards(ctx, &call, ti2); done {
+			return d
+		}
+		return Decision{Allowed: true, Args: pd.Args, Stage: StagePolicy, Reason: "arguments replaced by the permission policy"}
+	default:
+		prompt := pd.Reason
+		if prompt == "" {
+			prompt = "the permission policy asks for approval"
+		}
+		return p.ask(ctx, &call, StageApproval, prompt, false)
+	}
+}
+
+// checkDenyAndGuards runs steps 1 and 2. done is true when they decided (a
+// denial); an approved guard lets evaluation continue.
+func (p *Permissions) checkDenyAndGuards(ctx context.Context, call *Call, ti *targetsInfo) (Decision, bool) {
+	for _, r := range p.Deny {
+		if r.denyMatch(call.Tool, ti) {
+			reason := fmt.Sprintf("%s is denied by rule %s", call.Tool, r)
+			if !ti.known && r.Pattern != "" {
+				reason += " (" + ti.why + "; refusing to be safe)"
+			}
+			return deny(StageDenyRule, reason), true
+		}
+	}
+	if p.NoGuards {
+		return Decision{}, false
+	}
+	home := p.Home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if hit := guardHit(&ti.t, home); hit != "" {
+		d := p.ask(ctx, call, StageGuard, hit, true)
+		if !d.Allowed {
+			return d, true
+		}
+	}
+	return Decision{}, false
+}
+
+func (p *Permissions) ask(ctx context.Context, call *Call, stage Stage, reason string, guard bool) Decision {
+	if call.Mode == ModeDontAsk {
+		return deny(stage, fmt.Sprintf("%s needs approval (%s) and dont-ask mode never asks", call.Tool, reason))
+	}
+	if p.Approver == nil {
+		return deny(stage, fmt.Sprintf("%s needs approval (%s) and there is no one to ask", call.Tool, reason))
+	}
+	ok, err := p.Approver.Approve(ctx, &ApprovalRequest{Tool: call.Tool, Effect: call.Effect, Args: call.Args, Reason: reason, Guard: guard})
+	switch {
+	case err != nil:
+		d := deny(stage, fmt.Sprintf("%s needs approval (%s) and asking failed: %v", call.Tool, reason, err))
+		d.Asked = true
+		return d
+	case !ok:
+		d := deny(stage, fmt.Sprintf("%s was declined by the user (%s)", call.Tool, reason))
+		d.Asked = true
+		return d
+	}
+	return Decision{Allowed: true, Args: call.Args, Stage: stage, Reason: "approved: " + reason, Asked: true}
+}
+
+func deny(stage Stage, reason string) Decision {
+	return Decision{Stage: stage, Reason: reason}
+}
+
+func resolveTargets(tg Targeter, args json.RawMessage) *targetsInfo {
+	if tg == nil {
+		return &targetsInfo{why: "the tool does not report what it touches"}
+	}
+	t, err := tg.Targets(args)
+	if err != nil {
+		return &targetsInfo{t: t, why: "its targets could not be determined: " + err.Error()}
+	}
+	if t.Unresolved != "" {
+		return &targetsInfo{t: t, why: strings.TrimSpace(t.Unresolved)}
+	}
+	return &targetsInfo{t: t, known: true}
+}

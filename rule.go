@@ -1,0 +1,311 @@
+package helikon
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/paigasus/helikon/internal/hostmatch"
+)
+
+// Rule is a permission rule: a tool name, optionally narrowed by a pattern.
+// Its text form is the tool name alone ("Bash") or the name followed by the
+// pattern in parentheses ("Bash(rm)", "Read(.env)", "Edit(src/**)",
+// "WebFetch(example.com)").
+//
+// What the pattern means depends on the tool:
+//
+//   - Bash: a program name, optionally followed by leading arguments
+//     ("git push"). It matches a simple command whose program (the last
+//     element of its path, so /bin/rm is rm) and first arguments are those
+//     words. A deny rule matches a call when any command matches; allow rules
+//     permit a call only when every command matches one of them.
+//   - Read: a path glob, matched against every path the call reads.
+//   - Write and Edit: a path glob, matched against every path a Write or Edit
+//     call writes (Edit(src/**) covers Write calls too).
+//   - WebFetch, WebSearch: a host pattern: "example.com" matches the host and
+//     its subdomains, "*.example.com" subdomains only.
+//   - any other tool: the pattern is matched as a path glob, a host pattern
+//     and a program name against whatever the tool reports as its targets.
+//
+// Path globs are gitignore-style, relative to the sandbox root: a pattern
+// without a slash matches a name at any depth ("Read(.env)" matches .env and
+// config/.env); a pattern with a slash is anchored at the root; "*" and "?"
+// match within one path element, "**" across elements; a pattern that matches
+// a directory matches everything beneath it; matching is case-insensitive and
+// ".." is collapsed lexically before matching. A pattern beginning with "//"
+// is an absolute filesystem path ("Read(//etc/**)").
+type Rule struct {
+	Tool    string // tool name
+	Pattern string // "" matches every call of the tool
+}
+
+// ParseRule parses the text form of a rule.
+func ParseRule(s string) (Rule, error) {
+	s = strings.TrimSpace(s)
+	name, rest, hasParen := strings.Cut(s, "(")
+	r := Rule{Tool: strings.TrimSpace(name)}
+	if err := ValidateToolName(r.Tool); err != nil {
+		return Rule{}, fmt.Errorf("invalid rule %q: %w", s, err)
+	}
+	if !hasParen {
+		return r, nil
+	}
+	if !strings.HasSuffix(rest, ")") {
+		return Rule{}, fmt.Errorf("invalid rule %q: a pattern must be closed by ')' at the end, as in Bash(rm)", s)
+	}
+	r.Pattern = strings.TrimSpace(strings.TrimSuffix(rest, ")"))
+	if r.Pattern == "" {
+		return Rule{}, fmt.Errorf("invalid rule %q: empty pattern; write %s alone to match every call", s, r.Tool)
+	}
+	if r.family() == familyHost && !hostmatch.Valid(r.Pattern) {
+		return Rule{}, fmt.Errorf("invalid rule %q: %q is not a host pattern such as example.com or *.example.com", s, r.Pattern)
+	}
+	if r.family() == familyCommand && len(strings.Fields(r.Pattern)) == 0 {
+		return Rule{}, fmt.Errorf("invalid rule %q: empty program", s)
+	}
+	return r, nil
+}
+
+// MustParseRule is like [ParseRule] but panics on error.
+func MustParseRule(s string) Rule {
+	r, err := ParseRule(s)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// ParseRules parses each of ss.
+func ParseRules(ss ...string) ([]Rule, error) {
+	rules := make([]Rule, 0, len(ss))
+	for _, s := range ss {
+		r, err := ParseRule(s)
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, r)
+	}
+	return rules, nil
+}
+
+// String returns the text form of r.
+func (r Rule) String() string {
+	if r.Pattern == "" {
+		return r.Tool
+	}
+	return r.Tool + "(" + r.Pattern + ")"
+}
+
+type ruleFamily int
+
+const (
+	familyGeneric ruleFamily = iota
+	familyCommand
+	familyReadPath
+	familyWritePath
+	familyHost
+)
+
+func familyOf(tool string) ruleFamily {
+	switch tool {
+	case "Bash":
+		return familyCommand
+	case "Read":
+		return familyReadPath
+	case "Write", "Edit":
+		return familyWritePath
+	case "WebFetch", "WebSearch":
+		return familyHost
+	}
+	return familyGeneric
+}
+
+func (r Rule) family() ruleFamily { return familyOf(r.Tool) }
+
+// appliesTo reports whether r concerns calls of tool.
+func (r Rule) appliesTo(tool string) bool {
+	if r.Tool == tool {
+		return true
+	}
+	return r.Pattern != "" && r.family() == familyWritePath && familyOf(tool) == familyWritePath
+}
+
+// targetsInfo is what the pipeline knows about a call's targets.
+type targetsInfo struct {
+	t     Targets
+	known bool   // the tool reported targets and they are fully resolved
+	why   string // when !known
+}
+
+// items returns the target items r's family matches, as match functions.
+func (r Rule) matchItems(ti *targetsInfo) (n int, matched func(i int) bool) {
+	switch r.family() {
+	case familyCommand:
+		words := strings.Fields(r.Pattern)
+		return len(ti.t.Commands), func(i int) bool { return commandMatches(words, ti.t.Commands[i]) }
+	case familyReadPath, familyWritePath:
+		write := r.family() == familyWritePath
+		var idx []int
+		for i, p := range ti.t.Paths {
+			if !write || p.Access == AccessWrite {
+				idx = append(idx, i)
+			}
+		}
+		return len(idx), func(i int) bool { return globMatch(r.Pattern, ti.t.Paths[idx[i]]) }
+	case familyHost:
+		return len(ti.t.Hosts), func(i int) bool { return hostmatch.Match(r.Pattern, ti.t.Hosts[i]) }
+	}
+	np, nh, nc := len(ti.t.Paths), len(ti.t.Hosts), len(ti.t.Commands)
+	return np + nh + nc, func(i int) bool {
+		switch {
+		case i < np:
+			return globMatch(r.Pattern, ti.t.Paths[i])
+		case i < np+nh:
+			return hostmatch.Match(r.Pattern, ti.t.Hosts[i-np])
+		default:
+			return commandMatches(strings.Fields(r.Pattern), ti.t.Commands[i-np-nh])
+		}
+	}
+}
+
+// denyMatch reports whether deny rule r matches the call, failing closed when
+// the call's targets are unknown.
+func (r Rule) denyMatch(tool string, ti *targetsInfo) bool {
+	if !r.appliesTo(tool) {
+		return false
+	}
+	if r.Pattern == "" {
+		return true
+	}
+	if !ti.known {
+		return true
+	}
+	n, match := r.matchItems(ti)
+	for i := range n {
+		if match(i) {
+			return true
+		}
+	}
+	return false
+}
+
+// allowMatch reports whether the allow rules permit the call: a bare rule for
+// the tool, or pattern rules that together cover every target of the call.
+func allowMatch(rules []Rule, tool string, ti *targetsInfo) (Rule, bool) {
+	var applicable []Rule
+	for _, r := range rules {
+		if !r.appliesTo(tool) {
+			continue
+		}
+		if r.Pattern == "" {
+			return r, true
+		}
+		applicable = append(applicable, r)
+	}
+	if len(applicable) == 0 || !ti.known {
+		return Rule{}, false
+	}
+	// Every item must be covered by some rule; a call that reports no items
+	// is not permitted by pattern rules (nothing was shown to match).
+	n, _ := applicable[0].matchItems(ti)
+	if n == 0 {
+		return Rule{}, false
+	}
+	for i := range n {
+		covered := false
+		for _, r := range applicable {
+			if _, m := r.matchItems(ti); m(i) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			return Rule{}, false
+		}
+	}
+	return applicable[0], true
+}
+
+// commandMatches reports whether c's program and first arguments are words.
+func commandMatches(words []string, c Command) bool {
+	if len(words) == 0 || len(c.Args) < len(words) {
+		return false
+	}
+	if c.Program() != path.Base(words[0]) {
+		return false
+	}
+	for i := 1; i < len(words); i++ {
+		if c.Args[i] != words[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// globMatch matches a rule's path pattern against a path target.
+func globMatch(pattern string, t PathTarget) bool {
+	pattern = strings.ToLower(pattern)
+	p := strings.ToLower(path.Clean("/" + t.Path))
+	rel, inside := "", false
+	if t.Root != "" {
+		root := strings.ToLower(path.Clean("/" + t.Root))
+		if p == root {
+			rel, inside = ".", true
+		} else if r, ok := strings.CutPrefix(p, strings.TrimSuffix(root, "/")+"/"); ok {
+			rel, inside = r, true
+		}
+	}
+	if abs, ok := strings.CutPrefix(pattern, "//"); ok {
+		return segmentsMatch(splitPath(path.Clean("/"+abs)), splitPath(p))
+	}
+	trimmed := strings.TrimSuffix(pattern, "/")
+	if !strings.Contains(trimmed, "/") {
+		// No slash: match a name at any depth.
+		subject := p
+		if inside {
+			subject = rel
+		}
+		for _, seg := range splitPath(subject) {
+			if ok, _ := path.Match(trimmed, seg); ok {
+				return true
+			}
+		}
+		return false
+	}
+	if !inside {
+		return false
+	}
+	return segmentsMatch(splitPath(path.Clean("/"+trimmed)), splitPath(rel))
+}
+
+func splitPath(p string) []string {
+	p = strings.Trim(p, "/")
+	if p == "" || p == "." {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// segmentsMatch reports whether pat matches subj or one of its ancestors
+// (a pattern naming a directory covers everything beneath it).
+func segmentsMatch(pat, subj []string) bool {
+	if len(pat) == 0 {
+		return true
+	}
+	if pat[0] == "**" {
+		for i := 0; i <= len(subj); i++ {
+			if segmentsMatch(pat[1:], subj[i:]) {
+				return true
+			}
+		}
+		return false
+	}
+	if len(subj) == 0 {
+		return false
+	}
+	if ok, _ := path.Match(pat[0], subj[0]); !ok {
+		return false
+	}
+	return segmentsMatch(pat[1:], subj[1:])
+}
