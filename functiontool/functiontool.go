@@ -1,0 +1,258 @@
+// Package functiontool turns a typed Go function into a [helikon.Tool]: the
+// argument schema is inferred from the input type, the output schema from the
+// output type, and the model's arguments are validated as JSON against the
+// schema before they are decoded.
+//
+// It is the Go counterpart of the seed's #[tool] attribute. Go has no doc
+// comments at run time, so the name and description are given explicitly.
+//
+// # Schema inference
+//
+// Schemas are inferred by github.com/google/jsonschema-go, the dialect the
+// official MCP Go SDK and Google's ADK use. Exported struct fields become
+// properties named by their json tag; a field is required unless its json tag
+// says omitempty or omitzero; pointer fields also accept null; unknown fields
+// are rejected unless [Options].AllowUnknownFields is set. These struct tags
+// are read:
+//
+//	json:"name,omitempty"        property name, optionality
+//	jsonschema:"text"            the property's description (jsonschema-go)
+//	jsonschema_description:"t"   the same, as written for invopop/jsonschema
+//	description:"text"           the same
+//	enum:"a,b,c"                 the allowed values (converted to the field's type)
+//	default:"value"              the default, applied before decoding (JSON, or a bare string)
+//
+// # Validation
+//
+// Invoke parses the arguments, checks them against the schema and reports
+// every violation at once as a [helikon.InvalidArgsError] whose problems name
+// the JSON field, what was expected and what was given. Defaults are then
+// applied and the JSON is decoded into the input type. After the function
+// returns, its result is encoded and, when the tool has an output schema,
+// validated against it: a result that breaks its own schema is a bug in the
+// tool and is reported as an other error, never passed on silently.
+package functiontool
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/internal/argcheck"
+)
+
+// Func is the shape of a typed tool function.
+type Func[C, In, Out any] func(tc *helikon.ToolContext[C], in In) (Out, error)
+
+// Options configures a function tool. The zero value (or nil) means: effect
+// side-effect, unknown fields rejected, schemas inferred.
+type Options struct {
+	// Effect is the tool's effect; the zero value is side-effect.
+	Effect helikon.Effect
+	// AllowUnknownFields accepts (and ignores) argument fields the input type
+	// does not have. By default they are an error, which models correct
+	// from quickly.
+	AllowUnknownFields bool
+	// InputSchema replaces the inferred argument schema.
+	InputSchema *jsonschema.Schema
+	// OutputSchema replaces the inferred output schema.
+	OutputSchema *jsonschema.Schema
+	// NoOutputSchema declares no output schema and skips output validation.
+	NoOutputSchema bool
+}
+
+// Tool is a typed function tool. It implements [helikon.Tool],
+// [helikon.Effecter] and [helikon.OutputSchemaer].
+type Tool[C, In, Out any] struct {
+	name, description string
+	fn                Func[C, In, Out]
+	effect            helikon.Effect
+	in, out           *jsonschema.Schema
+	inCheck, outCheck *argcheck.Validator
+}
+
+// New builds a function tool. Programmer errors (an invalid name, an input
+// type that is not a struct, a type jsonschema cannot describe, a malformed
+// tag) are reported here, not when a model calls the tool.
+func New[C, In, Out any](name, description string, fn Func[C, In, Out], opts *Options) (*Tool[C, In, Out], error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	if err := helikon.ValidateToolName(name); err != nil {
+		return nil, fmt.Errorf("functiontool: %w", err)
+	}
+	if fn == nil {
+		return nil, fmt.Errorf("functiontool: tool %q: nil function", name)
+	}
+	t := &Tool[C, In, Out]{name: name, description: description, fn: fn, effect: opts.Effect}
+
+	inType := reflect.TypeFor[In]()
+	if opts.InputSchema != nil {
+		t.in = opts.InputSchema.CloneSchemas()
+	} else {
+		if st := inType; st.Kind() != reflect.Struct && !(st.Kind() == reflect.Pointer && st.Elem().Kind() == reflect.Struct) {
+			return nil, fmt.Errorf("functiontool: tool %q: the input type %s must be a struct (the model sends a JSON object)", name, inType)
+		}
+		s, err := infer(inType)
+		if err != nil {
+			return nil, fmt.Errorf("functiontool: tool %q: input: %w", name, err)
+		}
+		s.Types = nil
+		s.Type = "object" // a pointer input still takes an object, not null
+		t.in = s
+	}
+	if opts.AllowUnknownFields {
+		openObjects(t.in)
+	}
+	var err error
+	if t.inCheck, err = argcheck.Compile(t.in); err != nil {
+		return nil, fmt.Errorf("functiontool: tool %q: input schema: %w", name, err)
+	}
+
+	if !opts.NoOutputSchema {
+		if opts.OutputSchema != nil {
+			t.out = opts.OutputSchema.CloneSchemas()
+		} else if s, err := infer(reflect.TypeFor[Out]()); err != nil {
+			return nil, fmt.Errorf("functiontool: tool %q: output: %w", name, err)
+		} else {
+			t.out = s
+		}
+		if t.outCheck, err = argcheck.Compile(t.out); err != nil {
+			return nil, fmt.Errorf("functiontool: tool %q: output schema: %w", name, err)
+		}
+	}
+	return t, nil
+}
+
+// Must is like [New] but panics on error, for tools defined at package level.
+func Must[C, In, Out any](t *Tool[C, In, Out], err error) *Tool[C, In, Out] {
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Name returns the tool's name.
+func (t *Tool[C, In, Out]) Name() string { return t.name }
+
+// Description returns the tool's description.
+func (t *Tool[C, In, Out]) Description() string { return t.description }
+
+// Schema returns the argument schema.
+func (t *Tool[C, In, Out]) Schema() *jsonschema.Schema { return t.in }
+
+// OutputSchema returns the output schema, or nil.
+func (t *Tool[C, In, Out]) OutputSchema() *jsonschema.Schema { return t.out }
+
+// Effect returns the tool's effect.
+func (t *Tool[C, In, Out]) Effect() helikon.Effect { return t.effect }
+
+// Invoke validates args, decodes them, calls the function and encodes its
+// result. Errors returned by the function pass through [helikon.Other], so
+// the function may return helikon.Denied or helikon.InvalidArgs itself.
+func (t *Tool[C, In, Out]) Invoke(tc *helikon.ToolContext[C], args json.RawMessage) (json.RawMessage, error) {
+	in, err := t.Decode(args)
+	if err != nil {
+		return nil, err
+	}
+	out, err := t.fn(tc, in)
+	if err != nil {
+		if ia := (*helikon.InvalidArgsError)(nil); errors.As(err, &ia) && ia.Tool == "" {
+			ia.Tool = t.name
+		}
+		return nil, helikon.Other(err)
+	}
+	return t.encode(out)
+}
+
+// Decode validates raw arguments against the input schema, applies defaults
+// and decodes them, as Invoke does before calling the function.
+func (t *Tool[C, In, Out]) Decode(args json.RawMessage) (In, error) {
+	var in In
+	args = trimSpace(args)
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	var generic any
+	if err := json.Unmarshal(args, &generic); err != nil {
+		return in, &helikon.InvalidArgsError{Tool: t.name, Problems: []string{"the arguments are not valid JSON: " + err.Error() + "; send one JSON object"}}
+	}
+	m, isObject := generic.(map[string]any)
+	if !isObject {
+		return in, &helikon.InvalidArgsError{Tool: t.name, Problems: []string{"the arguments must be a JSON object, got " + jsonKind(generic)}}
+	}
+	if problems := t.inCheck.Validate(m); len(problems) > 0 {
+		return in, &helikon.InvalidArgsError{Tool: t.name, Problems: problems}
+	}
+	if t.inCheck.HasDefaults() {
+		if err := t.inCheck.ApplyDefaults(&m); err != nil {
+			return in, helikon.Other(fmt.Errorf("applying defaults: %w", err))
+		}
+		var err error
+		if args, err = json.Marshal(m); err != nil {
+			return in, helikon.Other(err)
+		}
+	}
+	if err := json.Unmarshal(args, &in); err != nil {
+		// The schema accepted what Go cannot hold (an integer too large
+		// for the field, say): still the model's to fix.
+		return in, &helikon.InvalidArgsError{Tool: t.name, Problems: []string{decodeProblem(err)}}
+	}
+	return in, nil
+}
+
+func (t *Tool[C, In, Out]) encode(out Out) (json.RawMessage, error) {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, helikon.Other(fmt.Errorf("tool %s: encoding its result: %w", t.name, err))
+	}
+	if t.outCheck != nil {
+		var generic any
+		if err := json.Unmarshal(b, &generic); err != nil {
+			return nil, helikon.Other(fmt.Errorf("tool %s: re-reading its result: %w", t.name, err))
+		}
+		if problems := t.outCheck.Validate(generic); len(problems) > 0 {
+			return nil, helikon.Other(fmt.Errorf("tool %s returned a result that does not match its output schema (a bug in the tool): %s", t.name, strings.Join(problems, "; ")))
+		}
+	}
+	return b, nil
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\n' || b[0] == '\t' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\n' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func jsonKind(x any) string {
+	switch x.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return fmt.Sprintf("%T", x)
+}
+
+func decodeProblem(err error) string {
+	if ute, ok := err.(*json.UnmarshalTypeError); ok && ute.Field != "" {
+		return fmt.Sprintf("field %s cannot hold %s", strconv.Quote(ute.Field), ute.Value)
+	}
+	return err.Error()
+}
