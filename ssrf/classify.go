@@ -1,0 +1,198 @@
+package ssrf
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+)
+
+// ErrBlocked matches every [*BlockedError] with [errors.Is]: the guard
+// refused an address or a numeric host spelling.
+var ErrBlocked = errors.New("blocked address")
+
+// BlockedError reports an address (or a host spelling) the guard refuses.
+type BlockedError struct {
+	// Host is the host name or spelling as given, or "" when an address
+	// was checked on its own.
+	Host string
+	// Addr is the refused address. It is the zero Addr when the host was
+	// refused for its spelling before any address was known.
+	Addr netip.Addr
+	// Reason names the class of the address, such as "loopback" or
+	// "private (RFC 1918)", or says what is wrong with the spelling.
+	Reason string
+}
+
+func (e *BlockedError) Error() string {
+	switch {
+	case e.Host != "" && e.Addr.IsValid():
+		return fmt.Sprintf("blocked address: %s resolves to %s (%s); only public internet addresses can be reached", e.Host, e.Addr, e.Reason)
+	case e.Host != "":
+		return fmt.Sprintf("blocked address: host %q (%s)", e.Host, e.Reason)
+	default:
+		return fmt.Sprintf("blocked address: %s (%s); only public internet addresses can be reached", e.Addr, e.Reason)
+	}
+}
+
+// Is reports whether target is [ErrBlocked].
+func (e *BlockedError) Is(target error) bool { return target == ErrBlocked }
+
+// Allowed reports whether addr is a public unicast address the guard lets
+// through. It is Check(addr) == nil.
+func Allowed(addr netip.Addr) bool { return Check(addr) == nil }
+
+// Check classifies addr and returns nil when it is a public unicast address:
+// an IPv4 address outside every special-purpose range, or an IPv6 address in
+// 2000::/3 outside the special-purpose ranges listed below. Otherwise it
+// returns a *[BlockedError] naming the class.
+//
+// The zone of addr is ignored. IPv4-mapped IPv6 addresses (::ffff:a.b.c.d)
+// are unmapped and judged as IPv4, because a dual-stack socket connects them
+// to the IPv4 address; [netip.Prefix.Contains] does not unmap, so Check does
+// it first. 6to4 addresses (2002::/16) are judged by the IPv4 address they
+// embed. Teredo (2001::/32) is refused whole, whatever it embeds, because its
+// client address is obfuscated and it tunnels to arbitrary IPv4 hosts.
+//
+// Refused IPv4 ranges: 0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8,
+// 169.254.0.0/16, 172.16.0.0/12, 192.0.0.0/24, 192.0.2.0/24, 192.31.196.0/24,
+// 192.52.193.0/24, 192.88.99.0/24, 192.168.0.0/16, 192.175.48.0/24,
+// 198.18.0.0/15, 198.51.100.0/24, 203.0.113.0/24, 224.0.0.0/4, 240.0.0.0/4.
+//
+// Refused IPv6: everything outside 2000::/3 (which covers ::, ::1, IPv4-
+// compatible ::/96, ::ffff:0:0:0/96, 64:ff9b::/96 and 64:ff9b:1::/48 NAT64,
+// 100::/64, fc00::/7 ULA such as fd00:ec2::254, fe80::/10 link-local,
+// fec0::/10 site-local, ff00::/8 multicast), and inside it 2001::/23 (IETF
+// protocol assignments, Teredo included), 2001:db8::/32 and 3fff::/20
+// (documentation), 2620:4f:8000::/48 (AS112) and 6to4 with a refused
+// embedded IPv4 address.
+func Check(addr netip.Addr) error {
+	if reason := classify(addr); reason != "" {
+		return &BlockedError{Addr: addr, Reason: reason}
+	}
+	return nil
+}
+
+type rangeClass struct {
+	prefix netip.Prefix
+	reason string
+}
+
+// The IANA IPv4 and IPv6 special-purpose address registries (RFC 6890 and
+// its updates). Ranges the registry marks "globally reachable" (such as
+// AS112 and AMT) are refused as well: no fetch needs them and each is one
+// more place a request could be steered.
+var v4Blocked = []rangeClass{
+	{netip.MustParsePrefix("0.0.0.0/8"), "\"this network\" 0.0.0.0/8"},
+	{netip.MustParsePrefix("10.0.0.0/8"), "private (RFC 1918)"},
+	{netip.MustParsePrefix("100.64.0.0/10"), "carrier-grade NAT 100.64.0.0/10"},
+	{netip.MustParsePrefix("127.0.0.0/8"), "loopback"},
+	{netip.MustParsePrefix("169.254.169.254/32"), "cloud metadata (link-local)"},
+	{netip.MustParsePrefix("169.254.0.0/16"), "link-local"},
+	{netip.MustParsePrefix("172.16.0.0/12"), "private (RFC 1918)"},
+	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol assignments 192.0.0.0/24"},
+	{netip.MustParsePrefix("192.0.2.0/24"), "documentation (TEST-NET-1)"},
+	{netip.MustParsePrefix("192.31.196.0/24"), "AS112 192.31.196.0/24"},
+	{netip.MustParsePrefix("192.52.193.0/24"), "AMT 192.52.193.0/24"},
+	{netip.MustParsePrefix("192.88.99.0/24"), "6to4 relay anycast 192.88.99.0/24"},
+	{netip.MustParsePrefix("192.168.0.0/16"), "private (RFC 1918)"},
+	{netip.MustParsePrefix("192.175.48.0/24"), "AS112 192.175.48.0/24"},
+	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking 198.18.0.0/15"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "documentation (TEST-NET-2)"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "documentation (TEST-NET-3)"},
+	{netip.MustParsePrefix("224.0.0.0/4"), "multicast"},
+	{netip.MustParsePrefix("255.255.255.255/32"), "broadcast"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "reserved 240.0.0.0/4"},
+}
+
+// v6Named are ranges refused with a specific reason. Those outside 2000::/3
+// would be refused anyway; naming them makes the error say why.
+var v6Named = []rangeClass{
+	{netip.MustParsePrefix("::/128"), "unspecified"},
+	{netip.MustParsePrefix("::1/128"), "loopback"},
+	{netip.MustParsePrefix("::/96"), "IPv4-compatible (deprecated)"},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), "IPv4-translated"},
+	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64 64:ff9b::/96"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "local-use NAT64 64:ff9b:1::/48"},
+	{netip.MustParsePrefix("100::/64"), "discard-only 100::/64"},
+	{netip.MustParsePrefix("2001::/32"), "Teredo 2001::/32"},
+	{netip.MustParsePrefix("2001::/23"), "IETF protocol assignments 2001::/23"},
+	{netip.MustParsePrefix("2001:db8::/32"), "documentation 2001:db8::/32"},
+	{netip.MustParsePrefix("3fff::/20"), "documentation 3fff::/20"},
+	{netip.MustParsePrefix("2620:4f:8000::/48"), "AS112 2620:4f:8000::/48"},
+	{netip.MustParsePrefix("fd00:ec2::254/128"), "cloud metadata (unique local)"},
+	{netip.MustParsePrefix("fc00::/7"), "unique local (ULA)"},
+	{netip.MustParsePrefix("fe80::/10"), "link-local"},
+	{netip.MustParsePrefix("fec0::/10"), "site-local (deprecated)"},
+	{netip.MustParsePrefix("ff00::/8"), "multicast"},
+}
+
+var (
+	v6GlobalUnicast = netip.MustParsePrefix("2000::/3")
+	v6SixToFour     = netip.MustParsePrefix("2002::/16")
+)
+
+// classify returns "" for an allowed address and the reason otherwise.
+func classify(addr netip.Addr) string {
+	if !addr.IsValid() {
+		return "invalid address"
+	}
+	addr = addr.WithZone("")
+	if addr.Is4In6() {
+		if r := classify4(addr.Unmap()); r != "" {
+			return "IPv4-mapped " + r
+		}
+		return ""
+	}
+	if addr.Is4() {
+		return classify4(addr)
+	}
+	for _, c := range v6Named {
+		if c.prefix.Contains(addr) {
+			return c.reason
+		}
+	}
+	if !v6GlobalUnicast.Contains(addr) {
+		return "outside IPv6 global unicast 2000::/3"
+	}
+	if v6SixToFour.Contains(addr) {
+		b := addr.As16()
+		if r := classify4(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})); r != "" {
+			return "6to4 embedding " + r
+		}
+	}
+	return ""
+}
+
+func classify4(addr netip.Addr) string {
+	for _, c := range v4Blocked {
+		if c.prefix.Contains(addr) {
+			return c.reason
+		}
+	}
+	return ""
+}
+
+// metadata are the instance-metadata endpoints of the big clouds: AWS, GCP
+// and Azure (169.254.169.254 and AWS's IPv6 fd00:ec2::254), AWS ECS task
+// metadata (169.254.170.2) and Alibaba Cloud (100.100.100.200).
+var metadata = []netip.Addr{
+	netip.MustParseAddr("169.254.169.254"),
+	netip.MustParseAddr("fd00:ec2::254"),
+	netip.MustParseAddr("169.254.170.2"),
+	netip.MustParseAddr("100.100.100.200"),
+}
+
+// CheckMetadata refuses only the cloud instance-metadata endpoints
+// (169.254.169.254, fd00:ec2::254, 169.254.170.2, 100.100.100.200), after
+// unmapping and dropping the zone. It is the classifier for callers that
+// allow private addresses on purpose (a fetch of a development server) but
+// must still never hand out cloud credentials.
+func CheckMetadata(addr netip.Addr) error {
+	a := addr.WithZone("").Unmap()
+	for _, m := range metadata {
+		if a == m {
+			return &BlockedError{Addr: addr, Reason: "cloud metadata endpoint"}
+		}
+	}
+	return nil
+}
