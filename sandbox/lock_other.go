@@ -1,0 +1,16 @@
+//go:build !unix
+
+package sandbox
+
+import (
+	"io/fs"
+	"os"
+)
+
+// canLock is false: without flock a live writer's temporary file cannot be
+// told from a dead one's, so stale temporary files are left alone.
+const canLock = false
+
+func lockFile(*os.File, bool) error { return nil }
+
+func keepOwner(*os.File, fs.FileInfo) {}

@@ -1,0 +1,333 @@
+// Package sandbox confines file access to one directory tree.
+//
+// A [Sandbox] is a directory opened as a confinement root with Go's
+// [os.Root]: every path is resolved component by component with openat and
+// O_NOFOLLOW, symbolic links are followed by the resolver itself and only
+// while they stay inside the root, and ".." is resolved after links are
+// substituted. The file tools (package filetool) and the Bash execution
+// backends use the same Sandbox value as their root and working directory, so
+// they can never disagree about where the root is.
+//
+// # What is guaranteed
+//
+//   - Paths are resolved against the root. A relative path is taken as is; an
+//     absolute path is accepted only when it lies inside the root (compared
+//     component by component, so /root-evil is not inside /root) and is then
+//     treated as relative. Anything that would leave the root — ".." beyond
+//     it, an absolute path outside it, a symbolic link (absolute, or relative
+//     and climbing out), a trailing-slash form of such a link, a
+//     /proc/self/... path — is refused with a [helikon.DeniedError] naming the
+//     path. A missing file is an other error wrapping [fs.ErrNotExist] whose
+//     message starts "no such file:", so a model knows to create the file
+//     rather than that it was refused.
+//   - The guarantee holds against concurrent renames: a directory swapped for
+//     a symbolic link while a call runs cannot redirect it outside, because
+//     each step opens the next component relative to an already open
+//     directory descriptor.
+//   - [Sandbox.WriteFile] and [Sandbox.UpdateFile] replace a file atomically:
+//     the new content goes to a temporary file in the same directory, is
+//     synced, and is renamed over the target, keeping the old file's mode
+//     (and, when running as root, its owner). A reader, or a process killed
+//     mid-write, sees the old content or the new, never a mix. A hard link
+//     inside the root to an inode outside it is never written through: the
+//     rename replaces the directory entry and leaves the other inode alone.
+//     Temporary files left by a killed writer are removed by the next
+//     successful write in the same directory (a live writer holds an
+//     advisory lock on its temporary file, so only dead writers' files are
+//     removed).
+//   - Writes to one path from one Sandbox are serialised, so concurrent
+//     read-modify-write updates of the same file all apply; across processes
+//     (or through different names for one file) the last writer wins, whole.
+//
+// # What is not guaranteed
+//
+//   - Reads follow hard links: a hard link inside the root to a file outside
+//     it (which only someone with access outside could have made) is read
+//     like any other file. Nothing can tell where the other names of an inode
+//     are.
+//   - Like [os.Root], a Sandbox does not stop traversal of mount points or
+//     bind mounts inside the root, does not protect /proc-like special files
+//     mounted inside it, and does not refuse device files by itself (the
+//     file tools do: [Sandbox.OpenRegular] opens only regular files).
+//   - Absolute symbolic links are refused even when they point inside the
+//     root, as [os.Root] does.
+//   - [Sandbox.Dir] is the path the directory had when it was opened. If the
+//     directory is moved, file operations follow it (they use the open
+//     descriptor) but Dir, and anything that runs a process there, does not.
+//   - Programs started by a shell in the sandbox directory are not confined
+//     by it: that is the job of an execution backend (package backend).
+//   - On platforms without flock (neither Unix nor Linux-like), stale
+//     temporary files of killed writers are not cleaned up.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/paigasus/helikon"
+)
+
+// Sandbox is a directory opened as a confinement root. It is safe for
+// concurrent use; copying the pointer (or the struct) shares the same root.
+type Sandbox struct {
+	root  *os.Root
+	dir   string   // absolute, symbolic links evaluated
+	alias []string // other absolute spellings of dir (as given, made absolute)
+	locks *lockTable
+}
+
+// Open opens dir as a sandbox root. dir may be relative (to the working
+// directory) and may be reached through symbolic links; [Sandbox.Dir]
+// reports the resolved absolute path. Open fails when dir does not exist or
+// is not a directory.
+func Open(dir string) (*Sandbox, error) {
+	if dir == "" {
+		return nil, errors.New("sandbox: empty directory name: name the directory to confine tools to")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %s: %w", dir, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("sandbox: no such directory: %s: %w", dir, err)
+		}
+		return nil, fmt.Errorf("sandbox: %s: %w", dir, err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("sandbox: %s is not a directory: a sandbox root must be a directory", dir)
+	}
+	root, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: open %s: %w", dir, err)
+	}
+	// The directory could have been swapped between EvalSymlinks and
+	// OpenRoot; make sure the root is the directory we resolved.
+	rfi, err := root.Stat(".")
+	if err != nil || !os.SameFile(rfi, fi) {
+		root.Close()
+		return nil, fmt.Errorf("sandbox: %s changed while it was being opened; try again", dir)
+	}
+	learnEscapeError(root)
+	s := &Sandbox{root: root, dir: real, locks: newLockTable()}
+	if abs != real {
+		s.alias = []string{abs}
+	}
+	return s, nil
+}
+
+// Dir returns the absolute path of the root directory, with symbolic links
+// evaluated. Execution backends use it as the working directory and write
+// root.
+func (s *Sandbox) Dir() string { return s.dir }
+
+// Root returns the underlying [os.Root]. Operations through it are confined
+// to the sandbox, but they do not map errors to tool errors and do not write
+// atomically; prefer the Sandbox methods. The caller must not close it.
+func (s *Sandbox) Root() *os.Root { return s.root }
+
+// Close releases the root's directory descriptor. Tools that share the
+// sandbox stop working; close it when the last user is done.
+func (s *Sandbox) Close() error { return s.root.Close() }
+
+// Abs returns the absolute path of rel, a path relative to the root as
+// returned by [Sandbox.Rel] or [Sandbox.RealPath], lexically cleaned. It does
+// not resolve symbolic links.
+func (s *Sandbox) Abs(rel string) string {
+	return filepath.Join(s.dir, filepath.FromSlash(rel))
+}
+
+// Rel converts a path a caller (typically a model) gave into a path relative
+// to the root, ready for the methods of [Sandbox.Root]. A relative path is
+// returned as given (the root resolves it, following links that stay
+// inside); an absolute path must lie inside the root and is returned
+// relative to it, lexically cleaned. A path that leaves the root lexically is
+// denied; one that leaves it through a symbolic link is denied when it is
+// used. An empty path or one containing a NUL byte is invalid arguments.
+func (s *Sandbox) Rel(p string) (string, error) {
+	if p == "" {
+		return "", helikon.InvalidArgs("path: empty; give a file path relative to the sandbox root " + s.dir)
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return "", helikon.InvalidArgs(fmt.Sprintf("path: %q contains a NUL byte, which no file name can contain", p))
+	}
+	if filepath.IsAbs(p) {
+		clean := filepath.Clean(p)
+		for _, d := range append([]string{s.dir}, s.alias...) {
+			if rel, ok := within(d, clean); ok {
+				if strings.HasSuffix(p, "/") && rel != "." {
+					rel += "/" // keep a trailing slash: it means "a directory"
+				}
+				return rel, nil
+			}
+		}
+		return "", s.outside(p)
+	}
+	if c := filepath.Clean(p); c == ".." || strings.HasPrefix(c, "../") {
+		return "", s.outside(p)
+	}
+	return filepath.ToSlash(p), nil
+}
+
+// within reports whether clean (an absolute, clean path) is dir or lies
+// beneath it, comparing whole components, and returns it relative to dir.
+func within(dir, clean string) (string, bool) {
+	if clean == dir {
+		return ".", true
+	}
+	prefix := dir
+	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
+		prefix += string(filepath.Separator)
+	}
+	rest, ok := strings.CutPrefix(clean, prefix)
+	if !ok || rest == "" {
+		return "", false
+	}
+	return filepath.ToSlash(rest), true
+}
+
+// maxSymlinks bounds the links followed while resolving one path. 40 is
+// Linux's MAXSYMLINKS for a whole path walk; os.Root allows 8 per step.
+const maxSymlinks = 40
+
+// RealPath resolves p like [Sandbox.Rel] and then follows every symbolic
+// link in it, the last component included, without leaving the root, and
+// returns the clean path relative to the root of the file p names ("." for
+// the root itself). Components that do not exist are kept as written.
+// A link that leads outside, or an absolute link, is denied naming p.
+//
+// The permission pipeline matches rules against this path, so that a link
+// cannot be used to get around a rule such as Read(.env). The result is a
+// snapshot: a concurrent rename can change what p names afterwards, but not
+// make the file methods leave the root.
+func (s *Sandbox) RealPath(p string) (string, error) {
+	rel, err := s.Rel(p)
+	if err != nil {
+		return "", err
+	}
+	todo := splitSlash(rel)
+	var done []string
+	links := 0
+	exists := true
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(done) == 0 {
+				return "", s.outside(p)
+			}
+			done = done[:len(done)-1]
+			exists = true // what follows may exist again: look at it
+			continue
+		}
+		if !exists {
+			done = append(done, c)
+			continue
+		}
+		cand := path.Join(append(done, c)...)
+		fi, err := s.root.Lstat(cand)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			exists = false
+			done = append(done, c)
+			continue
+		case err != nil:
+			return "", s.mapErr(p, err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			done = append(done, c)
+			continue
+		}
+		links++
+		if links > maxSymlinks {
+			return "", helikon.Other(fmt.Errorf("%s: too many levels of symbolic links (more than %d); point the links at the file directly: %w", p, maxSymlinks, syscall.ELOOP))
+		}
+		target, err := s.root.Readlink(cand)
+		if err != nil {
+			return "", s.mapErr(p, err)
+		}
+		if target == "" || filepath.IsAbs(target) {
+			return "", helikon.Denied("%s leads through the absolute symbolic link %s -> %s; the sandbox follows only relative links that stay inside the root %s: use the file's path inside the root", p, cand, target, s.dir)
+		}
+		todo = append(splitSlash(filepath.ToSlash(target)), todo...)
+	}
+	if len(done) == 0 {
+		return ".", nil
+	}
+	return path.Join(done...), nil
+}
+
+func splitSlash(p string) []string { return strings.Split(p, "/") }
+
+// outside is the denial for a path that leaves the root.
+func (s *Sandbox) outside(p string) error {
+	return helikon.Denied("%s is outside the sandbox root %s; use a path inside the root (relative paths are resolved against it)", p, s.dir)
+}
+
+// escapeErr is os.Root's unexported "path escapes from parent" error, learned
+// from the first root opened (see learnEscapeError). Matching the value is
+// sturdier than matching its text.
+var (
+	escapeOnce sync.Once
+	escapeErr  error
+)
+
+func learnEscapeError(r *os.Root) {
+	escapeOnce.Do(func() {
+		_, err := r.Lstat("..")
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			escapeErr = pe.Err
+		}
+	})
+}
+
+// isEscape reports whether err is os.Root refusing a path that leaves it.
+func isEscape(err error) bool {
+	if escapeErr != nil && errors.Is(err, escapeErr) {
+		return true
+	}
+	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
+}
+
+// mapErr turns an error from an os.Root operation on p into a tool error
+// that says what to do next.
+func (s *Sandbox) mapErr(p string, err error) error {
+	var ia *helikon.InvalidArgsError
+	var de *helikon.DeniedError
+	var oe *helikon.OtherError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ia), errors.As(err, &de), errors.As(err, &oe):
+		return err
+	case isEscape(err):
+		return helikon.Denied("%s leads outside the sandbox root %s (through \"..\" or a symbolic link); use a path inside the root", p, s.dir)
+	case errors.Is(err, fs.ErrNotExist):
+		return helikon.Other(fmt.Errorf("no such file: %s (paths are relative to the sandbox root %s); check the name, or create the file with Write: %w", p, s.dir, fs.ErrNotExist))
+	case errors.Is(err, syscall.ENOTDIR):
+		return helikon.Other(fmt.Errorf("%s: a component of the path is not a directory: %w", p, err))
+	case errors.Is(err, syscall.ELOOP):
+		return helikon.Other(fmt.Errorf("%s: too many levels of symbolic links; point the links at the file directly: %w", p, err))
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return helikon.Other(fmt.Errorf("%s: file name too long: %w", p, err))
+	case errors.Is(err, fs.ErrPermission):
+		return helikon.Other(fmt.Errorf("%s: the operating system refused access (permission denied): %w", p, err))
+	}
+	return helikon.Other(fmt.Errorf("%s: %w", p, err))
+}

@@ -1,0 +1,349 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/paigasus/helikon"
+)
+
+// ErrTooLarge is wrapped by the error [Sandbox.UpdateFile] returns for a file
+// over its size limit.
+var ErrTooLarge = errors.New("file too large")
+
+// WriteResult describes a completed write.
+type WriteResult struct {
+	// Path is the file written, relative to the root, with symbolic links
+	// resolved.
+	Path string
+	// Created is true when the file did not exist before.
+	Created bool
+	// Bytes is the size of the new content.
+	Bytes int64
+}
+
+// WriteFile atomically replaces the file p with data, creating it and its
+// parent directories (inside the root) when they are missing. The new file
+// keeps an existing file's permission bits and, when the process runs as
+// root, its owner and group; a new file gets mode 0666 less the umask. A
+// symbolic link at p is followed (inside the root) and its target is
+// replaced; the link stays a link. See the package documentation for the
+// guarantees.
+func (s *Sandbox) WriteFile(ctx context.Context, p string, data []byte) (WriteResult, error) {
+	rel, err := s.writablePath(p)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	unlock := s.locks.lock(rel)
+	defer unlock()
+	return s.replace(ctx, p, rel, data)
+}
+
+// UpdateFile replaces the content of the existing regular file p with
+// update(old), atomically as [Sandbox.WriteFile] does. It is the primitive
+// for edits: concurrent UpdateFile and WriteFile calls on the same path of
+// one Sandbox are serialised, so every update sees the result of the
+// previous one. A file larger than maxSize bytes (when maxSize > 0) is
+// refused with an error wrapping [ErrTooLarge] before it is read. An error
+// from update is returned as is and nothing is written.
+func (s *Sandbox) UpdateFile(ctx context.Context, p string, maxSize int64, update func(old []byte) ([]byte, error)) (WriteResult, error) {
+	rel, err := s.writablePath(p)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	unlock := s.locks.lock(rel)
+	defer unlock()
+	f, fi, err := s.openRegular(p, rel)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	defer f.Close()
+	if maxSize > 0 && fi.Size() > maxSize {
+		return WriteResult{}, helikon.Other(fmt.Errorf("%s is %s, over the %s limit: %w", p, FormatSize(fi.Size()), FormatSize(maxSize), ErrTooLarge))
+	}
+	limit := fi.Size() + 1
+	if maxSize > 0 {
+		limit = maxSize + 1
+	}
+	old := make([]byte, 0, fi.Size()+1)
+	old, err = readAllInto(old, io.LimitReader(f, limit))
+	if err != nil {
+		return WriteResult{}, s.mapErr(p, err)
+	}
+	if maxSize > 0 && int64(len(old)) > maxSize { // it grew after the stat
+		return WriteResult{}, helikon.Other(fmt.Errorf("%s is over the %s limit: %w", p, FormatSize(maxSize), ErrTooLarge))
+	}
+	f.Close()
+	if err := ctx.Err(); err != nil {
+		return WriteResult{}, helikon.Other(err)
+	}
+	data, err := update(old)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	return s.replace(ctx, p, rel, data)
+}
+
+// readAllInto is io.ReadAll appending to buf, which already has the
+// capacity the file needs, so that a large file is read without regrowing.
+func readAllInto(buf []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// writablePath resolves p for writing: links resolved, the root itself and
+// paths ending in a slash refused.
+func (s *Sandbox) writablePath(p string) (string, error) {
+	rel, err := s.RealPath(p)
+	if err != nil {
+		return "", err
+	}
+	if rel == "." {
+		return "", helikon.Other(fmt.Errorf("%s is the sandbox root directory, not a file; name a file inside it", p))
+	}
+	if strings.HasSuffix(p, "/") {
+		return "", helikon.Other(fmt.Errorf("%s ends in a slash, which names a directory; name the file without the trailing slash", p))
+	}
+	return rel, nil
+}
+
+// replace writes data to a temporary file next to rel and renames it over
+// rel. The caller holds rel's lock.
+func (s *Sandbox) replace(ctx context.Context, p, rel string, data []byte) (res WriteResult, err error) {
+	if err := ctx.Err(); err != nil {
+		return res, helikon.Other(err)
+	}
+	dir, base := path.Split(rel)
+	dir = path.Clean("/" + dir)[1:]
+	if dir == "" {
+		dir = "."
+	}
+	if dir != "." {
+		if err := s.root.MkdirAll(dir, 0o777); err != nil {
+			return res, s.mapErr(p, err)
+		}
+	}
+	// Every further step works relative to this descriptor, so renaming or
+	// swapping a directory on the path from now on cannot redirect us.
+	parent, err := s.root.OpenRoot(dir)
+	if err != nil {
+		return res, s.mapErr(p, err)
+	}
+	defer parent.Close()
+
+	old, err := parent.Lstat(base)
+	created := errors.Is(err, fs.ErrNotExist)
+	switch {
+	case created:
+		old = nil
+	case err != nil:
+		return res, s.mapErr(p, err)
+	case old.Mode()&fs.ModeSymlink != 0:
+		return res, helikon.Other(fmt.Errorf("%s was replaced by a symbolic link while it was being written; try again", p))
+	default:
+		if err := notRegular(p, old); err != nil {
+			return res, err
+		}
+	}
+
+	removeStaleTemps(parent)
+
+	perm := fs.FileMode(0o666) // less the umask, as os.Create does
+	if old != nil {
+		perm = 0o600 // widened to the old mode by chmod below
+	}
+	tmp, tmpName, err := createTemp(parent, base, perm)
+	if err != nil {
+		return res, s.mapErr(p, err)
+	}
+	// The lock on tmp is released by Close; keep it open until after the
+	// rename so that no other writer takes the file for a stale one.
+	defer func() {
+		if err != nil {
+			parent.Remove(tmpName)
+		}
+		tmp.Close()
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return res, s.mapErr(p, err)
+	}
+	if old != nil {
+		keepOwner(tmp, old) // before chmod: chown clears set-user-ID bits
+		if err = tmp.Chmod(old.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)); err != nil {
+			return res, s.mapErr(p, err)
+		}
+	}
+	if err = tmp.Sync(); err != nil {
+		return res, s.mapErr(p, err)
+	}
+	if err = ctx.Err(); err != nil {
+		return res, helikon.Other(err)
+	}
+	if err = parent.Rename(tmpName, base); err != nil {
+		return res, s.mapErr(p, err)
+	}
+	syncDir(parent)
+	return WriteResult{Path: rel, Created: created, Bytes: int64(len(data))}, nil
+}
+
+// syncDir flushes the directory entry of a rename; a failure only weakens
+// durability after a power loss, not atomicity, so it is not reported.
+func syncDir(r *os.Root) {
+	if d, err := r.Open("."); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// tempMarker and tempSuffix frame the names of temporary files:
+// ".<base>.helikon-<16 hex>.tmp". Base names are cut to keep within
+// NAME_MAX (255 bytes).
+const (
+	tempMarker  = ".helikon-"
+	tempSuffix  = ".tmp"
+	tempBaseMax = 200
+)
+
+func tempName(base string) string {
+	if len(base) > tempBaseMax {
+		base = base[:tempBaseMax]
+	}
+	var b [8]byte
+	rand.Read(b[:])
+	return "." + base + tempMarker + hex.EncodeToString(b[:]) + tempSuffix
+}
+
+func isTempName(name string) bool {
+	rest, ok := strings.CutSuffix(name, tempSuffix)
+	if !ok || !strings.HasPrefix(name, ".") {
+		return false
+	}
+	i := strings.LastIndex(rest, tempMarker)
+	if i < 0 {
+		return false
+	}
+	h := rest[i+len(tempMarker):]
+	if len(h) != 16 {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil
+}
+
+// createTemp creates and locks a new temporary file for base in dir.
+//
+// The lock protocol (hand-written: no listed library offers it): a writer
+// creates its file with O_EXCL and then takes an exclusive flock on it; a
+// cleaner removes a temporary file only while holding its lock, which it can
+// only get when no live writer holds it. A cleaner may win the race between
+// a writer's create and its lock, so after locking, the writer checks that
+// the name still refers to its file and starts over if not.
+func createTemp(dir *os.Root, base string, perm fs.FileMode) (*os.File, string, error) {
+	var lastErr error
+	for range 16 {
+		name := tempName(base)
+		f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) {
+			lastErr = err
+			continue
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if err := lockFile(f, true); err != nil {
+			f.Close()
+			dir.Remove(name)
+			return nil, "", err
+		}
+		fi, err1 := f.Stat()
+		cur, err2 := dir.Lstat(name)
+		if err1 == nil && err2 == nil && os.SameFile(fi, cur) {
+			return f, name, nil
+		}
+		f.Close() // a cleaner took it for a dead writer's file
+		lastErr = fmt.Errorf("temporary file %s vanished", name)
+	}
+	return nil, "", fmt.Errorf("could not create a temporary file: %w", lastErr)
+}
+
+// removeStaleTemps removes the temporary files of dead writers in dir: those
+// whose lock nobody holds. Failures are ignored; the next write tries again.
+func removeStaleTemps(dir *os.Root) {
+	if !canLock {
+		return
+	}
+	d, err := dir.Open(".")
+	if err != nil {
+		return
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	for _, name := range names {
+		if !isTempName(name) {
+			continue
+		}
+		f, err := dir.OpenFile(name, os.O_RDONLY|openReadFlags, 0)
+		if err != nil {
+			continue
+		}
+		if lockFile(f, false) == nil {
+			fi, err1 := f.Stat()
+			cur, err2 := dir.Lstat(name)
+			if err1 == nil && err2 == nil && os.SameFile(fi, cur) {
+				dir.Remove(name)
+			}
+		}
+		f.Close()
+	}
+}
+
+// lockTable serialises writers of one path within a Sandbox. It stripes
+// paths over a fixed set of mutexes so that it never grows; two paths that
+// share a stripe merely wait for each other.
+type lockTable struct {
+	seed maphash.Seed
+	mu   [64]sync.Mutex
+}
+
+func newLockTable() *lockTable { return &lockTable{seed: maphash.MakeSeed()} }
+
+func (t *lockTable) lock(rel string) (unlock func()) {
+	m := &t.mu[maphash.String(t.seed, rel)%uint64(len(t.mu))]
+	m.Lock()
+	return m.Unlock
+}
+
+// FormatSize renders n bytes for a message: "512 B", "10.0 KiB", "1.5 MiB".
+func FormatSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
+}
