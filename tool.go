@@ -112,19 +112,19 @@ type ToolInfo struct {
 }
 
 // Name returns ToolName.
-func (i *ToolInfo) Name() string { return i.ToolName }
+func (i ToolInfo) Name() string { return i.ToolName }
 
 // Description returns ToolDescription.
-func (i *ToolInfo) Description() string { return i.ToolDescription }
+func (i ToolInfo) Description() string { return i.ToolDescription }
 
 // Schema returns InputSchema.
-func (i *ToolInfo) Schema() *jsonschema.Schema { return i.InputSchema }
+func (i ToolInfo) Schema() *jsonschema.Schema { return i.InputSchema }
 
 // OutputSchema returns Output.
-func (i *ToolInfo) OutputSchema() *jsonschema.Schema { return i.Output }
+func (i ToolInfo) OutputSchema() *jsonschema.Schema { return i.Output }
 
 // Effect returns ToolEffect.
-func (i *ToolInfo) Effect() Effect { return i.ToolEffect }
+func (i ToolInfo) Effect() Effect { return i.ToolEffect }
 
 // toolNameRE is the tool-name grammar: the intersection of what OpenAI,
 // Anthropic and MCP clients accept (64 characters, ASCII identifiers plus '-').

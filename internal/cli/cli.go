@@ -117,11 +117,12 @@ func NewFlagSet(name, synopsis string, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.Usage = func() {
-		fmt.Fprintf(out, "Usage: helikon %s\n", synopsis)
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: helikon %s\n", synopsis)
 		var any bool
 		fs.VisitAll(func(*flag.Flag) { any = true })
 		if any {
-			fmt.Fprintln(out, "\nFlags:")
+			fmt.Fprintln(w, "\nFlags:")
 			fs.PrintDefaults()
 		}
 	}
