@@ -1,0 +1,95 @@
+package backend
+
+import (
+	"path"
+	"slices"
+	"strings"
+)
+
+// DefaultEnvAllowlist is the environment a backend passes to a command when
+// it is given no allowlist: the search path and the home directory.
+var DefaultEnvAllowlist = []string{"PATH", "HOME"}
+
+// secretPatterns are the variable names that carry credentials or give
+// access to a more privileged process (an SSH agent, the session bus, a
+// Docker daemon). They never pass through an allowlist pattern; only an
+// allowlist entry naming the variable exactly lets one through. Patterns use
+// [path.Match] syntax and are matched against the upper-cased name.
+var secretPatterns = []string{
+	"*_API_KEY", "*_APIKEY", "*_TOKEN", "*_SECRET", "*_SECRET_*", "*_PASSWORD", "*_PASSWD",
+	"*_CREDENTIALS", "*_PRIVATE_KEY", "*_ACCESS_KEY", "*_ACCESS_KEY_ID", "*_SESSION_KEY",
+	"API_KEY", "TOKEN", "SECRET", "PASSWORD",
+	"SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS",
+	"DOCKER_HOST", "DOCKER_CONFIG", "KUBECONFIG", "XDG_RUNTIME_DIR",
+	"AWS_*", "GOOGLE_APPLICATION_CREDENTIALS", "AZURE_*", "NPM_CONFIG__AUTH*",
+}
+
+// IsSecretEnv reports whether name is a variable that must not reach a
+// command unless an allowlist names it exactly: API keys, tokens, secrets and
+// passwords (*_API_KEY, *_TOKEN, *_SECRET, *_PASSWORD, …), cloud credentials
+// (AWS_*, AZURE_*, GOOGLE_APPLICATION_CREDENTIALS) and handles on more
+// privileged processes (SSH_AUTH_SOCK, DBUS_SESSION_BUS_ADDRESS, DOCKER_HOST,
+// XDG_RUNTIME_DIR).
+func IsSecretEnv(name string) bool {
+	u := strings.ToUpper(name)
+	for _, p := range secretPatterns {
+		if ok, _ := path.Match(p, u); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ScrubEnv returns the entries of environ (NAME=value, as from
+// [os.Environ]) whose names are allowed, followed by set (NAME=value entries
+// that override or add variables, applied last).
+//
+// An allow entry is a variable name ("PATH") or a name prefix ending in "*"
+// ("LC_*"). A variable for which [IsSecretEnv] is true passes only when an
+// allow entry names it exactly: "*_TOKEN" in a secret denylist beats "GH_*"
+// in an allowlist, "GH_TOKEN" in the allowlist beats both. Entries of environ
+// without "=" and duplicate names (the last one wins, as in [os/exec]) are
+// handled so that the result holds each name once.
+func ScrubEnv(environ, allow, set []string) []string {
+	exact := make(map[string]bool, len(allow))
+	var prefixes []string
+	for _, a := range allow {
+		if p, ok := strings.CutSuffix(a, "*"); ok {
+			prefixes = append(prefixes, p)
+		} else if a != "" {
+			exact[a] = true
+		}
+	}
+	allowed := func(name string) bool {
+		if exact[name] {
+			return true
+		}
+		if IsSecretEnv(name) {
+			return false
+		}
+		return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(name, p) })
+	}
+	out := make([]string, 0, len(allow)+len(set))
+	index := make(map[string]int)
+	add := func(kv string) {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return
+		}
+		if i, dup := index[name]; dup {
+			out[i] = kv
+			return
+		}
+		index[name] = len(out)
+		out = append(out, kv)
+	}
+	for _, kv := range environ {
+		if name, _, ok := strings.Cut(kv, "="); ok && allowed(name) {
+			add(kv)
+		}
+	}
+	for _, kv := range set {
+		add(kv)
+	}
+	return out
+}

@@ -1,0 +1,358 @@
+// Package proc runs one command as a process tree that can be killed as a
+// whole, with captured, capped output and resource limits. It is the part
+// of process handling that every local execution backend shares (the host
+// backend and the OS-sandbox backend).
+//
+// # Guarantees
+//
+// [Run] starts the command in its own session and process group and tracks
+// every process it starts with the strongest mechanism the machine offers
+// (see [Tracking]):
+//
+//   - [TrackCgroup]: a fresh cgroup v2 per command, entered atomically at
+//     fork (clone3 CLONE_INTO_CGROUP) and killed with cgroup.kill. Nothing
+//     the command starts can leave it: double-forked daemons, processes that
+//     call setsid and processes that move to another process group are all
+//     killed. Needs a writable cgroup v2 hierarchy and Linux 5.14.
+//   - [TrackReaper]: a small reaper process (this program re-executed) that
+//     is a child subreaper (PR_SET_CHILD_SUBREAPER): orphans of the command
+//     are re-parented to it instead of init, and it kills every descendant
+//     when the command ends. A descendant can escape only by being re-parented
+//     past the reaper, which Linux does not allow while the reaper lives.
+//   - [TrackGroup]: the process group and session of the command. A process
+//     that calls setsid and double-forks escapes it.
+//
+// When the command's main process exits, when the timeout expires or when
+// the context is cancelled, everything left of the tree is killed with
+// SIGKILL (no grace period: a timed-out command gets no chance to keep
+// running), and Run waits until the tree is gone before it returns. Output
+// pipes held open by a process that somehow survives are closed after a
+// grace period of [PipeGrace], so Run returns promptly even then.
+//
+// Standard input is /dev/null unless a reader is given. Captured output is
+// kept in [backend.CappedBuffer]s: the first OutputCap bytes of each stream,
+// memory bounded whatever the command writes; output beyond the cap is read
+// and discarded, so a command that writes a lot keeps running to its normal
+// end (it is not stopped with SIGPIPE).
+//
+// # Resource limits
+//
+// Go cannot run code in the child between fork and exec, and setrlimit in
+// the parent would limit the whole program, so limits are applied by a
+// shell prologue ([ShellArgv], [ExecArgv]): the command is started through
+// bash (or sh) whose first action is ulimit, and the limits then hold for
+// the shell and everything it starts. The alternative, starting the child
+// stopped under ptrace and calling prlimit(2) on it, was rejected: ptrace is
+// often forbidden in containers and breaks commands that use it themselves.
+// ulimit counts in units (seconds; KiB for bash's file size and address
+// space; 512-byte blocks for sh's file size), so byte limits are rounded down
+// to the unit. A limit above this program's own hard limit is lowered to it.
+//
+// # Not guaranteed
+//
+// Processes are not contained: they have the access of this program (see the
+// backends for containment). RLIMIT_NPROC counts every process of the user,
+// not of the command, so [backend.ResourceLimits].Processes is not applied.
+// Without cgroups, a command can fork faster than the reaper kills; the
+// reaper keeps killing for up to [KillTimeout].
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/paigasus/helikon/backend"
+)
+
+// Tracking is how the processes of a command are found when it must be
+// killed.
+type Tracking int
+
+const (
+	// TrackAuto picks the strongest tracking available: cgroup, then
+	// reaper (Linux), then group.
+	TrackAuto Tracking = iota
+	// TrackCgroup puts the command in its own cgroup v2.
+	TrackCgroup
+	// TrackReaper runs the command under a subreaper process.
+	TrackReaper
+	// TrackGroup relies on the command's session and process group.
+	TrackGroup
+)
+
+// String returns auto, cgroup, reaper or group.
+func (t Tracking) String() string {
+	switch t {
+	case TrackAuto:
+		return "auto"
+	case TrackCgroup:
+		return "cgroup"
+	case TrackReaper:
+		return "reaper"
+	case TrackGroup:
+		return "group"
+	}
+	return fmt.Sprintf("Tracking(%d)", int(t))
+}
+
+const (
+	// PipeGrace is how long Run waits for output pipes to reach end of
+	// file after the process tree was killed before closing them.
+	PipeGrace = 500 * time.Millisecond
+	// KillTimeout bounds how long Run waits for a killed tree to be gone.
+	KillTimeout = 3 * time.Second
+)
+
+// ErrSurvivors is wrapped by the error Run returns when processes of the
+// command were still alive [KillTimeout] after they were killed.
+var ErrSurvivors = errors.New("processes of the command survived it")
+
+// Spec is one command to run.
+type Spec struct {
+	// Argv is the program and its arguments; Argv[0] is looked up in
+	// this program's PATH when it holds no slash. Use [ShellArgv] or
+	// [ExecArgv] to build it with resource limits.
+	Argv []string
+	// Dir is the working directory.
+	Dir string
+	// Env is the complete environment (see [backend.ScrubEnv]).
+	Env []string
+	// Stdin is the command's standard input; nil means /dev/null.
+	Stdin io.Reader
+	// Stdout and Stderr, when set, receive the output as it is written
+	// (an *os.File is passed to the command directly); nil captures the
+	// stream into the Result, capped at OutputCap.
+	Stdout, Stderr io.Writer
+	// OutputCap is the cap in bytes per captured stream; zero means
+	// [backend.DefaultOutputCap].
+	OutputCap int64
+	// Timeout is the wall-clock limit; zero means [backend.DefaultTimeout].
+	Timeout time.Duration
+	// Tracking chooses how the tree is tracked; zero is [TrackAuto].
+	// An explicit choice that is unavailable fails Run with an error
+	// wrapping [backend.ErrUnavailable].
+	Tracking Tracking
+	// Prepare, when set, is called with the command just before it starts,
+	// after Run has set its fields (SysProcAttr included). A backend uses it
+	// to add its own settings.
+	Prepare func(cmd *exec.Cmd) error
+	// Start, when set, starts the command instead of cmd.Start; the
+	// OS-sandbox backend uses it to start the command from a restricted
+	// thread. It must call cmd.Start (or fail).
+	Start func(cmd *exec.Cmd) error
+}
+
+// Run runs s and returns its result. A non-zero exit, a timeout and
+// truncated output are results; errors are reserved for a command that could
+// not be started (wrapping the OS error) and for a tree that could not be
+// killed ([ErrSurvivors]). When ctx is cancelled the tree is killed and Run
+// returns the result together with ctx's error.
+func Run(ctx context.Context, s *Spec) (*backend.Result, error) {
+	if len(s.Argv) == 0 || s.Argv[0] == "" {
+		return nil, errors.New("proc: empty argument vector")
+	}
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = backend.DefaultTimeout
+	}
+	outCap := s.OutputCap
+	if outCap <= 0 {
+		outCap = backend.DefaultOutputCap
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	tr, err := newTracker(s.Tracking)
+	if err != nil {
+		return nil, err
+	}
+	defer tr.close()
+
+	cmd, err := tr.command(s.Argv)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Dir = s.Dir
+	cmd.Env = s.Env
+	if cmd.Env == nil {
+		cmd.Env = []string{} // never inherit this program's environment by accident
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	setSession(cmd.SysProcAttr)
+	if s.Stdin != nil {
+		cmd.Stdin = s.Stdin
+		if _, isFile := s.Stdin.(*os.File); !isFile {
+			// os/exec copies from a non-file reader in a goroutine that
+			// may block on the reader forever; bound the wait for it.
+			cmd.WaitDelay = PipeGrace
+		}
+	}
+
+	var (
+		outBuf, errBuf *backend.CappedBuffer
+		readers        sync.WaitGroup
+		readEnds       []*os.File
+	)
+	stream := func(w io.Writer, dst *io.Writer, buf **backend.CappedBuffer) error {
+		if f, ok := w.(*os.File); ok {
+			*dst = f
+			return nil
+		}
+		if w == nil {
+			*buf = backend.NewCappedBuffer(outCap)
+			w = *buf
+		}
+		r, pw, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		*dst = pw
+		readEnds = append(readEnds, r)
+		readers.Go(func() {
+			// A fixed 64 KiB buffer keeps a flood cheap in syscalls and
+			// bounded in memory.
+			b := make([]byte, 64<<10)
+			for {
+				n, err := r.Read(b)
+				if n > 0 {
+					_, _ = w.Write(b[:n])
+				}
+				if err != nil {
+					return
+				}
+			}
+		})
+		return nil
+	}
+	closeWriteEnds := func() {
+		for _, w := range []io.Writer{cmd.Stdout, cmd.Stderr} {
+			if f, ok := w.(*os.File); ok && f != s.Stdout && f != s.Stderr {
+				f.Close()
+			}
+		}
+	}
+	closeReadEnds := func() {
+		for _, r := range readEnds {
+			r.Close()
+		}
+	}
+	if err := stream(s.Stdout, &cmd.Stdout, &outBuf); err != nil {
+		return nil, fmt.Errorf("proc: output pipe: %w", err)
+	}
+	if err := stream(s.Stderr, &cmd.Stderr, &errBuf); err != nil {
+		closeWriteEnds()
+		closeReadEnds()
+		readers.Wait()
+		return nil, fmt.Errorf("proc: output pipe: %w", err)
+	}
+
+	if err := tr.prepare(cmd); err == nil && s.Prepare != nil {
+		err = s.Prepare(cmd)
+		if err != nil {
+			err = fmt.Errorf("proc: prepare: %w", err)
+		}
+	} else if err != nil {
+		closeWriteEnds()
+		closeReadEnds()
+		readers.Wait()
+		return nil, err
+	}
+	begin := time.Now()
+	start := s.Start
+	if start == nil {
+		start = (*exec.Cmd).Start
+	}
+	err = start(cmd)
+	closeWriteEnds()
+	if err != nil {
+		closeReadEnds()
+		readers.Wait()
+		return nil, fmt.Errorf("proc: start %s: %w", s.Argv[0], err)
+	}
+	tr.started(cmd.Process.Pid)
+
+	exited := make(chan struct{})
+	go func() {
+		tr.waitExit(cmd)
+		close(exited)
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var timedOut bool
+	var ctxErr error
+	select {
+	case <-exited:
+	case <-timer.C:
+		timedOut = true
+		tr.kill()
+	case <-ctx.Done():
+		ctxErr = ctx.Err()
+		tr.kill()
+	}
+	<-exited
+	// The main process is a zombie now: its process group cannot be
+	// reused until it is reaped, so killing the rest of the tree by group
+	// is safe. Background children die with it.
+	tr.kill()
+	waitErr := tr.reap(cmd)
+	goneErr := tr.waitGone(KillTimeout)
+
+	done := make(chan struct{})
+	go func() { readers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(PipeGrace):
+		// A process outside the tree holds a pipe (it was handed the
+		// descriptor somehow); stop reading.
+		closeReadEnds()
+		<-done
+	}
+	closeReadEnds()
+
+	res := &backend.Result{TimedOut: timedOut, Duration: time.Since(begin)}
+	if tr.status != nil {
+		res.ExitCode, res.Signal = tr.status.code, tr.status.signal
+	} else if st := cmd.ProcessState; st != nil {
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Signal = int(ws.Signal())
+		} else if code := st.ExitCode(); code >= 0 {
+			res.ExitCode = &code
+		}
+	} else if waitErr != nil {
+		return nil, fmt.Errorf("proc: wait: %w", waitErr)
+	}
+	if timedOut || ctxErr != nil {
+		res.ExitCode = nil // killed, whatever the shell reported on its way out
+		if res.Signal == 0 {
+			res.Signal = int(syscall.SIGKILL)
+		}
+	}
+	if outBuf != nil {
+		res.Stdout = outBuf.Bytes()
+		res.Truncated = outBuf.Truncated()
+	}
+	if errBuf != nil {
+		res.Stderr = errBuf.Bytes()
+		res.Truncated = res.Truncated || errBuf.Truncated()
+	}
+	if goneErr != nil {
+		return res, goneErr
+	}
+	return res, ctxErr
+}
+
+// exitStatus is the command's status as reported by a reaper.
+type exitStatus struct {
+	code   *int
+	signal int
+}

@@ -1,0 +1,453 @@
+package proc
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/paigasus/helikon/backend"
+)
+
+// tracker holds what one Run needs to find and kill its processes.
+type tracker struct {
+	mode Tracking
+	pid  int
+
+	// cgroup
+	dir string
+	fd  int
+
+	// reaper
+	statusR, statusW *os.File
+	status           *exitStatus
+	reaperKilled     bool
+}
+
+var (
+	cgroupOnce sync.Once
+	cgroupBase string // "" when cgroup tracking is unavailable
+	cgroupWhy  string
+	cgroupSeq  atomic.Uint64
+)
+
+// Available returns the tracking [TrackAuto] chooses on this machine and, in
+// words, why a stronger one is not used.
+func Available() (Tracking, string) {
+	cgroupOnce.Do(probeCgroup)
+	if cgroupBase != "" {
+		return TrackCgroup, "cgroup v2 at " + cgroupBase
+	}
+	return TrackReaper, "child subreaper; cgroup unavailable: " + cgroupWhy
+}
+
+func newTracker(mode Tracking) (*tracker, error) {
+	t := &tracker{mode: mode, fd: -1}
+	switch mode {
+	case TrackAuto:
+		t.mode, _ = Available()
+	case TrackCgroup:
+		if m, why := Available(); m != TrackCgroup {
+			return nil, fmt.Errorf("proc: cgroup tracking: %w: %s", backend.ErrUnavailable, why)
+		}
+	case TrackReaper, TrackGroup:
+	default:
+		return nil, fmt.Errorf("proc: unknown tracking %d", int(mode))
+	}
+	return t, nil
+}
+
+func (t *tracker) command(argv []string) (*exec.Cmd, error) {
+	if t.mode == TrackReaper {
+		cmd := &exec.Cmd{Path: "/proc/self/exe", Args: append([]string{reaperArg0}, argv...)}
+		return cmd, nil
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if cmd.Err != nil {
+		return nil, fmt.Errorf("proc: %w", cmd.Err)
+	}
+	return cmd, nil
+}
+
+func setSession(a *syscall.SysProcAttr) { a.Setsid = true }
+
+func (t *tracker) prepare(cmd *exec.Cmd) error {
+	switch t.mode {
+	case TrackCgroup:
+		for range 3 {
+			t.dir = filepath.Join(cgroupBase, fmt.Sprintf("helikon-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
+			err := os.Mkdir(t.dir, 0o755)
+			if errors.Is(err, os.ErrExist) {
+				continue // left behind by an earlier process with our pid
+			}
+			if err != nil {
+				t.dir = ""
+				return fmt.Errorf("proc: create cgroup: %w: %w", backend.ErrUnavailable, err)
+			}
+			break
+		}
+		fd, err := unix.Open(t.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("proc: open cgroup: %w", err)
+		}
+		t.fd = fd
+		cmd.SysProcAttr.UseCgroupFD = true
+		cmd.SysProcAttr.CgroupFD = fd
+	case TrackReaper:
+		r, w, err := os.Pipe()
+		if err != nil {
+			return fmt.Errorf("proc: reaper status pipe: %w", err)
+		}
+		t.statusR, t.statusW = r, w
+		cmd.ExtraFiles = append(cmd.ExtraFiles, w) // fd 3 in the reaper
+		cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], reaperEnv+"=1")
+	}
+	return nil
+}
+
+func (t *tracker) started(pid int) {
+	t.pid = pid
+	if t.statusW != nil {
+		t.statusW.Close()
+		t.statusW = nil
+	}
+}
+
+// kill kills everything that is left of the tree. It may be called more than
+// once.
+func (t *tracker) kill() {
+	switch t.mode {
+	case TrackCgroup:
+		if err := os.WriteFile(filepath.Join(t.dir, "cgroup.kill"), []byte("1"), 0); err != nil {
+			slog.Warn("helikon: cgroup.kill failed; killing by process group", "cgroup", t.dir, "err", err)
+		}
+		_ = unix.Kill(-t.pid, unix.SIGKILL)
+	case TrackReaper:
+		// The reaper kills its descendants on SIGTERM and then exits;
+		// killing it first would orphan them to init.
+		if !t.reaperKilled {
+			t.reaperKilled = true
+			_ = unix.Kill(t.pid, unix.SIGTERM)
+		}
+	case TrackGroup:
+		killSession(t.pid)
+	}
+}
+
+// waitGone waits until every process of the tree is gone.
+func (t *tracker) waitGone(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	switch t.mode {
+	case TrackCgroup:
+		for delay := 500 * time.Microsecond; ; delay = min(delay*2, 20*time.Millisecond) {
+			populated, err := cgroupPopulated(t.dir)
+			if err != nil || !populated {
+				return err
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("proc: cgroup %s still populated: %w", t.dir, ErrSurvivors)
+			}
+			_ = os.WriteFile(filepath.Join(t.dir, "cgroup.kill"), []byte("1"), 0)
+			time.Sleep(delay)
+		}
+	case TrackReaper:
+		// The reaper has exited (Run reaped it), and it exits only once
+		// its descendants are gone; it reports the command's status.
+		if t.statusR == nil {
+			return nil
+		}
+		b, _ := readAllLimit(t.statusR, 64)
+		st, ok := parseStatus(b)
+		if !ok {
+			// The reaper died without reporting, or reported survivors.
+			killSession(t.pid)
+			return fmt.Errorf("proc: reaper of pid %d ended without confirming the tree is gone (%q): %w", t.pid, b, ErrSurvivors)
+		}
+		t.status = &st
+		return nil
+	default:
+		for delay := 500 * time.Microsecond; ; delay = min(delay*2, 20*time.Millisecond) {
+			if !sessionAlive(t.pid) {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("proc: session %d still has processes: %w", t.pid, ErrSurvivors)
+			}
+			killSession(t.pid)
+			time.Sleep(delay)
+		}
+	}
+}
+
+func (t *tracker) close() {
+	if t.fd >= 0 {
+		unix.Close(t.fd)
+		t.fd = -1
+	}
+	if t.dir != "" {
+		for i := range 50 {
+			err := unix.Rmdir(t.dir)
+			if err == nil || errors.Is(err, unix.ENOENT) {
+				break
+			}
+			if i == 49 {
+				slog.Warn("helikon: cannot remove cgroup", "cgroup", t.dir, "err", err)
+			}
+			time.Sleep(time.Duration(i+1) * time.Millisecond)
+		}
+		t.dir = ""
+	}
+	for _, f := range []*os.File{t.statusR, t.statusW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	t.statusR, t.statusW = nil, nil
+}
+
+// waitExit blocks until the main process has exited, leaving it a zombie
+// so that its pid and process group cannot be reused until [tracker.reap].
+func (t *tracker) waitExit(cmd *exec.Cmd) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// reap reaps the main process.
+func (t *tracker) reap(cmd *exec.Cmd) error { return cmd.Wait() }
+
+// probeCgroup finds this process's cgroup v2 directory and checks that a
+// child cgroup can be created there and killed with cgroup.kill.
+func probeCgroup() {
+	base, err := ownCgroupDir()
+	if err != nil {
+		cgroupWhy = err.Error()
+		return
+	}
+	probe := filepath.Join(base, fmt.Sprintf("helikon-probe-%d", os.Getpid()))
+	if err := os.Mkdir(probe, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		cgroupWhy = fmt.Sprintf("cannot create a cgroup in %s: %v", base, err)
+		return
+	}
+	defer unix.Rmdir(probe)
+	if _, err := os.Stat(filepath.Join(probe, "cgroup.kill")); err != nil {
+		cgroupWhy = "cgroup.kill is missing (Linux 5.14 or later is needed)"
+		return
+	}
+	cgroupBase = base
+}
+
+// ownCgroupDir returns the directory of this process's cgroup in the
+// cgroup v2 hierarchy.
+func ownCgroupDir() (string, error) {
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", fmt.Errorf("read /proc/self/cgroup: %w", err)
+	}
+	var rel string
+	found := false
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			rel, found = p, true
+		}
+	}
+	if !found {
+		return "", errors.New("this process is in no cgroup v2")
+	}
+	mi, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", fmt.Errorf("read mountinfo: %w", err)
+	}
+	defer mi.Close()
+	sc := bufio.NewScanner(mi)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		// id parent maj:min root mountpoint opts [optional…] - fstype src superopts
+		fields := strings.Fields(sc.Text())
+		sep := -1
+		for i, f := range fields {
+			if f == "-" {
+				sep = i
+				break
+			}
+		}
+		if sep < 5 || sep+1 >= len(fields) || fields[sep+1] != "cgroup2" {
+			continue
+		}
+		root, mnt := unescapeMount(fields[3]), unescapeMount(fields[4])
+		sub := rel
+		if root != "/" {
+			s, ok := strings.CutPrefix(rel, root)
+			if !ok || (s != "" && !strings.HasPrefix(s, "/")) {
+				continue
+			}
+			sub = s
+		}
+		dir := filepath.Join(mnt, sub)
+		if strings.HasSuffix(rel, " (deleted)") {
+			return "", errors.New("this process's cgroup was deleted")
+		}
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			return dir, nil
+		}
+	}
+	return "", errors.New("no cgroup2 file system is mounted where this process's cgroup is visible")
+}
+
+// unescapeMount undoes the octal escapes of /proc/self/mountinfo.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func cgroupPopulated(dir string) (bool, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+	if err != nil {
+		return false, fmt.Errorf("proc: read cgroup.events: %w", err)
+	}
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(line, []byte("populated ")); ok {
+			return string(v) != "0", nil
+		}
+	}
+	return false, errors.New("proc: cgroup.events has no populated line")
+}
+
+// procStat is the part of /proc/PID/stat that tree walks need.
+type procStat struct {
+	pid, ppid, pgrp, session int
+}
+
+// readProcStats returns the stat of every process visible in /proc.
+func readProcStats() []procStat {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	out := make([]procStat, 0, len(names))
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if st, ok := readProcStat(pid); ok {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+func readProcStat(pid int) (procStat, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	// The command name is in parentheses and may hold anything, ')'
+	// included: the fields start after the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 4 {
+		return procStat{}, false
+	}
+	st := procStat{pid: pid}
+	st.ppid, _ = strconv.Atoi(f[1])
+	st.pgrp, _ = strconv.Atoi(f[2])
+	st.session, _ = strconv.Atoi(f[3])
+	if f[0] == "Z" || f[0] == "X" {
+		// A zombie holds nothing and cannot be killed; its parent reaps it.
+		st.session, st.pgrp = -1, -1
+	}
+	return st, true
+}
+
+// killSession kills the process group sid and every process in session sid.
+func killSession(sid int) {
+	if sid <= 1 {
+		return
+	}
+	_ = unix.Kill(-sid, unix.SIGKILL)
+	for _, st := range readProcStats() {
+		if st.session == sid || st.pgrp == sid {
+			_ = unix.Kill(st.pid, unix.SIGKILL)
+		}
+	}
+}
+
+func sessionAlive(sid int) bool {
+	for _, st := range readProcStats() {
+		if st.session == sid || st.pgrp == sid {
+			return true
+		}
+	}
+	return false
+}
+
+func readAllLimit(f *os.File, n int) ([]byte, error) {
+	buf := make([]byte, 0, n)
+	for len(buf) < n {
+		m, err := f.Read(buf[len(buf):n])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
+}
+
+// The reaper reports "exit N" or "signal N" on its status pipe once the tree
+// is gone.
+func formatStatus(ws unix.WaitStatus) string {
+	if ws.Signaled() {
+		return "signal " + strconv.Itoa(int(ws.Signal()))
+	}
+	return "exit " + strconv.Itoa(ws.ExitStatus())
+}
+
+func parseStatus(b []byte) (exitStatus, bool) {
+	kind, num, ok := strings.Cut(strings.TrimSpace(string(b)), " ")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil || n < 0 {
+		return exitStatus{}, false
+	}
+	switch kind {
+	case "exit":
+		return exitStatus{code: &n}, true
+	case "signal":
+		return exitStatus{signal: n}, true
+	}
+	return exitStatus{}, false
+}
