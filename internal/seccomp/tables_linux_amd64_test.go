@@ -1,0 +1,6 @@
+package seccomp
+
+import "golang.org/x/sys/unix"
+
+// nativeOnly lists the table entries that exist only on this architecture.
+var nativeOnly = map[string]uintptr{"iopl": unix.SYS_IOPL, "ioperm": unix.SYS_IOPERM}

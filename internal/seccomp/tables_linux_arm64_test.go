@@ -1,0 +1,4 @@
+package seccomp
+
+// nativeOnly lists the table entries that exist only on this architecture.
+var nativeOnly = map[string]uintptr{}
