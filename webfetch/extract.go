@@ -1,0 +1,351 @@
+package webfetch
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	readability "codeberg.org/readeck/go-readability/v2"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/strikethrough"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+	"golang.org/x/net/html/charset"
+)
+
+// ErrUnsupportedContent is returned (wrapped) for a response whose content
+// type WebFetch cannot turn into text, such as an image, an archive or a PDF.
+var ErrUnsupportedContent = errors.New("unsupported content type")
+
+// Formats of [Document.Format].
+const (
+	FormatMarkdown = "markdown"
+	FormatText     = "text"
+)
+
+// Document is a response body turned into text.
+type Document struct {
+	// Title is the page title ("" for non-HTML content).
+	Title string
+	// Content is Markdown for HTML and Markdown bodies and the decoded text
+	// otherwise.
+	Content string
+	// Format is [FormatMarkdown] or [FormatText].
+	Format string
+}
+
+// Convert turns a response body into a [Document] according to its
+// Content-Type header (sniffed from the body when empty):
+//
+//   - HTML and XHTML are decoded to UTF-8 (from the charset parameter, a
+//     byte-order mark or a <meta> tag), reduced to the main article with
+//     readability and converted to Markdown with links made absolute
+//     against pageURL; pages readability finds no article in are converted
+//     whole, minus navigation, scripts, styles, headers, footers and cookie
+//     banners;
+//   - text/markdown passes through as Markdown; other text/*, JSON and XML
+//     types pass through as text, decoded to UTF-8;
+//   - anything else fails with an error wrapping [ErrUnsupportedContent].
+//
+// Convert is safe for concurrent use.
+func Convert(body []byte, contentType string, pageURL *url.URL) (Document, error) {
+	if strings.TrimSpace(contentType) == "" {
+		contentType = http.DetectContentType(body)
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt = strings.ToLower(strings.TrimSpace(strings.SplitN(contentType, ";", 2)[0]))
+	}
+	switch kind := kindOf(mt); kind {
+	case kindHTML:
+		return htmlToMarkdown(decode(body, contentType), pageURL)
+	case kindMarkdown, kindText:
+		d := Document{Content: string(decode(body, contentType)), Format: FormatText}
+		if kind == kindMarkdown {
+			d.Format = FormatMarkdown
+		}
+		return d, nil
+	}
+	return Document{}, fmt.Errorf("%w %q: WebFetch reads HTML, plain text, Markdown, JSON and XML only", ErrUnsupportedContent, mt)
+}
+
+type contentKind int
+
+const (
+	kindUnsupported contentKind = iota
+	kindHTML
+	kindMarkdown
+	kindText
+)
+
+func kindOf(mediaType string) contentKind {
+	switch {
+	case mediaType == "text/html" || mediaType == "application/xhtml+xml":
+		return kindHTML
+	case mediaType == "text/markdown" || mediaType == "text/x-markdown":
+		return kindMarkdown
+	case strings.HasPrefix(mediaType, "text/"),
+		mediaType == "application/json", strings.HasSuffix(mediaType, "+json"),
+		mediaType == "application/xml", strings.HasSuffix(mediaType, "+xml"),
+		mediaType == "application/javascript", mediaType == "application/x-ndjson",
+		mediaType == "application/yaml", mediaType == "application/x-yaml",
+		mediaType == "application/toml":
+		return kindText
+	}
+	return kindUnsupported
+}
+
+// decode returns body as UTF-8. charset.DetermineEncoding looks at a BOM, the
+// Content-Type charset and, for HTML, the first 1024 bytes' <meta> tags, and
+// falls back to windows-1252 for HTML as browsers do. Valid UTF-8 without a
+// declaration is kept as is.
+func decode(body []byte, contentType string) []byte {
+	enc, name, certain := charset.DetermineEncoding(body, contentType)
+	if name == "utf-8" || !certain && utf8.Valid(body) {
+		return bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+	}
+	out, err := enc.NewDecoder().Bytes(body)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// mdConverter is shared: html-to-markdown's Converter is safe for concurrent
+// use (it locks internally).
+var mdConverter = converter.NewConverter(converter.WithPlugins(
+	base.NewBasePlugin(),
+	commonmark.NewCommonmarkPlugin(),
+	table.NewTablePlugin(),
+	strikethrough.NewStrikethroughPlugin(),
+))
+
+func htmlToMarkdown(body []byte, pageURL *url.URL) (Document, error) {
+	doc, err := html.Parse(bytes.NewReader(body))
+	if err != nil {
+		return Document{}, fmt.Errorf("parsing HTML: %w", err)
+	}
+	pageTitle := titleOf(doc)
+	removeClutter(doc)
+	markCodeLanguages(doc)
+
+	var domain string
+	if pageURL != nil {
+		domain = pageURL.String()
+	}
+	parser := readability.NewParser()
+	parser.KeepClasses = true // language-* classes name the code blocks' languages
+	article, err := parser.ParseAndMutate(doc, pageURL)
+	root := article.Node
+	title := article.Title()
+	if err != nil || root == nil || strings.TrimSpace(textOf(root)) == "" {
+		// No article found: convert what is left of the body.
+		root = bodyOf(doc)
+		title = pageTitle
+	}
+	if title == "" {
+		title = pageTitle
+	}
+	md, err := mdConverter.ConvertNode(root, converter.WithDomain(domain))
+	if err != nil {
+		return Document{}, fmt.Errorf("converting HTML to Markdown: %w", err)
+	}
+	return Document{Title: strings.TrimSpace(title), Content: strings.TrimSpace(string(md)), Format: FormatMarkdown}, nil
+}
+
+// clutterWords mark elements that are never the content: consent and cookie
+// banners, which readability's own list of unlikely candidates misses when
+// they are named "cookie" or "consent".
+var clutterWords = []string{"cookie", "consent", "gdpr", "newsletter-signup", "skip-link"}
+
+// removeClutter deletes elements that are never part of the content.
+// readability removes most of them too, but not when it finds no article and
+// the whole body is converted, so they are removed first either way.
+func removeClutter(n *html.Node) {
+	for c := n.FirstChild; c != nil; {
+		next := c.NextSibling
+		if c.Type == html.ElementNode && isClutter(c) {
+			n.RemoveChild(c)
+		} else if c.Type == html.CommentNode {
+			n.RemoveChild(c)
+		} else {
+			removeClutter(c)
+		}
+		c = next
+	}
+}
+
+func isClutter(n *html.Node) bool {
+	switch n.DataAtom {
+	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Iframe, atom.Nav,
+		atom.Footer, atom.Button, atom.Svg, atom.Canvas, atom.Object, atom.Embed, atom.Dialog:
+		return true
+	case atom.Header:
+		// A page header; a header inside an article holds its title.
+		return !hasAncestor(n, atom.Article, atom.Main)
+	case atom.Aside:
+		return !hasAncestor(n, atom.Article)
+	}
+	for _, a := range n.Attr {
+		switch a.Key {
+		case "hidden", "aria-hidden":
+			if a.Key == "hidden" || a.Val == "true" {
+				return true
+			}
+		case "role":
+			switch a.Val {
+			case "navigation", "banner", "contentinfo", "dialog", "alertdialog", "search":
+				return true
+			}
+		case "id", "class":
+			v := strings.ToLower(a.Val)
+			for _, w := range clutterWords {
+				if strings.Contains(v, w) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func hasAncestor(n *html.Node, atoms ...atom.Atom) bool {
+	for p := n.Parent; p != nil; p = p.Parent {
+		for _, a := range atoms {
+			if p.DataAtom == a {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// markCodeLanguages gives each <pre> the language-X class html-to-markdown
+// reads for a fenced block's info string, taking it from the conventions
+// highlighters use: a language-/lang- class on the <pre>, its <code> or a
+// wrapper (highlight-X, sourceCode X), or a data-lang/data-language
+// attribute.
+func markCodeLanguages(n *html.Node) {
+	if n.Type == html.ElementNode && n.DataAtom == atom.Pre {
+		if lang := codeLanguage(n); lang != "" {
+			setAttr(n, "class", strings.TrimSpace(attr(n, "class")+" language-"+lang))
+		}
+		return
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		markCodeLanguages(c)
+	}
+}
+
+func codeLanguage(pre *html.Node) string {
+	candidates := []*html.Node{pre}
+	for c := pre.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode && c.DataAtom == atom.Code {
+			candidates = append(candidates, c)
+		}
+	}
+	for p, i := pre.Parent, 0; p != nil && i < 3; p, i = p.Parent, i+1 {
+		candidates = append(candidates, p)
+	}
+	for _, c := range candidates {
+		for _, k := range []string{"data-lang", "data-language"} {
+			if v := attr(c, k); v != "" {
+				return v
+			}
+		}
+		for _, cls := range strings.Fields(attr(c, "class")) {
+			for _, p := range []string{"language-", "lang-", "highlight-source-", "highlight-"} {
+				if rest, ok := strings.CutPrefix(cls, p); ok && rest != "" {
+					return rest
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func setAttr(n *html.Node, key, val string) {
+	for i := range n.Attr {
+		if n.Attr[i].Key == key {
+			n.Attr[i].Val = val
+			return
+		}
+	}
+	n.Attr = append(n.Attr, html.Attribute{Key: key, Val: val})
+}
+
+func titleOf(doc *html.Node) string {
+	var title string
+	var walk func(*html.Node) bool
+	walk = func(n *html.Node) bool {
+		if n.Type == html.ElementNode && n.DataAtom == atom.Title {
+			title = strings.Join(strings.Fields(textOf(n)), " ")
+			return true
+		}
+		if n.Type == html.ElementNode && n.DataAtom == atom.Body {
+			return false
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if walk(c) {
+				return true
+			}
+		}
+		return false
+	}
+	walk(doc)
+	return title
+}
+
+func bodyOf(doc *html.Node) *html.Node {
+	var body *html.Node
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if body != nil {
+			return
+		}
+		if n.Type == html.ElementNode && n.DataAtom == atom.Body {
+			body = n
+			return
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	if body == nil {
+		return doc
+	}
+	return body
+}
+
+func textOf(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return b.String()
+}

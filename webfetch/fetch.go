@@ -1,0 +1,367 @@
+package webfetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/net/idna"
+
+	"github.com/paigasus/helikon/internal/hostmatch"
+	"github.com/paigasus/helikon/ssrf"
+)
+
+// Defaults and hard limits.
+const (
+	// DefaultTimeout bounds a whole fetch: connecting, every redirect hop
+	// and reading the body.
+	DefaultTimeout = 30 * time.Second
+	// DefaultMaxBytes caps the body, counted after decompression so that a
+	// small compressed response cannot expand past it.
+	DefaultMaxBytes = 5 << 20
+	// MaxRedirects is how many redirects a fetch follows, each re-vetted;
+	// browsers allow about 20, and a page needing more than 10 is broken or
+	// hostile.
+	MaxRedirects = 10
+	// DefaultUserAgent is sent when Options.UserAgent is empty.
+	DefaultUserAgent = "helikon-webfetch/1 (+https://github.com/paigasus/helikon)"
+)
+
+// Sentinel errors a fetch can fail with, besides those of package ssrf.
+var (
+	// ErrHostDenied: the host is on the denied list or not on the allowed
+	// list.
+	ErrHostDenied = errors.New("host not allowed")
+	// ErrTooManyRedirects: the redirect chain is longer than [MaxRedirects].
+	ErrTooManyRedirects = errors.New("too many redirects")
+)
+
+// Options configures a [Fetcher] (and the WebFetch tool). The zero value (or
+// nil) means: a 30 s timeout, a 5 MiB body cap, every public host allowed,
+// private addresses refused, no per-run limit, no proxy.
+type Options struct {
+	// Timeout bounds the whole fetch; 0 means [DefaultTimeout].
+	Timeout time.Duration
+	// MaxBytes caps the decompressed body; 0 means [DefaultMaxBytes]. A
+	// call's max_bytes can lower it, never raise it.
+	MaxBytes int64
+	// AllowedHosts, when not empty, are the only hosts that may be fetched,
+	// on the first request and on every redirect hop. "example.com" matches
+	// the host and its subdomains, "*.example.com" subdomains only (see
+	// internal/hostmatch).
+	AllowedHosts []string
+	// DeniedHosts may never be fetched. Deny wins over allow.
+	DeniedHosts []string
+	// AllowPrivate lets fetches reach loopback, private, link-local and
+	// other non-public addresses. Cloud metadata endpoints stay refused
+	// (see [ssrf.CheckMetadata]). Meant for development servers; never
+	// enable it for a model that reads untrusted pages.
+	AllowPrivate bool
+	// UserAgent is the User-Agent header; "" means [DefaultUserAgent].
+	UserAgent string
+	// MaxUses caps the number of fetches per run (counted in the run's
+	// session state, so sub-agents share the budget); 0 means no cap.
+	MaxUses int
+	// Proxy, when set, sends every request through this HTTP proxy. The
+	// proxy then decides which addresses are reached: the connect-time
+	// address check applies to the connection to the proxy only, while
+	// URL vetting and the host lists still apply to every hop. Proxy
+	// environment variables are always ignored.
+	Proxy *url.URL
+	// Resolver looks up host names; nil means the system resolver. Tests
+	// use it to point names at local servers.
+	Resolver ssrf.Resolver
+	// Logger receives one debug record per fetch (URL without query, status,
+	// bytes); nil means no logging.
+	Logger *slog.Logger
+
+	// check replaces the address classifier; tests use it to let one
+	// loopback address stand in for the public internet.
+	check func(netip.Addr) error
+	// control is the base dialer's Control, run after the guard's check for
+	// allowed addresses only; tests put a tripwire there.
+	control func(network, address string, c syscall.RawConn) error
+}
+
+// Result is the outcome of a fetch. A non-2xx status and a truncated body are
+// results, not errors.
+type Result struct {
+	URL         string `json:"url" jsonschema:"the final URL after redirects"`
+	Status      int    `json:"status" jsonschema:"the HTTP status code"`
+	ContentType string `json:"content_type" jsonschema:"the media type of the response"`
+	Title       string `json:"title" jsonschema:"the page title, empty for non-HTML content"`
+	Content     string `json:"content" jsonschema:"the main content as Markdown, or the text of a non-HTML response"`
+	Format      string `json:"format" jsonschema:"markdown or text" enum:"markdown,text"`
+	Truncated   bool   `json:"truncated" jsonschema:"true when the body was longer than the byte limit and was cut"`
+}
+
+// Fetcher fetches web pages through the SSRF guard. It is safe for
+// concurrent use.
+type Fetcher struct {
+	opts   Options
+	client *http.Client
+	allow  []string
+	deny   []string
+}
+
+// NewFetcher builds a Fetcher. It fails on an invalid host pattern or a
+// negative limit.
+func NewFetcher(opts *Options) (*Fetcher, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Timeout < 0 || o.MaxBytes < 0 || o.MaxUses < 0 {
+		return nil, errors.New("webfetch: Timeout, MaxBytes and MaxUses must not be negative")
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = DefaultUserAgent
+	}
+	f := &Fetcher{opts: o}
+	var err error
+	if f.allow, err = patterns("AllowedHosts", o.AllowedHosts); err != nil {
+		return nil, err
+	}
+	if f.deny, err = patterns("DeniedHosts", o.DeniedHosts); err != nil {
+		return nil, err
+	}
+	check := o.check
+	if check == nil {
+		check = ssrf.Check
+		if o.AllowPrivate {
+			check = ssrf.CheckMetadata
+		}
+	}
+	dialer := &ssrf.Dialer{Resolver: o.Resolver, Check: check, Dialer: &net.Dialer{Timeout: o.Timeout, KeepAlive: 30 * time.Second, Control: o.control}}
+	tr := &http.Transport{
+		Proxy:                  nil, // never from the environment: a proxy hides the destination
+		DialContext:            dialer.DialContext,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           16,
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    10 * time.Second,
+		ResponseHeaderTimeout:  o.Timeout,
+		MaxResponseHeaderBytes: 1 << 20,
+	}
+	if o.Proxy != nil {
+		tr.Proxy = http.ProxyURL(o.Proxy)
+	}
+	f.client = &http.Client{
+		Transport: tr,
+		// Redirects are followed by hand in Fetch, so that every hop is
+		// vetted the same way as the first request.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return f, nil
+}
+
+func patterns(field string, ps []string) ([]string, error) {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		q := strings.TrimSpace(p)
+		if rest, wild := strings.CutPrefix(q, "*."); !hostmatch.IsIP(q) {
+			if a, err := idna.Lookup.ToASCII(rest); err == nil {
+				q = a
+				if wild {
+					q = "*." + a
+				}
+			}
+		}
+		if !hostmatch.Valid(q) {
+			return nil, fmt.Errorf("webfetch: %s: %q is not a host pattern such as example.com or *.example.com", field, p)
+		}
+		out = append(out, q)
+	}
+	return out, nil
+}
+
+// Options returns the options in effect, defaults filled in.
+func (f *Fetcher) Options() Options { return f.opts }
+
+// checkHost applies the host lists.
+func (f *Fetcher) checkHost(host string) error {
+	if hostmatch.MatchAny(f.deny, host) {
+		return fmt.Errorf("%w: %s is on the denied host list", ErrHostDenied, host)
+	}
+	if len(f.allow) > 0 && !hostmatch.MatchAny(f.allow, host) {
+		return fmt.Errorf("%w: %s is not on the allowed host list (%s)", ErrHostDenied, host, strings.Join(f.allow, ", "))
+	}
+	return nil
+}
+
+// vet checks a URL before it is requested: the SSRF guard's URL rules, then
+// the host lists. It returns the URL without its fragment, which is never
+// sent.
+func (f *Fetcher) vet(u *url.URL) (*url.URL, error) {
+	u2 := *u
+	u2.Fragment, u2.RawFragment = "", ""
+	if err := ssrf.VetURL(&u2); err != nil {
+		if f.opts.AllowPrivate && errors.Is(err, ssrf.ErrBlocked) {
+			// A private IP literal is allowed, a metadata address and a
+			// numeric spelling still are not.
+			var be *ssrf.BlockedError
+			if errors.As(err, &be) && be.Addr.IsValid() && ssrf.CheckMetadata(be.Addr) == nil {
+				err = nil
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := f.checkHost(u2.Hostname()); err != nil {
+		return nil, err
+	}
+	return &u2, nil
+}
+
+// Refused reports whether err is a refusal (the SSRF guard, a scheme, the host
+// lists, the redirect limit) rather than a network failure; the WebFetch tool
+// reports refusals as denied errors.
+func Refused(err error) bool {
+	return ssrf.Refused(err) || errors.Is(err, ErrHostDenied) || errors.Is(err, ErrTooManyRedirects)
+}
+
+// Fetch fetches rawURL, follows up to [MaxRedirects] redirects (each hop
+// vetted like the first request), reads at most maxBytes of the
+// decompressed body (0 or more than the option means the option) and
+// converts it with [Convert]. Refusals satisfy [Refused]; timeouts and
+// network failures do not.
+func (f *Fetcher) Fetch(ctx context.Context, rawURL string, maxBytes int64) (*Result, error) {
+	u, err := url.Parse(strings.TrimSpace(rawURL))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q is not a valid URL", ssrf.ErrInvalidHost, rawURL)
+	}
+	if u, err = f.vet(u); err != nil {
+		return nil, err
+	}
+	if maxBytes <= 0 || maxBytes > f.opts.MaxBytes {
+		maxBytes = f.opts.MaxBytes
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
+	defer cancel()
+
+	var resp *http.Response
+	for hop := 0; ; hop++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+		if err != nil {
+			return nil, fmt.Errorf("building request: %w", err)
+		}
+		req.Header.Set("User-Agent", f.opts.UserAgent)
+		req.Header.Set("Accept", "text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5")
+		resp, err = f.client.Do(req)
+		if err != nil {
+			return nil, netError(ctx, u, err)
+		}
+		if !isRedirect(resp.StatusCode) {
+			break
+		}
+		loc := resp.Header.Get("Location")
+		resp.Body.Close()
+		if loc == "" {
+			return nil, fmt.Errorf("%s answered %d without a Location header", redact(u), resp.StatusCode)
+		}
+		if hop+1 > MaxRedirects {
+			return nil, fmt.Errorf("%w: more than %d redirects starting at %s", ErrTooManyRedirects, MaxRedirects, redact(u))
+		}
+		next, err := u.Parse(loc)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s redirected to an invalid URL", ssrf.ErrInvalidHost, redact(u))
+		}
+		if next, err = f.vet(next); err != nil {
+			return nil, fmt.Errorf("redirect from %s: %w", redact(u), err)
+		}
+		u = next
+	}
+	defer resp.Body.Close()
+
+	res := &Result{URL: u.String(), Status: resp.StatusCode}
+	ct := resp.Header.Get("Content-Type")
+	mt, _, _ := mime.ParseMediaType(ct)
+	res.ContentType = mt
+	if ct != "" && kindOf(mt) == kindUnsupported {
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			res.Format = FormatText // an error page in a type we do not read: the status says it all
+			return res, nil
+		}
+		return nil, fmt.Errorf("%s: %w %q: WebFetch reads HTML, plain text, Markdown, JSON and XML only", redact(u), ErrUnsupportedContent, mt)
+	}
+	// One byte more than the cap tells a body of exactly maxBytes from a
+	// longer one. The transport decompresses gzip as it streams, so the
+	// limit counts decompressed bytes and memory stays bounded by it.
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
+	if err != nil {
+		return nil, netError(ctx, u, err)
+	}
+	if int64(len(body)) > maxBytes {
+		body, res.Truncated = body[:maxBytes], true
+	}
+	doc, err := Convert(body, ct, u)
+	if err != nil {
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			res.Format = FormatText
+			return res, nil
+		}
+		return nil, fmt.Errorf("%s: %w", redact(u), err)
+	}
+	if res.ContentType == "" {
+		res.ContentType, _, _ = mime.ParseMediaType(http.DetectContentType(body))
+	}
+	res.Title, res.Content, res.Format = doc.Title, doc.Content, doc.Format
+	if f.opts.Logger != nil {
+		f.opts.Logger.DebugContext(ctx, "webfetch", "url", redact(u), "status", res.Status, "bytes", len(body), "truncated", res.Truncated)
+	}
+	return res, nil
+}
+
+func isRedirect(code int) bool {
+	switch code {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// netError turns a transport failure into an error that says what happened
+// without repeating the query string (which may carry tokens). Refusals by
+// the dialer keep their identity.
+func netError(ctx context.Context, u *url.URL, err error) error {
+	if ssrf.Refused(err) {
+		var be *ssrf.BlockedError
+		if errors.As(err, &be) {
+			return fmt.Errorf("fetching %s: %w", redact(u), be)
+		}
+		return fmt.Errorf("fetching %s: %w", redact(u), err)
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("fetching %s: timed out: %w; the server is too slow, try again later or another source", redact(u), context.DeadlineExceeded)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Errorf("fetching %s: %w", redact(u), err)
+}
+
+// redact returns u without query and fragment, for messages and logs.
+func redact(u *url.URL) string {
+	r := *u
+	r.RawQuery, r.ForceQuery, r.Fragment, r.RawFragment, r.User = "", false, "", "", nil
+	return r.String()
+}
