@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/paigasus/helikon/mcptools"
+)
+
+func init() {
+	Register(&Command{Name: "mcp", Summary: "serve the built-in tools to MCP clients (stdio or streamable HTTP)", Run: runMCP})
+}
+
+// mcpTokenEnv names the environment variable holding the HTTP bearer token.
+// It is read from the environment rather than a flag so that the token does
+// not show in process listings.
+const mcpTokenEnv = "HELIKON_MCP_TOKEN"
+
+func runMCP(ctx context.Context, env *Env, args []string) int {
+	fs := NewFlagSet("mcp", "mcp [flags]\n\nServes the built-in tools over the Model Context Protocol: on stdin/stdout by\ndefault, or over streamable HTTP with --http. Every call goes through the\npermission pipeline (--mode, --deny, --allow, guards); a call that needs\napproval is asked of the client by elicitation when it supports it, and\ndenied otherwise. Diagnostics go to stderr.\n\nWith --http, the server listens on loopback unless told otherwise; a\nnon-loopback address needs a bearer token in $"+mcpTokenEnv+" (clients send\n\"Authorization: Bearer TOKEN\"). Requests whose Host is not loopback or the\nlisten address, or that carry a browser Origin not given with --allow-origin,\nare refused.", env.Stderr)
+	common := AddCommonFlags(fs)
+	bflags := AddBackendFlags(fs)
+	tflags := AddToolFlags(fs)
+	toolList := fs.String("tools", "", "comma-separated `NAMES` of the tools to serve (default: every built-in tool)")
+	httpAddr := fs.String("http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8080) instead of stdio")
+	origins := Multi(fs, "allow-origin", "accept browser requests from `ORIGIN` such as https://app.example (repeatable, HTTP only)")
+	hosts := Multi(fs, "allow-host", "accept requests addressed to `HOST` (repeatable, HTTP only)")
+	pos, done, status := ParseArgs(fs, env, args)
+	if done {
+		return status
+	}
+	if len(pos) > 0 {
+		return Failf(env, ExitUsage, "mcp: unexpected arguments %q", pos)
+	}
+	root, err := common.RootDir()
+	if err != nil {
+		return Failf(env, ExitUsage, "mcp: %v", err)
+	}
+	perms, mode, err := common.Permissions()
+	if err != nil {
+		return Failf(env, ExitUsage, "mcp: %v", err)
+	}
+	var names []string
+	for _, n := range strings.Split(*toolList, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	te := &ToolEnv{Ctx: ctx, Env: env, Root: root, Common: common, BackendFlags: bflags}
+	set, err := tflags.BuildSet(te, names)
+	if err != nil {
+		return Failf(env, ExitUsage, "mcp: %v", err)
+	}
+	if set.Len() == 0 {
+		return Failf(env, ExitUsage, "mcp: no tools to serve; name them with --tools (available: %s)", strings.Join(tflags.Names(true), ", "))
+	}
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv, err := mcptools.NewServer(set, &mcptools.ServerOptions[App]{
+		Instructions: fmt.Sprintf("helikon tools confined to %s, permission mode %s.", root, mode),
+		Permissions:  perms,
+		Mode:         mode,
+		Logger:       logger,
+	})
+	if err != nil {
+		return Failf(env, ExitOther, "mcp: %v", err)
+	}
+	if *httpAddr == "" {
+		err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: nopWriteCloser{env.Stdout}})
+		if err != nil && ctx.Err() == nil && !isClosedStream(err) {
+			return Failf(env, ExitOther, "mcp: %v", err)
+		}
+		return ExitOK
+	}
+	err = mcptools.ServeHTTP(ctx, srv, &mcptools.HTTPOptions{
+		Addr:           *httpAddr,
+		Token:          env.getenv(mcpTokenEnv),
+		AllowedOrigins: *origins,
+		AllowedHosts:   *hosts,
+		Logger:         logger,
+	}, func(a net.Addr) {
+		fmt.Fprintf(env.Stderr, "helikon: serving MCP over streamable HTTP at http://%s/ (%d tools)\n", a, set.Len())
+	})
+	if err != nil {
+		return Failf(env, ExitUsage, "mcp: %v", err)
+	}
+	return ExitOK
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// isClosedStream reports the end of a stdio session: the client closed our
+// stdin.
+func isClosedStream(err error) bool {
+	return err == io.EOF || strings.Contains(err.Error(), "EOF") || strings.Contains(err.Error(), "closed")
+}

@@ -1,0 +1,499 @@
+package mcptools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"mvdan.cc/sh/v3/shell"
+
+	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/internal/argcheck"
+)
+
+// A Dialer returns a fresh transport for one connection attempt. Reconnecting
+// needs a new transport (a spawned command runs once), hence a function.
+type Dialer func() (mcp.Transport, error)
+
+// Command returns a Dialer that spawns cmdline and speaks MCP over its stdin
+// and stdout. cmdline is split into words as a POSIX shell would (quotes,
+// backslashes, $VAR from the environment; no globbing or command
+// substitution) and run without a shell. The server's stderr goes to this
+// process's stderr.
+func Command(cmdline string) Dialer {
+	return func() (mcp.Transport, error) {
+		words, err := shell.Fields(cmdline, nil)
+		if err != nil {
+			return nil, fmt.Errorf("mcp server command %q: %w", cmdline, err)
+		}
+		if len(words) == 0 {
+			return nil, fmt.Errorf("mcp server command is empty")
+		}
+		return CommandArgs(words[0], words[1:]...)()
+	}
+}
+
+// CommandArgs is like [Command] with the program and its arguments given
+// separately (no splitting, no expansion).
+func CommandArgs(name string, args ...string) Dialer {
+	return func() (mcp.Transport, error) {
+		cmd := exec.Command(name, args...)
+		cmd.Stderr = os.Stderr
+		return &mcp.CommandTransport{Command: cmd}, nil
+	}
+}
+
+// HTTPClientOptions configures [HTTP].
+type HTTPClientOptions struct {
+	// Token, when set, is sent as "Authorization: Bearer TOKEN".
+	Token string
+	// Client is the HTTP client; nil means http.DefaultClient.
+	Client *http.Client
+}
+
+// HTTP returns a Dialer for an MCP server at endpoint, over the streamable
+// HTTP transport.
+func HTTP(endpoint string, opts *HTTPClientOptions) Dialer {
+	if opts == nil {
+		opts = &HTTPClientOptions{}
+	}
+	return func() (mcp.Transport, error) {
+		hc := opts.Client
+		if hc == nil {
+			hc = http.DefaultClient
+		}
+		if opts.Token != "" {
+			c := *hc
+			base := c.Transport
+			if base == nil {
+				base = http.DefaultTransport
+			}
+			c.Transport = bearerTransport{base: base, token: opts.Token}
+			hc = &c
+		}
+		return &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, nil
+	}
+}
+
+type bearerTransport struct {
+	base  http.RoundTripper
+	token string
+}
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+// Transport returns a Dialer that always returns t. Use it for transports
+// that can connect only once (such as an in-memory transport): such a source
+// cannot reconnect.
+func Transport(t mcp.Transport) Dialer {
+	var used atomic.Bool
+	return func() (mcp.Transport, error) {
+		if used.Swap(true) {
+			return nil, errors.New("this transport can connect only once, so the connection cannot be re-established")
+		}
+		return t, nil
+	}
+}
+
+// ClientOptions configures [Connect]. The zero value (or nil) names tools as
+// the server does and trusts annotations for their effect.
+type ClientOptions struct {
+	// Prefix is prepended to every tool name ("github_" gives
+	// github_create_issue). Set it when two sources offer tools of the same
+	// name.
+	Prefix string
+	// IgnoreAnnotations treats every tool as a side effect, whatever its
+	// annotations claim. Use it for servers you do not trust.
+	IgnoreAnnotations bool
+	// Name identifies this client to the server; "" means "helikon".
+	Name string
+	// OnToolsChanged, when not nil, is called (on its own goroutine) after
+	// the tool list was fetched again following tools/list_changed.
+	OnToolsChanged func()
+	// Logger receives connection events; nil means slog.Default.
+	Logger *slog.Logger
+}
+
+// A Source is a connection to one MCP server whose tools are offered as
+// helikon tools. It is safe for concurrent use.
+type Source[C any] struct {
+	dial   Dialer
+	opts   ClientOptions
+	client *mcp.Client
+	log    *slog.Logger
+
+	dialMu sync.Mutex // serializes reconnection
+
+	mu      sync.Mutex
+	session *mcp.ClientSession // nil: disconnected
+	tools   []helikon.Tool[C]
+	remote  map[string]*mcpTool[C] // by remote name
+	closed  bool
+}
+
+// Connect connects to the MCP server dial reaches and lists its tools. The
+// tools are then available from [Source.Tools]. Close the source when done
+// (it stops a spawned server).
+func Connect[C any](ctx context.Context, dial Dialer, opts *ClientOptions) (*Source[C], error) {
+	s := &Source[C]{dial: dial}
+	if opts != nil {
+		s.opts = *opts
+	}
+	s.log = s.opts.Logger
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	name := s.opts.Name
+	if name == "" {
+		name = "helikon"
+	}
+	s.client = mcp.NewClient(&mcp.Implementation{Name: name, Version: "dev"}, &mcp.ClientOptions{
+		Capabilities:           &mcp.ClientCapabilities{},
+		ToolListChangedHandler: s.listChanged,
+	})
+	cs, err := s.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.refresh(ctx, cs); err != nil {
+		cs.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Tools returns the server's tools as helikon tools, as last listed.
+func (s *Source[C]) Tools() []helikon.Tool[C] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]helikon.Tool[C](nil), s.tools...)
+}
+
+// Close closes the connection (stopping a spawned server). Calls made after
+// Close fail.
+func (s *Source[C]) Close() error {
+	s.mu.Lock()
+	cs := s.session
+	s.session, s.closed = nil, true
+	s.mu.Unlock()
+	if cs != nil {
+		return cs.Close()
+	}
+	return nil
+}
+
+// connect dials and starts watching the session for a drop.
+func (s *Source[C]) connect(ctx context.Context) (*mcp.ClientSession, error) {
+	t, err := s.dial()
+	if err != nil {
+		return nil, fmt.Errorf("mcptools: %w", err)
+	}
+	cs, err := s.client.Connect(ctx, t, nil)
+	if err != nil {
+		return nil, fmt.Errorf("mcptools: connecting to the mcp server: %w", err)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		cs.Close()
+		return nil, errors.New("mcptools: source is closed")
+	}
+	s.session = cs
+	s.mu.Unlock()
+	go func() {
+		cs.Wait()
+		s.mu.Lock()
+		if s.session == cs {
+			s.session = nil
+			if !s.closed {
+				s.log.Warn("mcp server connection dropped; it will be re-established on the next call")
+			}
+		}
+		s.mu.Unlock()
+	}()
+	return cs, nil
+}
+
+// current returns a live session, reconnecting when the last one dropped.
+func (s *Source[C]) current(ctx context.Context) (*mcp.ClientSession, error) {
+	s.mu.Lock()
+	cs, closed := s.session, s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, errors.New("mcptools: source is closed")
+	}
+	if cs != nil {
+		return cs, nil
+	}
+	s.dialMu.Lock()
+	defer s.dialMu.Unlock()
+	s.mu.Lock()
+	cs = s.session
+	s.mu.Unlock()
+	if cs != nil {
+		return cs, nil // another call reconnected meanwhile
+	}
+	cs, err := s.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("mcp server connection re-established")
+	if err := s.refresh(ctx, cs); err != nil {
+		return nil, err
+	}
+	return cs, nil
+}
+
+func (s *Source[C]) listChanged(context.Context, *mcp.ToolListChangedRequest) {
+	// The handler runs on the session's reader: list on another goroutine.
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cs, err := s.current(ctx)
+		if err == nil {
+			err = s.refresh(ctx, cs)
+		}
+		if err != nil {
+			s.log.Warn("mcp tools/list_changed: listing tools again failed", slog.Any("error", err))
+			return
+		}
+		if s.opts.OnToolsChanged != nil {
+			s.opts.OnToolsChanged()
+		}
+	}()
+}
+
+// refresh lists the server's tools and replaces the snapshot.
+func (s *Source[C]) refresh(ctx context.Context, cs *mcp.ClientSession) error {
+	var tools []helikon.Tool[C]
+	remote := map[string]*mcpTool[C]{}
+	local := map[string]string{}
+	for def, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("mcptools: listing tools: %w", err)
+		}
+		t, err := s.wrap(def)
+		if err != nil {
+			s.log.Warn("mcp tool skipped", slog.String("tool", def.Name), slog.Any("error", err))
+			continue
+		}
+		if other, dup := local[t.name]; dup {
+			return fmt.Errorf("mcptools: the server's tools %q and %q both become %q", other, def.Name, t.name)
+		}
+		local[t.name] = def.Name
+		remote[def.Name] = t
+		tools = append(tools, t)
+	}
+	s.mu.Lock()
+	s.tools, s.remote = tools, remote
+	s.mu.Unlock()
+	return nil
+}
+
+// invalidNameChars are the characters MCP allows in tool names (dots,
+// slashes) that helikon's tool-name grammar does not.
+var invalidNameChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+
+func (s *Source[C]) wrap(def *mcp.Tool) (*mcpTool[C], error) {
+	name := s.opts.Prefix + invalidNameChars.ReplaceAllString(def.Name, "_")
+	if err := helikon.ValidateToolName(name); err != nil {
+		return nil, err
+	}
+	in, err := toSchema(def.InputSchema)
+	if err != nil || in == nil {
+		return nil, fmt.Errorf("input schema: %v", err)
+	}
+	check, err := argcheck.Compile(in)
+	if err != nil {
+		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	out, err := toSchema(def.OutputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("output schema: %w", err)
+	}
+	effect := EffectOf(def.Annotations)
+	if s.opts.IgnoreAnnotations {
+		effect = helikon.EffectSideEffect
+	}
+	return &mcpTool[C]{
+		ToolInfo: helikon.ToolInfo{ToolName: name, ToolDescription: def.Description, InputSchema: in, Output: out, ToolEffect: effect},
+		src:      s, name: name, remoteName: def.Name, check: check,
+	}, nil
+}
+
+func toSchema(v any) (*jsonschema.Schema, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// mcpTool is one tool of an MCP server as a helikon tool.
+type mcpTool[C any] struct {
+	helikon.ToolInfo
+	src        *Source[C]
+	name       string
+	remoteName string
+	check      *argcheck.Validator
+}
+
+func (t *mcpTool[C]) Invoke(tc *helikon.ToolContext[C], args json.RawMessage) (json.RawMessage, error) {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	var generic any
+	if err := json.Unmarshal(args, &generic); err != nil {
+		return nil, &helikon.InvalidArgsError{Tool: t.name, Problems: []string{"the arguments are not valid JSON; send one JSON object"}}
+	}
+	if _, ok := generic.(map[string]any); !ok {
+		return nil, &helikon.InvalidArgsError{Tool: t.name, Problems: []string{"the arguments must be a JSON object"}}
+	}
+	if problems := t.check.Validate(generic); len(problems) > 0 {
+		return nil, &helikon.InvalidArgsError{Tool: t.name, Problems: problems}
+	}
+	t.src.mu.Lock()
+	_, offered := t.src.remote[t.remoteName]
+	t.src.mu.Unlock()
+	if !offered {
+		return nil, helikon.Other(fmt.Errorf("the mcp server no longer offers tool %s; use another tool", t.remoteName))
+	}
+	cs, err := t.src.current(tc)
+	if err != nil {
+		return nil, helikon.Other(err)
+	}
+	res, err := cs.CallTool(tc, &mcp.CallToolParams{Name: t.remoteName, Arguments: json.RawMessage(args)})
+	if err != nil {
+		return nil, t.callError(tc, err)
+	}
+	if res.IsError {
+		return nil, t.toolError(res)
+	}
+	return resultJSON(res)
+}
+
+// callError maps a protocol-level failure to a tool error.
+func (t *mcpTool[C]) callError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return helikon.Other(fmt.Errorf("mcp tool %s: %w", t.remoteName, ctx.Err()))
+	}
+	var we *jsonrpc.Error
+	if errors.As(err, &we) && we.Code == jsonrpc.CodeInvalidParams {
+		return &helikon.InvalidArgsError{Tool: t.name, Problems: []string{we.Message}}
+	}
+	if errors.Is(err, mcp.ErrConnectionClosed) {
+		return helikon.Other(fmt.Errorf("the connection to the mcp server dropped during the call to %s, which may or may not have run; it will be re-established for the next call: %w", t.remoteName, err))
+	}
+	return helikon.Other(fmt.Errorf("mcp tool %s: %w", t.remoteName, err))
+}
+
+// toolError maps an isError result to a tool error: exactly the error a
+// helikon server reported, or "other" with the result's text.
+func (t *mcpTool[C]) toolError(res *mcp.CallToolResult) error {
+	text := contentText(res.Content)
+	if raw, ok := res.Meta[MetaError]; ok {
+		var em ErrorMeta
+		if b, err := json.Marshal(raw); err == nil && json.Unmarshal(b, &em) == nil {
+			switch em.Kind {
+			case helikon.KindDenied:
+				return &helikon.DeniedError{Reason: em.Reason}
+			case helikon.KindInvalidArgs:
+				return &helikon.InvalidArgsError{Tool: t.name, Problems: em.SchemaErrors}
+			}
+		}
+	}
+	if text == "" {
+		text = "the mcp tool " + t.remoteName + " failed without saying why"
+	}
+	return helikon.Other(errors.New(text))
+}
+
+// resultJSON returns a successful result as the tool's JSON output: the
+// structured content when there is some, else the text when it is JSON, else
+// the text as a JSON string, else the content blocks themselves.
+func resultJSON(res *mcp.CallToolResult) (json.RawMessage, error) {
+	if res.StructuredContent != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return nil, helikon.Other(fmt.Errorf("reading the mcp tool's structured result: %w", err))
+		}
+		return b, nil
+	}
+	allText := true
+	for _, c := range res.Content {
+		if _, ok := c.(*mcp.TextContent); !ok {
+			allText = false
+		}
+	}
+	if allText {
+		text := contentText(res.Content)
+		if t := strings.TrimSpace(text); t != "" && json.Valid([]byte(t)) {
+			return json.RawMessage(t), nil
+		}
+		b, _ := json.Marshal(text)
+		return b, nil
+	}
+	b, err := json.Marshal(res.Content)
+	if err != nil {
+		return nil, helikon.Other(fmt.Errorf("reading the mcp tool's result: %w", err))
+	}
+	return b, nil
+}
+
+func contentText(cs []mcp.Content) string {
+	var parts []string
+	for _, c := range cs {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Toolset builds one toolset from local tools and the tools of sources. Two
+// tools of the same name are an error naming where each comes from; give one
+// source a [ClientOptions].Prefix to resolve it.
+func Toolset[C any](local []helikon.Tool[C], sources ...*Source[C]) (*helikon.Toolset[C], error) {
+	from := map[string]string{}
+	all := append([]helikon.Tool[C](nil), local...)
+	for _, t := range local {
+		from[t.Name()] = "the local tools"
+	}
+	for i, src := range sources {
+		where := fmt.Sprintf("mcp source %d", i+1)
+		for _, t := range src.Tools() {
+			if other, dup := from[t.Name()]; dup {
+				return nil, fmt.Errorf("mcptools: tool %s is offered by both %s and %s: set ClientOptions.Prefix on one of them", t.Name(), other, where)
+			}
+			from[t.Name()] = where
+			all = append(all, t)
+		}
+	}
+	return helikon.NewToolset(all...)
+}

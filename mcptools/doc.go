@@ -1,0 +1,76 @@
+// Package mcptools connects helikon tools and the Model Context Protocol in
+// both directions, on the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk/mcp).
+//
+// # Serving helikon tools
+//
+// [NewServer] (or [AddTools] on an existing *mcp.Server) exposes helikon
+// tools as MCP tools: name, description, input schema and, where the tool has
+// one, output schema. Every call made through MCP goes through the same steps
+// as a call in a helikon run:
+//
+//  1. the arguments are checked against the tool's input schema; every
+//     problem is listed in an isError result ("invalid arguments for tool …");
+//  2. the permission pipeline ([helikon.Permissions.Check] with
+//     [helikon.CallFor] in the server's mode) decides; a denial is an isError
+//     result with the pipeline's reason. An "ask" (a guard that fires, a
+//     policy that asks) goes to the client as an MCP elicitation when the
+//     client declared the elicitation capability; otherwise the configured
+//     [helikon.Approver] answers, and without one the call is denied;
+//  3. the tool runs with a [helikon.ToolContext] derived from the request's
+//     context, so notifications/cancelled from the client cancels the call
+//     (a tool that runs processes must kill them on cancellation, as the
+//     helikon contract requires);
+//  4. a tool error becomes a result with isError set whose text is exactly
+//     the error's message, the one a model sees in a helikon run. The
+//     result's _meta carries the error kind under [MetaError], so that a
+//     helikon client restores the same tool error.
+//
+// While a call runs, a client that sent a progress token receives
+// notifications/progress every [ServerOptions].ProgressInterval.
+//
+// Effects map to tool annotations by [Annotations] and back by [EffectOf];
+// the mapping round-trips (see [Annotations]).
+//
+// [ServeHTTP] serves the streamable HTTP transport. It binds to loopback by
+// default, refuses to listen on any other address without a bearer token,
+// checks the Host header (DNS rebinding) and refuses browser requests whose
+// Origin is not explicitly allowed. The stdio transport is the SDK's own
+// (mcp.StdioTransport).
+//
+// # Using MCP servers' tools
+//
+// [Connect] connects to an MCP server (a spawned command over stdio with
+// [Command], an HTTP endpoint with [HTTP], or any mcp.Transport), lists its
+// tools and wraps each as a [helikon.Tool]: the effect comes from the
+// annotations (none: side effect), arguments are validated against the input
+// schema before anything is sent, and failures map to the three tool errors.
+// The list is fetched again on notifications/tools/list_changed, and a
+// dropped connection is re-established on the next call. [Toolset] merges
+// several sources and local tools and reports name clashes at build time;
+// [ClientOptions].Prefix resolves them.
+//
+// # What is guaranteed and what is not
+//
+// Served tools can do nothing over MCP that they could not do in a helikon
+// run with the same permissions: the pipeline is not optional and there is no
+// way for a client to change the mode or rules. The containment of the tools
+// themselves (sandbox root, execution backend) is the tools' business and is
+// exactly as strong as in a run.
+//
+// An MCP client is trusted to relay elicitations to a human honestly: a
+// client that answers "accept" on its own approves the call. A server whose
+// mode or rules must not be bypassed by a client should not rely on
+// approvals; use dont-ask mode, which never asks.
+//
+// Tool annotations are hints written by the server. A helikon client takes
+// the effect from them because that is the only description MCP offers; an
+// untrusted server can claim read-only for a tool that is not. Set
+// [ClientOptions].IgnoreAnnotations to treat every tool of such a server as a
+// side effect. Tools of an MCP server report no targets, so permission rules
+// with a pattern cannot allow them and deny rules with a pattern deny them
+// (fail closed); bare tool-name rules work as usual.
+//
+// A call whose connection drops while it runs is reported as failed: it may
+// or may not have run on the server, and it is not retried.
+package mcptools
