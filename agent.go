@@ -1,0 +1,250 @@
+package helikon
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"slices"
+	"sync"
+)
+
+// Agent is anything that can take part in a run: an LLM agent, or a workflow
+// agent (loop, sequential) that drives other agents. The implementations live
+// in the packages under agent/; a runner (agent/runner) drives the top-level
+// agent, persists the conversation and emits the run-level events.
+//
+// Run returns the agent's events as a stream. It reads the conversation from
+// inv and appends the messages it produces to it; every message it appends is
+// also reported, in order, by an [EventTurnCompleted] event, which is what a
+// runner persists. A failure ends the stream with a nil event and the error.
+// Stopping the iteration early (break) stops the agent.
+type Agent[C any] interface {
+	Name() string
+	// Description says what the agent does; a parent agent that exposes it
+	// as a tool shows it to its model.
+	Description() string
+	Run(ctx context.Context, inv *Invocation[C]) iter.Seq2[*Event, error]
+}
+
+// Invocation is what an agent runs with: the run context (application
+// context, state, actions, mode, tracer, depth), the permission pipeline and
+// the conversation so far. Workflow agents hand their sub-agents a
+// [Invocation.SubAgent] view that shares the conversation; agent-as-tool gives
+// its agent a [Invocation.Fork] with a conversation of its own.
+type Invocation[C any] struct {
+	rc    *RunContext[C]
+	perms *Permissions
+	conv  *conversation
+}
+
+type conversation struct {
+	mu   sync.Mutex
+	msgs []Message
+}
+
+// NewInvocation returns the invocation of a top-level agent with history as
+// the conversation so far. perms may be nil (no rules, guards on, no
+// approval handler).
+func NewInvocation[C any](rc *RunContext[C], perms *Permissions, history []Message) *Invocation[C] {
+	if perms == nil {
+		perms = &Permissions{}
+	}
+	return &Invocation[C]{rc: rc, perms: perms, conv: &conversation{msgs: slices.Clone(history)}}
+}
+
+// RunContext returns the run context.
+func (inv *Invocation[C]) RunContext() *RunContext[C] { return inv.rc }
+
+// Permissions returns the permission pipeline every tool call must pass.
+func (inv *Invocation[C]) Permissions() *Permissions { return inv.perms }
+
+// Messages returns a copy of the conversation so far.
+func (inv *Invocation[C]) Messages() []Message {
+	inv.conv.mu.Lock()
+	defer inv.conv.mu.Unlock()
+	return slices.Clone(inv.conv.msgs)
+}
+
+// Len returns the number of messages in the conversation.
+func (inv *Invocation[C]) Len() int {
+	inv.conv.mu.Lock()
+	defer inv.conv.mu.Unlock()
+	return len(inv.conv.msgs)
+}
+
+// Append adds msgs to the conversation.
+func (inv *Invocation[C]) Append(msgs ...Message) {
+	inv.conv.mu.Lock()
+	defer inv.conv.mu.Unlock()
+	inv.conv.msgs = append(inv.conv.msgs, msgs...)
+}
+
+// SubAgent returns the invocation of a sub-agent one level deeper that shares
+// the conversation, state, actions and mode of inv. It fails when the depth
+// limit would be exceeded (see [RunContext.SubAgent]).
+func (inv *Invocation[C]) SubAgent() (*Invocation[C], error) {
+	rc, err := inv.rc.SubAgent()
+	if err != nil {
+		return nil, err
+	}
+	return &Invocation[C]{rc: rc, perms: inv.perms, conv: inv.conv}, nil
+}
+
+// Fork returns the invocation of a sub-agent one level deeper with a
+// conversation of its own, starting from history. It shares state, actions
+// and mode with inv.
+func (inv *Invocation[C]) Fork(history []Message) (*Invocation[C], error) {
+	rc, err := inv.rc.SubAgent()
+	if err != nil {
+		return nil, err
+	}
+	return &Invocation[C]{rc: rc, perms: inv.perms, conv: &conversation{msgs: slices.Clone(history)}}, nil
+}
+
+// EventKind says what an [Event] reports.
+type EventKind string
+
+// The kinds of event, as they appear in JSON.
+const (
+	// EventRunStarted opens a run (emitted by the runner).
+	EventRunStarted EventKind = "run_started"
+	// EventTurnStarted precedes each model call.
+	EventTurnStarted EventKind = "turn_started"
+	// EventTextDelta carries a fragment of the model's text as it arrives.
+	EventTextDelta EventKind = "text_delta"
+	// EventToolCall reports a tool call the model made, before it is checked.
+	EventToolCall EventKind = "tool_call"
+	// EventApprovalRequested is emitted just before the approval handler is
+	// asked about a call.
+	EventApprovalRequested EventKind = "approval_requested"
+	// EventPermissionDenied reports a call the permission pipeline refused;
+	// the tool was not invoked.
+	EventPermissionDenied EventKind = "permission_denied"
+	// EventToolResult reports the outcome of a call, in call order.
+	EventToolResult EventKind = "tool_result"
+	// EventTurnCompleted closes a turn and carries the messages it added to
+	// the conversation (the assistant message and, when it called tools,
+	// the tool message) and the usage of its model call.
+	EventTurnCompleted EventKind = "turn_completed"
+	// EventRunCompleted closes a successful run with the final text and
+	// the total usage (emitted by the runner).
+	EventRunCompleted EventKind = "run_completed"
+	// EventRunFailed closes a failed run (emitted by the runner).
+	EventRunFailed EventKind = "run_failed"
+)
+
+// Event is one element of a run's event stream. Kind says which fields are
+// set. Events encode to JSON (the CLI's --json output).
+type Event struct {
+	Kind EventKind `json:"kind"`
+	// Agent is the name of the agent that emitted the event.
+	Agent string `json:"agent,omitempty"`
+	// Depth is the agent depth (0 for the top-level agent).
+	Depth int `json:"depth,omitempty"`
+	// Turn is the turn number within the agent's run, from 1.
+	Turn int `json:"turn,omitempty"`
+	// SessionID is set on run_started.
+	SessionID string `json:"session_id,omitempty"`
+	// Text is the fragment (text_delta) or the final answer
+	// (turn_completed, run_completed).
+	Text string `json:"text,omitempty"`
+	// ToolCall is set on tool_call, approval_requested, permission_denied.
+	ToolCall *ToolCall `json:"tool_call,omitempty"`
+	// ToolResult is set on tool_result.
+	ToolResult *ToolResult `json:"tool_result,omitempty"`
+	// Reason explains a denial or an approval request.
+	Reason string `json:"reason,omitempty"`
+	// Messages are the messages a turn added (turn_completed).
+	Messages []Message `json:"messages,omitempty"`
+	// Usage is the usage of a turn's model call (turn_completed) or of the
+	// whole run (run_completed).
+	Usage *Usage `json:"usage,omitempty"`
+	// Error is the failure of run_failed.
+	Error string `json:"error,omitempty"`
+}
+
+// RunResult is a run's stream collected by [Collect].
+type RunResult struct {
+	// Text is the final answer: the text of the last assistant message.
+	Text      string
+	Events    []*Event
+	Usage     Usage
+	SessionID string
+}
+
+// Collect drains a run's event stream. It returns the result so far together
+// with the first error.
+func Collect(seq iter.Seq2[*Event, error]) (*RunResult, error) {
+	r := &RunResult{}
+	var runUsage *Usage
+	for ev, err := range seq {
+		if ev != nil {
+			r.Events = append(r.Events, ev)
+			switch ev.Kind {
+			case EventRunStarted:
+				r.SessionID = ev.SessionID
+			case EventTurnCompleted:
+				if ev.Usage != nil {
+					r.Usage.Add(*ev.Usage)
+				}
+				for _, m := range ev.Messages {
+					if m.Role == RoleAssistant && m.Text != "" {
+						r.Text = m.Text
+					}
+				}
+			case EventRunCompleted:
+				runUsage = ev.Usage
+				if ev.Text != "" {
+					r.Text = ev.Text
+				}
+			}
+		}
+		if err != nil {
+			return r, err
+		}
+	}
+	if runUsage != nil {
+		r.Usage = *runUsage
+	}
+	return r, nil
+}
+
+// ToolResultFor returns the result a model sees for a call that returned out
+// and err: the JSON output, or an error message that says what to do next.
+func ToolResultFor(call ToolCall, out json.RawMessage, err error) ToolResult {
+	res := ToolResult{CallID: call.ID, Name: call.Name}
+	if err == nil {
+		if len(out) == 0 {
+			out = json.RawMessage("null")
+		}
+		res.Content = string(out)
+		return res
+	}
+	res.IsError = true
+	res.Kind = KindOf(err)
+	switch res.Kind {
+	case KindInvalidArgs:
+		res.Content = err.Error() + ". Fix the arguments to match the tool's schema and call " + call.Name + " again."
+	case KindDenied:
+		res.Content = err.Error() + ". Do not retry the same call; choose another way or ask the user."
+	default:
+		res.Content = "error: " + err.Error()
+	}
+	return res
+}
+
+type invocationKey struct{}
+
+// ContextWithInvocation returns a copy of ctx that carries inv. An LLM agent
+// puts its invocation in the context of every tool call, so that a tool that
+// runs a sub-agent (agent-as-tool) continues the same run under the same
+// permission pipeline.
+func ContextWithInvocation[C any](ctx context.Context, inv *Invocation[C]) context.Context {
+	return context.WithValue(ctx, invocationKey{}, inv)
+}
+
+// InvocationFromContext returns the invocation ctx carries, if any.
+func InvocationFromContext[C any](ctx context.Context) (*Invocation[C], bool) {
+	inv, ok := ctx.Value(invocationKey{}).(*Invocation[C])
+	return inv, ok
+}

@@ -1,0 +1,175 @@
+// Package agenttest provides an in-process scripted [helikon.Model] for tests
+// and benchmarks of agents, in the spirit of net/http/httptest: no network,
+// deterministic answers, and a record of every request the model received.
+//
+// It is a test double for the model only; the runner, the permission pipeline
+// and the tools under test are the real ones.
+package agenttest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"sync"
+
+	"github.com/paigasus/helikon"
+)
+
+// Reply is one scripted answer.
+type Reply struct {
+	Text      string
+	ToolCalls []helikon.ToolCall
+	Usage     helikon.Usage
+	// Err fails the model call instead.
+	Err error
+}
+
+// Call returns a tool call with the given id, tool name and JSON arguments.
+func Call(id, name, args string) helikon.ToolCall {
+	return helikon.ToolCall{ID: id, Name: name, Args: json.RawMessage(args)}
+}
+
+// ErrScriptExhausted is returned when the model is called more often than it
+// has replies.
+var ErrScriptExhausted = errors.New("agenttest: the scripted model has no reply left")
+
+// Model is a scripted model. Either Replies are returned in order, or, when
+// Func is set, Func computes each reply from the request. Text is streamed in
+// two fragments and each tool call in three (name split in two), so that
+// consumers see realistic deltas. Model is safe for concurrent use.
+type Model struct {
+	ModelName string
+	Replies   []Reply
+	Func      func(req *helikon.ModelRequest) Reply
+	// NoRecord stops the model from keeping a copy of each request (for
+	// benchmarks).
+	NoRecord bool
+
+	mu       sync.Mutex
+	next     int
+	requests []*helikon.ModelRequest
+}
+
+// New returns a model that answers with replies in order.
+func New(replies ...Reply) *Model { return &Model{Replies: replies} }
+
+// Name returns ModelName, or "scripted".
+func (m *Model) Name() string {
+	if m.ModelName == "" {
+		return "scripted"
+	}
+	return m.ModelName
+}
+
+// Requests returns the requests received so far.
+func (m *Model) Requests() []*helikon.ModelRequest {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*helikon.ModelRequest(nil), m.requests...)
+}
+
+// Calls returns the number of model calls so far.
+func (m *Model) Calls() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.next
+}
+
+// Stream implements [helikon.Model].
+func (m *Model) Stream(ctx context.Context, req *helikon.ModelRequest) iter.Seq2[*helikon.ModelChunk, error] {
+	return func(yield func(*helikon.ModelChunk, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(nil, err)
+			return
+		}
+		m.mu.Lock()
+		var r Reply
+		n := m.next
+		m.next++
+		if !m.NoRecord {
+			cp := *req
+			cp.Messages = append([]helikon.Message(nil), req.Messages...)
+			m.requests = append(m.requests, &cp)
+		}
+		m.mu.Unlock()
+		switch {
+		case m.Func != nil:
+			r = m.Func(req)
+		case n < len(m.Replies):
+			r = m.Replies[n]
+		default:
+			yield(nil, fmt.Errorf("%w (call %d, %d replies)", ErrScriptExhausted, n+1, len(m.Replies)))
+			return
+		}
+		if r.Err != nil {
+			yield(nil, r.Err)
+			return
+		}
+		if r.Text != "" {
+			h := len(r.Text) / 2
+			if h > 0 && !yield(&helikon.ModelChunk{Text: r.Text[:h]}, nil) {
+				return
+			}
+			if !yield(&helikon.ModelChunk{Text: r.Text[h:]}, nil) {
+				return
+			}
+		}
+		for i, c := range r.ToolCalls {
+			h := len(c.Name) / 2
+			parts := []helikon.ToolCallDelta{
+				{Index: i, ID: c.ID, Name: c.Name[:h]},
+				{Index: i, Name: c.Name[h:]},
+				{Index: i, ArgsFragment: string(c.Args)},
+			}
+			for j := range parts {
+				if !yield(&helikon.ModelChunk{ToolCall: &parts[j]}, nil) {
+					return
+				}
+			}
+		}
+		stop := helikon.StopEndTurn
+		if len(r.ToolCalls) > 0 {
+			stop = helikon.StopToolCalls
+		}
+		u := r.Usage
+		u.Requests = 1
+		yield(&helikon.ModelChunk{Response: &helikon.ModelResponse{
+			Message:    helikon.Message{Role: helikon.RoleAssistant, Text: r.Text, ToolCalls: r.ToolCalls},
+			Usage:      u,
+			StopReason: stop,
+			Model:      m.Name(),
+		}}, nil)
+	}
+}
+
+// LastToolResults returns the tool results of the last tool message of req,
+// for a Func that reacts to them.
+func LastToolResults(req *helikon.ModelRequest) []helikon.ToolResult {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == helikon.RoleTool {
+			return req.Messages[i].ToolResults
+		}
+		if req.Messages[i].Role == helikon.RoleUser {
+			return nil
+		}
+	}
+	return nil
+}
+
+// Contains reports whether any text or tool result in req contains s.
+func Contains(req *helikon.ModelRequest, s string) bool {
+	for _, m := range req.Messages {
+		if strings.Contains(m.Text, s) {
+			return true
+		}
+		for _, r := range m.ToolResults {
+			if strings.Contains(r.Content, s) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,540 @@
+// Package llmagent implements the LLM agent: an agent that calls a model,
+// runs the tools the model asks for and feeds the results back, turn after
+// turn, until the model answers without calling a tool.
+//
+// # Guarantees
+//
+//   - Every tool call passes the run's permission pipeline
+//     ([helikon.Permissions.Check], with the run's current mode and the
+//     agent depth) before the tool is invoked. A refused call is not
+//     invoked; the model gets an error result saying why and the stream gets
+//     a permission_denied event.
+//   - Errors go back to the model, not up the stack: invalid arguments
+//     (including malformed JSON), denials, other errors, unknown tool names
+//     (the result lists the available tools) and panics (recovered into an
+//     other error) all become error results and the run continues. The one
+//     exception is the repair budget: a tool whose arguments are invalid
+//     more than RepairBudget times in a row (default once, then fail) fails
+//     the run with an error wrapping [ErrRepairBudget] and the
+//     [helikon.InvalidArgsError].
+//   - Tool calls of one turn run concurrently, at most MaxParallelTools at a
+//     time; permission checks (and so approval prompts) happen one by one in
+//     call order before any of them starts; results are reported and fed
+//     back in call order.
+//   - A run stops with an error wrapping [ErrMaxTurns] after MaxTurns model
+//     calls (default 20).
+//   - Each completed turn is appended to the conversation and reported by
+//     one turn_completed event; a turn interrupted by cancellation or an
+//     error is not.
+//
+// # Not guaranteed
+//
+// The agent does not kill tools that ignore cancellation: a tool must honour
+// its context (every built-in tool does). Tool arguments are never logged or
+// put on spans, because they may hold secrets; tool names and call ids are.
+package llmagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent/agenttool"
+)
+
+// Defaults.
+const (
+	// DefaultMaxTurns bounds the model calls of one run: enough for real
+	// multi-step tasks, few enough that a model stuck in a loop stops.
+	DefaultMaxTurns = 20
+	// DefaultMaxParallelTools bounds the tool calls of one turn running at
+	// once.
+	DefaultMaxParallelTools = 8
+	// DefaultRepairBudget is how many invalid calls in a row of one tool the
+	// model may repair: the seed's "feed the errors back to the model once".
+	DefaultRepairBudget = 1
+)
+
+// ErrMaxTurns is wrapped by the error of a run that hit its turn limit.
+var ErrMaxTurns = errors.New("maximum number of turns exceeded")
+
+// ErrRepairBudget is wrapped by the error of a run whose model kept sending
+// invalid arguments to a tool.
+var ErrRepairBudget = errors.New("the model did not repair its tool arguments")
+
+// ToolSource contributes tools resolved at the start of each run, such as the
+// tools of an MCP server.
+type ToolSource[C any] interface {
+	Tools(ctx context.Context) ([]helikon.Tool[C], error)
+}
+
+// Config configures an LLM agent. Name and Model are required; every other
+// zero value means the default.
+type Config[C any] struct {
+	Name        string
+	Description string
+	// Instructions is the system prompt.
+	Instructions string
+	Model        helikon.Model
+	Tools        []helikon.Tool[C]
+	ToolSources  []ToolSource[C]
+	// SubAgents are exposed to the model as tools named after them (see
+	// package agenttool); they run one level deeper and share the run's
+	// state, mode and permission pipeline.
+	SubAgents []helikon.Agent[C]
+	Settings  helikon.ModelSettings
+	// MaxTurns bounds the model calls of one run (0: DefaultMaxTurns).
+	MaxTurns int
+	// MaxParallelTools bounds the concurrent tool calls of one turn
+	// (0: DefaultMaxParallelTools; 1 runs them one after another).
+	MaxParallelTools int
+	// RepairBudget is how many invalid calls in a row of one tool are fed
+	// back for repair before the run fails (0: DefaultRepairBudget; a
+	// negative value fails at the first invalid call).
+	RepairBudget int
+	// Logger receives diagnostics (nil: slog.Default()). It never receives
+	// tool arguments or outputs.
+	Logger *slog.Logger
+}
+
+// Agent is an LLM agent. It is immutable and safe for concurrent runs.
+type Agent[C any] struct {
+	cfg        Config[C]
+	tools      []helikon.Tool[C]
+	set        *helikon.Toolset[C] // nil when there are tool sources
+	defs       []helikon.ToolDef
+	maxTurns   int
+	parallel   int
+	repair     int
+	log        *slog.Logger
+	chatSpan   string
+	agentSpan  string
+	modelName  string
+	sourceless bool
+}
+
+var _ helikon.Agent[struct{}] = (*Agent[struct{}])(nil)
+
+// New builds an agent. It fails on a missing name or model, and on invalid
+// or duplicate tool names.
+func New[C any](cfg Config[C]) (*Agent[C], error) {
+	if cfg.Name == "" {
+		return nil, errors.New("llmagent: an agent needs a name")
+	}
+	if cfg.Model == nil {
+		return nil, fmt.Errorf("llmagent: agent %s has no model", cfg.Name)
+	}
+	a := &Agent[C]{cfg: cfg, maxTurns: cfg.MaxTurns, parallel: cfg.MaxParallelTools, repair: cfg.RepairBudget, log: cfg.Logger}
+	if a.maxTurns <= 0 {
+		a.maxTurns = DefaultMaxTurns
+	}
+	if a.parallel <= 0 {
+		a.parallel = DefaultMaxParallelTools
+	}
+	switch {
+	case a.repair == 0:
+		a.repair = DefaultRepairBudget
+	case a.repair < 0:
+		a.repair = 0
+	}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	a.tools = append(a.tools, cfg.Tools...)
+	for _, sub := range cfg.SubAgents {
+		t, err := agenttool.New(sub, nil)
+		if err != nil {
+			return nil, fmt.Errorf("llmagent: agent %s: sub-agent: %w", cfg.Name, err)
+		}
+		a.tools = append(a.tools, t)
+	}
+	set, err := helikon.NewToolset(a.tools...)
+	if err != nil {
+		return nil, fmt.Errorf("llmagent: agent %s: %w", cfg.Name, err)
+	}
+	a.sourceless = len(cfg.ToolSources) == 0
+	if a.sourceless {
+		a.set = set
+		a.defs = toolDefs(a.tools)
+	}
+	a.modelName = cfg.Model.Name()
+	a.chatSpan = "chat " + a.modelName
+	a.agentSpan = "invoke_agent " + cfg.Name
+	return a, nil
+}
+
+// Must is like [New] but panics on error.
+func Must[C any](a *Agent[C], err error) *Agent[C] {
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+// Name returns the agent's name.
+func (a *Agent[C]) Name() string { return a.cfg.Name }
+
+// Description returns the agent's description.
+func (a *Agent[C]) Description() string { return a.cfg.Description }
+
+// Model returns the agent's model.
+func (a *Agent[C]) Model() helikon.Model { return a.cfg.Model }
+
+func toolDefs[C any](tools []helikon.Tool[C]) []helikon.ToolDef {
+	defs := make([]helikon.ToolDef, len(tools))
+	for i, t := range tools {
+		defs[i] = helikon.ToolDefOf(t)
+	}
+	return defs
+}
+
+// Run runs the agent on the conversation of inv. See the package
+// documentation for what it guarantees.
+func (a *Agent[C]) Run(ctx context.Context, inv *helikon.Invocation[C]) iter.Seq2[*helikon.Event, error] {
+	return func(yield func(*helikon.Event, error) bool) {
+		r := &run[C]{a: a, inv: inv, rc: inv.RunContext(), yield: yield}
+		r.depth = r.rc.AgentDepth()
+		r.main(ctx)
+	}
+}
+
+// errStopped reports that the consumer stopped iterating.
+var errStopped = errors.New("llmagent: the event consumer stopped")
+
+type run[C any] struct {
+	a       *Agent[C]
+	inv     *helikon.Invocation[C]
+	rc      *helikon.RunContext[C]
+	yield   func(*helikon.Event, error) bool
+	stopped bool
+	depth   int
+	turn    int
+	set     *helikon.Toolset[C]
+	defs    []helikon.ToolDef
+	perms   *helikon.Permissions
+	current *helikon.ToolCall // the call being checked, for approval events
+	invalid map[string]int
+}
+
+func (r *run[C]) emit(ev *helikon.Event) bool {
+	if r.stopped {
+		return false
+	}
+	ev.Agent, ev.Depth, ev.Turn = r.a.cfg.Name, r.depth, r.turn
+	if !r.yield(ev, nil) {
+		r.stopped = true
+	}
+	return !r.stopped
+}
+
+func (r *run[C]) fail(span trace.Span, err error) {
+	span.RecordError(err)
+	span.SetStatus(codes.Error, err.Error())
+	if !r.stopped {
+		r.stopped = true
+		r.yield(nil, err)
+	}
+}
+
+func (r *run[C]) main(ctx context.Context) {
+	a := r.a
+	ctx, span := r.rc.Tracer().Start(ctx, a.agentSpan, trace.WithSpanKind(trace.SpanKindInternal))
+	defer span.End()
+	if span.IsRecording() {
+		span.SetAttributes(
+			attribute.String("gen_ai.operation.name", "invoke_agent"),
+			attribute.String("gen_ai.agent.name", a.cfg.Name),
+			attribute.String("gen_ai.request.model", a.modelName),
+		)
+	}
+	if err := r.resolveTools(ctx); err != nil {
+		r.fail(span, err)
+		return
+	}
+	r.perms = r.inv.Permissions()
+	if inner := r.perms.Approver; inner != nil {
+		cp := *r.perms
+		cp.Approver = helikon.ApproverFunc(func(ctx context.Context, req *helikon.ApprovalRequest) (bool, error) {
+			if !r.emit(&helikon.Event{Kind: helikon.EventApprovalRequested, ToolCall: r.current, Reason: req.Reason}) {
+				return false, errStopped
+			}
+			return inner.Approve(ctx, req)
+		})
+		r.perms = &cp
+	}
+	toolCtx := helikon.ContextWithInvocation(ctx, r.inv)
+	var total helikon.Usage
+	for r.turn = 1; r.turn <= a.maxTurns; r.turn++ {
+		if !r.emit(&helikon.Event{Kind: helikon.EventTurnStarted}) {
+			return
+		}
+		req := &helikon.ModelRequest{
+			Instructions: a.cfg.Instructions,
+			Messages:     r.inv.Messages(),
+			Tools:        r.defs,
+			Settings:     a.cfg.Settings,
+		}
+		resp, err := r.callModel(ctx, req)
+		if err != nil {
+			if !errors.Is(err, errStopped) {
+				r.fail(span, fmt.Errorf("llmagent %s: turn %d: model %s: %w", a.cfg.Name, r.turn, a.modelName, err))
+			}
+			return
+		}
+		total.Add(resp.Usage)
+		msg := resp.Message
+		msg.Role = helikon.RoleAssistant
+		if len(msg.ToolCalls) == 0 {
+			r.inv.Append(msg)
+			usage := resp.Usage
+			r.emit(&helikon.Event{Kind: helikon.EventTurnCompleted, Text: msg.Text, Messages: []helikon.Message{msg}, Usage: &usage})
+			if span.IsRecording() {
+				span.SetAttributes(attribute.Int64("gen_ai.usage.input_tokens", total.InputTokens), attribute.Int64("gen_ai.usage.output_tokens", total.OutputTokens))
+			}
+			return
+		}
+		results, runErr := r.runTools(ctx, toolCtx, &msg)
+		if r.stopped {
+			return
+		}
+		if err := ctx.Err(); err != nil {
+			r.fail(span, fmt.Errorf("llmagent %s: turn %d: %w", a.cfg.Name, r.turn, err))
+			return
+		}
+		toolMsg := helikon.Message{Role: helikon.RoleTool, ToolResults: results}
+		r.inv.Append(msg, toolMsg)
+		usage := resp.Usage
+		if !r.emit(&helikon.Event{Kind: helikon.EventTurnCompleted, Messages: []helikon.Message{msg, toolMsg}, Usage: &usage}) {
+			return
+		}
+		if runErr != nil {
+			r.fail(span, runErr)
+			return
+		}
+	}
+	r.turn = a.maxTurns
+	r.fail(span, fmt.Errorf("llmagent %s: %w (%d): the model was still calling tools; raise MaxTurns or give a narrower task", a.cfg.Name, ErrMaxTurns, a.maxTurns))
+}
+
+func (r *run[C]) resolveTools(ctx context.Context) error {
+	a := r.a
+	if a.sourceless {
+		r.set, r.defs = a.set, a.defs
+		return nil
+	}
+	tools := append([]helikon.Tool[C](nil), a.tools...)
+	for _, src := range a.cfg.ToolSources {
+		ts, err := src.Tools(ctx)
+		if err != nil {
+			return fmt.Errorf("llmagent %s: tool source: %w", a.cfg.Name, err)
+		}
+		tools = append(tools, ts...)
+	}
+	set, err := helikon.NewToolset(tools...)
+	if err != nil {
+		return fmt.Errorf("llmagent %s: %w", a.cfg.Name, err)
+	}
+	r.set, r.defs = set, toolDefs(tools)
+	return nil
+}
+
+func (r *run[C]) callModel(ctx context.Context, req *helikon.ModelRequest) (*helikon.ModelResponse, error) {
+	ctx, span := r.rc.Tracer().Start(ctx, r.a.chatSpan, trace.WithSpanKind(trace.SpanKindClient))
+	defer span.End()
+	rec := span.IsRecording()
+	if rec {
+		span.SetAttributes(
+			attribute.String("gen_ai.operation.name", "chat"),
+			attribute.String("gen_ai.request.model", r.a.modelName),
+		)
+	}
+	var resp *helikon.ModelResponse
+	for c, err := range r.a.cfg.Model.Stream(ctx, req) {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+			return nil, err
+		}
+		if c.Text != "" && !r.emit(&helikon.Event{Kind: helikon.EventTextDelta, Text: c.Text}) {
+			return nil, errStopped
+		}
+		if c.Response != nil {
+			resp = c.Response
+		}
+	}
+	if resp == nil {
+		return nil, helikon.ErrNoResponse
+	}
+	if rec {
+		span.SetAttributes(
+			attribute.String("gen_ai.response.model", resp.Model),
+			attribute.StringSlice("gen_ai.response.finish_reasons", []string{string(resp.StopReason)}),
+			attribute.Int64("gen_ai.usage.input_tokens", resp.Usage.InputTokens),
+			attribute.Int64("gen_ai.usage.output_tokens", resp.Usage.OutputTokens),
+		)
+	}
+	return resp, nil
+}
+
+// pending is one tool call of a turn on its way through checking and
+// execution.
+type pending[C any] struct {
+	call  *helikon.ToolCall
+	tool  helikon.Tool[C] // nil: unknown tool
+	args  json.RawMessage
+	run   bool
+	out   json.RawMessage
+	err   error
+	known bool
+}
+
+// runTools checks and runs the tool calls of msg and returns their results
+// in call order. The error is the repair-budget failure, reported after the
+// turn has been recorded.
+func (r *run[C]) runTools(ctx, toolCtx context.Context, msg *helikon.Message) ([]helikon.ToolResult, error) {
+	calls := msg.ToolCalls
+	ps := make([]pending[C], len(calls))
+	nrun := 0
+	for i := range calls {
+		c := &calls[i]
+		if c.ID == "" {
+			c.ID = fmt.Sprintf("call_%d_%d", r.turn, i)
+		}
+		p := &ps[i]
+		p.call = c
+		if !r.emit(&helikon.Event{Kind: helikon.EventToolCall, ToolCall: c}) {
+			return nil, errStopped
+		}
+		t, ok := r.set.Lookup(c.Name)
+		if !ok {
+			p.err = helikon.Other(fmt.Errorf("there is no tool called %q; the available tools are: %s", c.Name, strings.Join(r.set.Names(), ", ")))
+			continue
+		}
+		p.tool, p.known = t, true
+		args := trimArgs(c.Args)
+		if !json.Valid(args) {
+			p.err = &helikon.InvalidArgsError{Tool: c.Name, Problems: []string{"the arguments are not valid JSON; send one JSON object that matches the tool's schema"}}
+			continue
+		}
+		call := helikon.CallFor(t, args, r.rc.PermissionMode())
+		call.AgentDepth = r.depth
+		r.current = c
+		d := r.perms.Check(ctx, call)
+		r.current = nil
+		if r.stopped {
+			return nil, errStopped
+		}
+		if !d.Allowed {
+			p.err = d.Err()
+			if !r.emit(&helikon.Event{Kind: helikon.EventPermissionDenied, ToolCall: c, Reason: d.Reason}) {
+				return nil, errStopped
+			}
+			continue
+		}
+		p.args, p.run = d.Args, true
+		nrun++
+	}
+
+	switch {
+	case nrun == 0:
+	case nrun == 1 || r.a.parallel == 1:
+		for i := range ps {
+			if ps[i].run {
+				r.invoke(toolCtx, &ps[i])
+			}
+		}
+	default:
+		sem := make(chan struct{}, r.a.parallel)
+		var wg sync.WaitGroup
+		for i := range ps {
+			if !ps[i].run {
+				continue
+			}
+			p := &ps[i]
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				r.invoke(toolCtx, p)
+			})
+		}
+		wg.Wait()
+	}
+
+	results := make([]helikon.ToolResult, len(ps))
+	var failErr error
+	for i := range ps {
+		p := &ps[i]
+		results[i] = helikon.ToolResultFor(*p.call, p.out, p.err)
+		if p.known {
+			if helikon.KindOf(p.err) == helikon.KindInvalidArgs {
+				if r.invalid == nil {
+					r.invalid = map[string]int{}
+				}
+				r.invalid[p.call.Name]++
+				if n := r.invalid[p.call.Name]; n > r.a.repair && failErr == nil {
+					failErr = fmt.Errorf("llmagent %s: tool %s was called with invalid arguments %d times in a row: %w: %w", r.a.cfg.Name, p.call.Name, n, ErrRepairBudget, p.err)
+				}
+			} else if r.invalid != nil {
+				delete(r.invalid, p.call.Name)
+			}
+		}
+		if !r.emit(&helikon.Event{Kind: helikon.EventToolResult, ToolCall: p.call, ToolResult: &results[i]}) {
+			return nil, errStopped
+		}
+	}
+	return results, failErr
+}
+
+func (r *run[C]) invoke(ctx context.Context, p *pending[C]) {
+	ctx, span := r.rc.Tracer().Start(ctx, "execute_tool "+p.call.Name, trace.WithSpanKind(trace.SpanKindInternal))
+	defer func() {
+		if v := recover(); v != nil {
+			r.a.log.Error("tool panicked", "agent", r.a.cfg.Name, "tool", p.call.Name, "call_id", p.call.ID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			p.out, p.err = nil, helikon.Other(fmt.Errorf("tool %s failed with an internal error (panic: %v); this is a bug in the tool, not in your arguments", p.call.Name, v))
+		}
+		if span.IsRecording() {
+			span.SetAttributes(
+				attribute.String("gen_ai.operation.name", "execute_tool"),
+				attribute.String("gen_ai.tool.name", p.call.Name),
+				attribute.String("gen_ai.tool.call.id", p.call.ID),
+				attribute.String("gen_ai.tool.type", "function"),
+			)
+			if p.err != nil {
+				span.SetAttributes(attribute.String("error.type", string(helikon.KindOf(p.err))))
+				span.SetStatus(codes.Error, p.err.Error())
+			}
+		}
+		span.End()
+	}()
+	p.out, p.err = p.tool.Invoke(r.rc.ToolContext(ctx, p.call.ID), p.args)
+	if p.err == nil && len(p.out) > 0 && !json.Valid(p.out) {
+		p.out, p.err = nil, helikon.Other(fmt.Errorf("tool %s returned output that is not valid JSON", p.call.Name))
+	}
+}
+
+func trimArgs(b json.RawMessage) json.RawMessage {
+	i, j := 0, len(b)
+	for i < j && isSpace(b[i]) {
+		i++
+	}
+	for j > i && isSpace(b[j-1]) {
+		j--
+	}
+	if i == j {
+		return json.RawMessage("{}")
+	}
+	return b[i:j]
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -1,0 +1,192 @@
+// Package runner drives an agent through a run: it loads the session,
+// restores the run state, appends the user's prompt, runs the agent, persists
+// every completed turn, and frames the agent's events with run_started and
+// run_completed (or run_failed).
+//
+// # Guarantees
+//
+//   - The prompt is persisted before the agent starts, and each completed
+//     turn (its messages and the state after it) in one atomic store
+//     append as soon as the agent reports it, even when the run's context
+//     is cancelled just after. A crash loses at most the turn in progress.
+//   - A session is run by one run at a time per runner: a second concurrent
+//     run of the same session id fails with [ErrSessionBusy]. Runs on
+//     different sessions are independent.
+//   - Tracing is off unless Config.Tracer is set.
+//
+// # Not guaranteed
+//
+// Two runners (or two processes) sharing one store may run the same session
+// at once; the store keeps each append atomic but the conversation may then
+// interleave. Use one runner per store, or session ids per process.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"sync"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/session"
+)
+
+// ErrSessionBusy is returned when a session is already being run.
+var ErrSessionBusy = errors.New("the session is already being run")
+
+// Config configures a runner. Agent is required; the zero value of every other
+// field means the default.
+type Config[C any] struct {
+	Agent helikon.Agent[C]
+	// App is the application context handed to every tool.
+	App C
+	// Store persists sessions (nil: a new in-memory store).
+	Store session.Store
+	// Permissions is the pipeline every tool call passes (nil: no rules,
+	// guards on, no approval handler: guarded calls are denied).
+	Permissions *helikon.Permissions
+	// Mode is the permission mode runs start in.
+	Mode helikon.PermissionMode
+	// Tracer receives OpenTelemetry spans (nil: tracing off).
+	Tracer trace.Tracer
+	// MaxAgentDepth bounds sub-agent nesting (0: the default, 8).
+	MaxAgentDepth int
+	// Logger receives diagnostics (nil: slog.Default()).
+	Logger *slog.Logger
+}
+
+// Runner runs an agent on sessions. It is safe for concurrent use.
+type Runner[C any] struct {
+	cfg   Config[C]
+	store session.Store
+	log   *slog.Logger
+
+	mu   sync.Mutex
+	busy map[string]bool
+}
+
+// New returns a runner.
+func New[C any](cfg Config[C]) (*Runner[C], error) {
+	if cfg.Agent == nil {
+		return nil, errors.New("runner: no agent")
+	}
+	r := &Runner[C]{cfg: cfg, store: cfg.Store, log: cfg.Logger, busy: map[string]bool{}}
+	if r.store == nil {
+		r.store = session.NewMemory()
+	}
+	if r.log == nil {
+		r.log = slog.Default()
+	}
+	return r, nil
+}
+
+// Store returns the runner's session store.
+func (r *Runner[C]) Store() session.Store { return r.store }
+
+// Run runs the agent on prompt in the session called sessionID, creating the
+// session when it does not exist; an empty sessionID starts a new session
+// with a fresh id (reported by the run_started event). The stream ends with
+// a run_completed event, or with a run_failed event paired with the error.
+func (r *Runner[C]) Run(ctx context.Context, sessionID, prompt string) iter.Seq2[*helikon.Event, error] {
+	return func(yield func(*helikon.Event, error) bool) {
+		id := sessionID
+		if id == "" {
+			id = session.NewID()
+		}
+		failed := func(err error) {
+			yield(&helikon.Event{Kind: helikon.EventRunFailed, Agent: r.cfg.Agent.Name(), SessionID: id, Error: err.Error()}, err)
+		}
+		if err := session.ValidateID(id); err != nil {
+			failed(fmt.Errorf("runner: %w", err))
+			return
+		}
+		if !r.acquire(id) {
+			failed(fmt.Errorf("runner: session %s: %w; wait for the other run to end", id, ErrSessionBusy))
+			return
+		}
+		defer r.release(id)
+
+		var history []helikon.Message
+		var stateMap map[string]any
+		sess, err := r.store.Get(ctx, id)
+		switch {
+		case err == nil:
+			history, stateMap = CompleteTurns(sess.Messages), sess.State
+		case errors.Is(err, session.ErrNotFound):
+		default:
+			failed(fmt.Errorf("runner: loading session %s: %w", id, err))
+			return
+		}
+		state := &helikon.State{}
+		state.Restore(stateMap)
+		rc := helikon.NewRunContext(r.cfg.App, &helikon.RunConfig{Mode: r.cfg.Mode, Tracer: r.cfg.Tracer, MaxAgentDepth: r.cfg.MaxAgentDepth, State: state})
+		inv := helikon.NewInvocation(rc, r.cfg.Permissions, history)
+		user := helikon.UserMessage(prompt)
+		inv.Append(user)
+		// Persisting must not be skipped because the caller's context was
+		// cancelled right after a turn completed.
+		pctx := context.WithoutCancel(ctx)
+		if err := r.store.Append(pctx, id, []helikon.Message{user}, state.Snapshot()); err != nil {
+			failed(fmt.Errorf("runner: saving session %s: %w", id, err))
+			return
+		}
+		if !yield(&helikon.Event{Kind: helikon.EventRunStarted, Agent: r.cfg.Agent.Name(), SessionID: id}, nil) {
+			return
+		}
+		var usage helikon.Usage
+		var text string
+		for ev, err := range r.cfg.Agent.Run(ctx, inv) {
+			if err != nil {
+				failed(err)
+				return
+			}
+			if ev.Kind == helikon.EventTurnCompleted {
+				if err := r.store.Append(pctx, id, ev.Messages, state.Snapshot()); err != nil {
+					failed(fmt.Errorf("runner: saving session %s: %w", id, err))
+					return
+				}
+				if ev.Usage != nil {
+					usage.Add(*ev.Usage)
+				}
+				if ev.Text != "" {
+					text = ev.Text
+				}
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
+		yield(&helikon.Event{Kind: helikon.EventRunCompleted, Agent: r.cfg.Agent.Name(), SessionID: id, Text: text, Usage: &usage}, nil)
+	}
+}
+
+func (r *Runner[C]) acquire(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.busy[id] {
+		return false
+	}
+	r.busy[id] = true
+	return true
+}
+
+func (r *Runner[C]) release(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.busy, id)
+}
+
+// CompleteTurns returns msgs without a trailing assistant message whose tool
+// calls have no results: providers reject such a conversation. Stores written
+// by a runner never hold one; this guards against stores written otherwise.
+func CompleteTurns(msgs []helikon.Message) []helikon.Message {
+	n := len(msgs)
+	if n > 0 && msgs[n-1].Role == helikon.RoleAssistant && len(msgs[n-1].ToolCalls) > 0 {
+		return msgs[:n-1]
+	}
+	return msgs
+}
