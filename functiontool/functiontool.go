@@ -179,6 +179,13 @@ func (t *Tool[C, In, Out]) Decode(args json.RawMessage) (In, error) {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
+	if !t.inCheck.HasDefaults() && t.inCheck.ValidRaw(args) {
+		// Fast path: valid arguments are decoded once, straight into In.
+		if err := json.Unmarshal(args, &in); err != nil {
+			return in, &helikon.InvalidArgsError{Tool: t.name, Problems: []string{decodeProblem(err)}}
+		}
+		return in, nil
+	}
 	var generic any
 	if err := json.Unmarshal(args, &generic); err != nil {
 		return in, &helikon.InvalidArgsError{Tool: t.name, Problems: []string{"the arguments are not valid JSON: " + err.Error() + "; send one JSON object"}}
@@ -212,7 +219,7 @@ func (t *Tool[C, In, Out]) encode(out Out) (json.RawMessage, error) {
 	if err != nil {
 		return nil, helikon.Other(fmt.Errorf("tool %s: encoding its result: %w", t.name, err))
 	}
-	if t.outCheck != nil {
+	if t.outCheck != nil && !t.outCheck.ValidRaw(b) {
 		var generic any
 		if err := json.Unmarshal(b, &generic); err != nil {
 			return nil, helikon.Other(fmt.Errorf("tool %s: re-reading its result: %w", t.name, err))
