@@ -1,0 +1,377 @@
+package shellcmd
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/paigasus/helikon"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// DefaultMaxDepth is how many shell layers deep Analyze follows command
+// strings (sh -c, bash -c, trap actions, here-documents fed to a shell):
+// deeper nesting is reported as unresolved. Four covers every realistic
+// command while bounding the work an adversarial input can cause.
+const DefaultMaxDepth = 4
+
+// Options configures Analyze. The zero value means the defaults.
+type Options struct {
+	// MaxDepth bounds the nesting of command strings that are parsed in
+	// turn; 0 means DefaultMaxDepth.
+	MaxDepth int
+}
+
+// Analysis is what a shell command line would run, as far as it can be known
+// before the line runs.
+type Analysis struct {
+	// Commands is every simple command the line may run, in source order,
+	// each with its argument vector as the shell passes it (quotes removed;
+	// a word the shell expands at run time is kept as written, such as
+	// $HOME). A wrapper and the program it runs are both listed: "sudo -u x
+	// rm f" gives [sudo -u x rm f] and [rm f]. Builtins (cd, echo, export)
+	// are listed like any program. Commands in branches that may never run
+	// are listed too.
+	Commands []helikon.Command
+	// Writes lists the targets of redirections that write (>, >>, >|, &>,
+	// &>>, <>, >&file), quotes removed. A target the shell computes at run
+	// time is kept as written and WriteUnresolved says so.
+	Writes []string
+	// Unresolved, when not empty, says why some program the line may run
+	// cannot be known statically. Commands is then incomplete and a policy
+	// must fail closed.
+	Unresolved string
+	// WriteUnresolved, when not empty, says why some write target cannot be
+	// known statically (an expansion such as > "$f").
+	WriteUnresolved string
+
+	// dynamic[i][j] reports that Commands[i].Args[j] is not known statically;
+	// policies use it to fail closed on leading-argument patterns.
+	dynamic [][]bool
+}
+
+// Targets returns the commands and the unresolved reason in the form the
+// permission pipeline matches Bash(...) rules against. Paths are left to the
+// caller, which knows the sandbox root that Writes are relative to.
+func (a *Analysis) Targets() helikon.Targets {
+	return helikon.Targets{Commands: a.Commands, Unresolved: a.Unresolved}
+}
+
+// Programs returns the program name of each command (see
+// [helikon.Command.Program]), in order, duplicates kept.
+func (a *Analysis) Programs() []string {
+	out := make([]string, len(a.Commands))
+	for i, c := range a.Commands {
+		out[i] = c.Program()
+	}
+	return out
+}
+
+// Analyze parses command as bash and reports every program it would run,
+// with the default options.
+func Analyze(command string) *Analysis {
+	return Options{}.Analyze(command)
+}
+
+// Analyze parses command as bash and reports every program it would run.
+func (o Options) Analyze(command string) *Analysis {
+	a := &analyzer{maxDepth: o.MaxDepth, res: &Analysis{}, vars: newVarFlow()}
+	if a.maxDepth <= 0 {
+		a.maxDepth = DefaultMaxDepth
+	}
+	a.script(command, syntax.LangBash, 0, "the command")
+	a.vars.finish(a)
+	return a.res
+}
+
+type analyzer struct {
+	maxDepth int
+	res      *Analysis
+	vars     *varFlow
+}
+
+// unresolved records the first reason a program cannot be known.
+func (a *analyzer) unresolved(format string, args ...any) {
+	if a.res.Unresolved == "" {
+		a.res.Unresolved = fmt.Sprintf(format, args...)
+	}
+}
+
+func (a *analyzer) addCommand(fields []field) {
+	c := helikon.Command{Args: make([]string, len(fields))}
+	dyn := make([]bool, len(fields))
+	for i, f := range fields {
+		c.Args[i] = f.text
+		dyn[i] = f.dynamic
+	}
+	a.res.Commands = append(a.res.Commands, c)
+	a.res.dynamic = append(a.res.dynamic, dyn)
+}
+
+// script parses src and analyses it. depth counts the command strings
+// entered so far; what names the string for messages.
+func (a *analyzer) script(src string, lang syntax.LangVariant, depth int, what string) {
+	if depth > a.maxDepth {
+		a.unresolved("%s nests shell command strings more than %d deep; run the inner command directly", what, a.maxDepth)
+		return
+	}
+	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		a.unresolved("cannot parse %s: %v; fix the syntax", what, err)
+		return
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		a.node(n, depth)
+		return true
+	})
+}
+
+// node analyses one syntax node; syntax.Walk visits the nodes inside it.
+func (a *analyzer) node(n syntax.Node, depth int) {
+	switch n := n.(type) {
+	case *syntax.Stmt:
+		if call, ok := n.Cmd.(*syntax.CallExpr); ok {
+			for _, as := range call.Assigns {
+				a.vars.assign(a, as, "")
+			}
+			if len(call.Args) > 0 {
+				ctx := &callCtx{depth: depth, stdin: stdinOf(n.Redirs)}
+				for _, argv := range wordFields(call.Args) {
+					c := *ctx
+					a.argv(argv, &c)
+				}
+			}
+		}
+	case *syntax.DeclClause:
+		a.decl(n)
+	case *syntax.Redirect:
+		a.redirect(n)
+	case *syntax.ForClause:
+		a.vars.forClause(a, n)
+	case *syntax.ArithmExp:
+		a.vars.arith(a, n.X)
+	case *syntax.ArithmCmd:
+		a.vars.arith(a, n.X)
+	case *syntax.LetClause:
+		for _, x := range n.Exprs {
+			a.vars.arith(a, x)
+		}
+	case *syntax.ParamExp:
+		a.vars.paramExp(a, n)
+	case *syntax.ArrayElem:
+		if n.Index != nil {
+			a.vars.arith(a, n.Index)
+		}
+	case *syntax.TestClause:
+		a.vars.test(a, n.X)
+	case *syntax.FuncDecl:
+		// The body is walked like any other code; a call of the function
+		// by name is listed under that name.
+	}
+}
+
+// decl handles declare, typeset, local, export, readonly and nameref.
+func (a *analyzer) decl(d *syntax.DeclClause) {
+	fields := []field{{text: d.Variant.Value}}
+	variant := d.Variant.Value
+	for _, as := range d.Args {
+		switch {
+		case as.Naked && as.Name == nil && as.Value != nil:
+			f := wordField(as.Value)
+			fields = append(fields, f)
+			if f.dynamic {
+				a.unresolved("%s %s: a name computed at run time can run commands hidden in an array subscript; write the name literally", variant, f.text)
+				continue
+			}
+			if strings.HasPrefix(f.text, "-") || strings.HasPrefix(f.text, "+") {
+				if variant != "export" && variant != "readonly" && strings.ContainsAny(f.text[1:], "in") {
+					a.unresolved("%s %s: integer and nameref variables evaluate assigned text as code; use plain variables", variant, f.text)
+				}
+				continue
+			}
+			// A quoted "name=value" operand assigns at run time.
+			name, _, _ := strings.Cut(f.text, "=")
+			a.vars.nameOperand(a, variant, name)
+		default:
+			fields = append(fields, assignField(as))
+			a.vars.assign(a, as, variant)
+		}
+	}
+	a.addCommand(fields)
+}
+
+// assignField renders an assignment as the argument the builtin receives.
+func assignField(as *syntax.Assign) field {
+	var b strings.Builder
+	f := field{}
+	if as.Name != nil {
+		b.WriteString(as.Name.Value)
+	}
+	if as.Index != nil {
+		b.WriteString("[" + printNode(as.Index) + "]")
+		f.dynamic = true
+	}
+	if !as.Naked || as.Value != nil || as.Array != nil {
+		if as.Append {
+			b.WriteString("+")
+		}
+		b.WriteString("=")
+	}
+	switch {
+	case as.Array != nil:
+		b.WriteString(printNode(as.Array))
+		f.dynamic = true
+	case as.Value != nil:
+		v := wordField(as.Value)
+		b.WriteString(v.text)
+		f.dynamic = f.dynamic || v.dynamic
+	}
+	f.text = b.String()
+	return f
+}
+
+// redirect records write targets.
+func (a *analyzer) redirect(r *syntax.Redirect) {
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.AppClob,
+		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
+	case syntax.DplOut:
+		// >&2 and >&- duplicate or close a descriptor; >&file writes.
+		f := wordField(r.Word)
+		if !f.dynamic && (f.text == "-" || isFD(strings.TrimSuffix(f.text, "-"))) {
+			return
+		}
+	default:
+		return
+	}
+	if r.Word == nil {
+		return
+	}
+	f := wordField(r.Word)
+	a.res.Writes = append(a.res.Writes, f.text)
+	if f.dynamic && a.res.WriteUnresolved == "" {
+		a.res.WriteUnresolved = fmt.Sprintf("the redirection target %s is computed at run time; write the path literally", f.text)
+	}
+}
+
+func isFD(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// stdinKind says where a command's standard input comes from.
+type stdinKind int
+
+const (
+	stdinUnknown stdinKind = iota // inherited, a pipe, or a descriptor
+	stdinFile                     // < file
+	stdinText                     // a here-document or here-string known statically
+)
+
+type stdin struct {
+	kind stdinKind
+	text string // for stdinText
+}
+
+// stdinOf finds the last redirection of descriptor 0 in redirs.
+func stdinOf(redirs []*syntax.Redirect) stdin {
+	in := stdin{}
+	for _, r := range redirs {
+		if r.N != nil && r.N.Value != "0" {
+			continue
+		}
+		switch r.Op {
+		case syntax.RdrIn, syntax.RdrInOut:
+			in = stdin{kind: stdinFile}
+		case syntax.DplIn:
+			in = stdin{}
+		case syntax.Hdoc, syntax.DashHdoc:
+			in = stdin{}
+			if r.Hdoc == nil {
+				in = stdin{kind: stdinText}
+			} else if s, ok := heredocText(r.Hdoc); ok {
+				in = stdin{kind: stdinText, text: s}
+			}
+		case syntax.WordHdoc:
+			in = stdin{}
+			if s, ok := staticText(r.Word); ok {
+				in = stdin{kind: stdinText, text: s + "\n"}
+			}
+		}
+	}
+	return in
+}
+
+// heredocText returns the body of a here-document when it holds no
+// expansion. A quoted delimiter gives one literal part; an unquoted one gives
+// literal text in which a backslash quotes only $ ` \ and newline.
+func heredocText(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		lit, ok := p.(*syntax.Lit)
+		if !ok {
+			return "", false
+		}
+		s := lit.Value
+		for i := 0; i < len(s); i++ {
+			if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\\\n", s[i+1]) >= 0 {
+				i++
+				if s[i] != '\n' {
+					b.WriteByte(s[i])
+				}
+				continue
+			}
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String(), true
+}
+
+// callCtx is the context of one argument vector being unwrapped.
+type callCtx struct {
+	depth int
+	stdin stdin
+	// openEnded reports that more arguments are appended at run time
+	// (xargs): a wrapper whose program or options are missing gets them
+	// from input.
+	openEnded bool
+	// via names the wrapper that supplied the vector, for messages.
+	via string
+}
+
+// maxWrappers bounds how many wrappers one vector may nest; each one
+// consumes at least its own name, so this only guards pathological input.
+const maxWrappers = 64
+
+// argv analyses one argument vector, looking through wrappers.
+func (a *analyzer) argv(fields []field, ctx *callCtx) {
+	for range maxWrappers {
+		if len(fields) == 0 {
+			return
+		}
+		name := fields[0]
+		if name.dynamic {
+			what := "the program name " + name.text
+			if ctx.via != "" {
+				what = "the program that " + ctx.via + " runs (" + name.text + ")"
+			}
+			a.unresolved("%s is computed at run time; name the program literally", what)
+			return
+		}
+		a.addCommand(fields)
+		next := a.unwrap(path.Base(name.text), fields[1:], ctx)
+		if next == nil {
+			return
+		}
+		ctx.via = path.Base(name.text)
+		fields = next
+	}
+	a.unresolved("the command nests more than %d wrappers", maxWrappers)
+}

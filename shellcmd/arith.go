@@ -1,0 +1,424 @@
+package shellcmd
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Bash evaluates array subscripts inside arithmetic, and a subscript may hold
+// a command substitution: with x='a[$(rm -rf ~)]', $((x)), ((x)), [[ x -eq 0 ]],
+// ${s:x} and read 'a[$(...)]' all run rm. The text that does so can come from
+// anywhere at run time (a file, a command's output, a concatenation), so the
+// rule is about data flow, not about the text: a variable may be used in
+// arithmetic only when every assignment of it in the whole command line
+// stores a number. Variables that are never assigned come from the
+// environment and are refused, as are positional parameters.
+
+var (
+	identRe   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	nameOpRe  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[0-9]*\])?$`)
+	numberRe  = regexp.MustCompile(`^[+-]?([0-9]+|0[xX][0-9a-fA-F]+|[0-9]+#[0-9a-zA-Z@_]+)$`)
+	braceSeqRe = regexp.MustCompile(`^\{[+-]?[0-9]+\.\.[+-]?[0-9]+(\.\.[+-]?[0-9]+)?\}$`)
+)
+
+// numericSpecial are parameters bash keeps numeric.
+var numericSpecial = map[string]bool{
+	"#": true, "?": true, "$": true, "!": true, "RANDOM": true, "SRANDOM": true, "LINENO": true,
+	"SECONDS": true, "BASHPID": true, "PPID": true, "UID": true, "EUID": true, "OPTIND": true,
+	"EPOCHSECONDS": true,
+}
+
+// codeVars are variables whose value the shell runs as code or expands as a
+// prompt (PS4 under set -x performs command substitution).
+var codeVars = map[string]bool{
+	"PS0": true, "PS1": true, "PS2": true, "PS3": true, "PS4": true, "PROMPT_COMMAND": true,
+}
+
+type varFlow struct {
+	numeric map[string]bool // name -> every assignment seen stores a number
+	uses    map[string]bool // names read by arithmetic
+}
+
+func newVarFlow() *varFlow {
+	return &varFlow{numeric: map[string]bool{}, uses: map[string]bool{}}
+}
+
+func (v *varFlow) set(a *analyzer, name string, numeric bool) {
+	if codeVars[name] {
+		a.unresolved("assigning %s makes the shell run its value as commands; do not set it", name)
+	}
+	if old, ok := v.numeric[name]; ok {
+		numeric = numeric && old
+	}
+	v.numeric[name] = numeric
+}
+
+// envAssign records NAME=value given to env or sudo, which only the child
+// sees; a later arithmetic use in a child shell reads it.
+func (v *varFlow) envAssign(a *analyzer, name string) { v.set(a, name, false) }
+
+// assign records a shell assignment.
+func (v *varFlow) assign(a *analyzer, as *syntax.Assign, variant string) {
+	if as.Index != nil {
+		v.arith(a, as.Index)
+	}
+	if as.Name == nil {
+		return
+	}
+	numeric := true
+	switch {
+	case as.Array != nil:
+		for _, e := range as.Array.Elems {
+			if e.Value != nil && !numericWord(e.Value) {
+				numeric = false
+			}
+		}
+	case as.Value != nil:
+		numeric = numericWord(as.Value)
+	case as.Naked:
+		// local x creates an empty variable; declare x and export x keep
+		// whatever value x has, maybe from the environment.
+		if variant != "local" {
+			return
+		}
+	}
+	v.set(a, as.Name.Value, numeric)
+}
+
+// numericWord reports whether w always expands to a number.
+func numericWord(w *syntax.Word) bool {
+	if len(w.Parts) == 1 {
+		switch p := w.Parts[0].(type) {
+		case *syntax.ArithmExp:
+			return true
+		case *syntax.ParamExp:
+			return p.Length && p.Exp == nil || p.Param != nil && numericSpecial[p.Param.Value] && p.Exp == nil && p.Repl == nil && p.Slice == nil
+		case *syntax.DblQuoted:
+			return len(p.Parts) == 1 && numericWord(&syntax.Word{Parts: p.Parts})
+		}
+	}
+	s, ok := staticText(w)
+	return ok && (s == "" || numberRe.MatchString(s))
+}
+
+func (v *varFlow) forClause(a *analyzer, f *syntax.ForClause) {
+	switch l := f.Loop.(type) {
+	case *syntax.WordIter:
+		numeric := l.InPos.IsValid()
+		for _, w := range l.Items {
+			if !numericWord(w) && !braceSeqRe.MatchString(printNode(w)) {
+				numeric = false
+			}
+		}
+		v.set(a, l.Name.Value, numeric)
+	case *syntax.CStyleLoop:
+		for _, x := range []syntax.ArithmExpr{l.Init, l.Cond, l.Post} {
+			if x != nil {
+				v.arith(a, x)
+			}
+		}
+	}
+}
+
+// arith records the variables an arithmetic expression reads.
+func (v *varFlow) arith(a *analyzer, x syntax.ArithmExpr) {
+	switch x := x.(type) {
+	case *syntax.BinaryArithm:
+		if x.Op == syntax.Assgn {
+			if name, ok := arithName(x.X); ok {
+				v.set(a, name, true)
+				v.arith(a, x.Y)
+				return
+			}
+		}
+		if isAssignOp(x.Op) {
+			if name, ok := arithName(x.X); ok {
+				v.set(a, name, true)
+			}
+		}
+		v.arith(a, x.X)
+		v.arith(a, x.Y)
+	case *syntax.UnaryArithm:
+		if name, ok := arithName(x.X); ok && (x.Op == syntax.Inc || x.Op == syntax.Dec) {
+			v.set(a, name, true)
+		}
+		v.arith(a, x.X)
+	case *syntax.ParenArithm:
+		v.arith(a, x.X)
+	case *syntax.FlagsArithm:
+		v.arith(a, x.X)
+	case *syntax.Word:
+		v.arithWord(a, x)
+	}
+}
+
+func isAssignOp(op syntax.BinAritOperator) bool {
+	switch op {
+	case syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn, syntax.RemAssgn,
+		syntax.AndAssgn, syntax.OrAssgn, syntax.XorAssgn, syntax.ShlAssgn, syntax.ShrAssgn:
+		return true
+	}
+	return false
+}
+
+// arithName returns the variable an arithmetic operand names.
+func arithName(x syntax.ArithmExpr) (string, bool) {
+	w, ok := x.(*syntax.Word)
+	if !ok || len(w.Parts) != 1 {
+		return "", false
+	}
+	switch p := w.Parts[0].(type) {
+	case *syntax.Lit:
+		return p.Value, identRe.MatchString(p.Value)
+	case *syntax.ParamExp:
+		if p.Param != nil && p.Index == nil && p.Exp == nil && !p.Excl && !p.Length {
+			return p.Param.Value, true
+		}
+	}
+	return "", false
+}
+
+// arithWord records what an arithmetic operand word reads.
+func (v *varFlow) arithWord(a *analyzer, w *syntax.Word) {
+	for _, part := range w.Parts {
+		v.arithPart(a, part)
+	}
+}
+
+func (v *varFlow) arithPart(a *analyzer, part syntax.WordPart) {
+	switch p := part.(type) {
+	case *syntax.Lit:
+		s := strings.TrimLeft(p.Value, "+-")
+		switch {
+		case s == "" || numberRe.MatchString(s):
+		case identRe.MatchString(s):
+			v.uses[s] = true
+		default:
+			v.uses[s] = true // odd text: refused below as never assigned
+		}
+	case *syntax.ParamExp:
+		v.paramUse(a, p)
+	case *syntax.DblQuoted:
+		for _, q := range p.Parts {
+			v.arithPart(a, q)
+		}
+	case *syntax.ArithmExp:
+		// Numeric; its own contents are checked where Walk finds it.
+	case *syntax.SglQuoted:
+	default:
+		a.unresolved("arithmetic over %s, computed at run time, can run commands hidden in its text (bash evaluates array subscripts); use literal numbers", printNode(part))
+	}
+}
+
+// paramUse records a parameter expansion whose value arithmetic reads.
+func (v *varFlow) paramUse(a *analyzer, p *syntax.ParamExp) {
+	if p.Length && p.Exp == nil {
+		return
+	}
+	if p.Param == nil || p.Excl || p.Exp != nil || p.Repl != nil || p.Slice != nil || p.Names != 0 || p.NestedParam != nil {
+		a.unresolved("arithmetic over %s, computed at run time, can run commands hidden in its text (bash evaluates array subscripts); use literal numbers", printNode(p))
+		return
+	}
+	v.uses[p.Param.Value] = true
+}
+
+// paramExp checks a parameter expansion anywhere: its subscript and slice
+// are arithmetic, ${x@P} expands x as a prompt (running command
+// substitutions in it), ${!x} reads the variable x names (and evaluates a
+// subscript in that name), and zsh's (e) flag evaluates the value.
+func (v *varFlow) paramExp(a *analyzer, p *syntax.ParamExp) {
+	if p.Index != nil {
+		if w, ok := p.Index.(*syntax.Word); !ok || !isAtStar(w) {
+			v.arith(a, p.Index)
+		}
+	}
+	if p.Slice != nil {
+		if p.Slice.Offset != nil {
+			v.arith(a, p.Slice.Offset)
+		}
+		if p.Slice.Length != nil {
+			v.arith(a, p.Slice.Length)
+		}
+	}
+	if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil {
+		if s, _ := staticText(p.Exp.Word); strings.Contains(s, "P") {
+			a.unresolved("${%s@P} runs command substitutions found in the value; do not use @P", paramName(p))
+		}
+	}
+	if p.Excl && p.Names == 0 && p.Index == nil && p.Param != nil {
+		v.uses[p.Param.Value] = true
+	}
+	if p.Flags != nil && strings.ContainsAny(p.Flags.Value, "e") {
+		a.unresolved("the zsh (e) flag evaluates a value as code; do not use it")
+	}
+}
+
+func paramName(p *syntax.ParamExp) string {
+	if p.Param == nil {
+		return "?"
+	}
+	return p.Param.Value
+}
+
+func isAtStar(w *syntax.Word) bool {
+	if len(w.Parts) != 1 {
+		return false
+	}
+	lit, ok := w.Parts[0].(*syntax.Lit)
+	return ok && (lit.Value == "@" || lit.Value == "*")
+}
+
+// test checks [[ ]]: the operands of -eq and friends are arithmetic and -v
+// evaluates a subscript in its operand.
+func (v *varFlow) test(a *analyzer, x syntax.TestExpr) {
+	switch x := x.(type) {
+	case *syntax.BinaryTest:
+		switch x.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+			for _, o := range []syntax.TestExpr{x.X, x.Y} {
+				if w, ok := o.(*syntax.Word); ok {
+					v.arithWord(a, w)
+				}
+			}
+			return
+		}
+		v.test(a, x.X)
+		v.test(a, x.Y)
+	case *syntax.UnaryTest:
+		if x.Op == syntax.TsVarSet {
+			if w, ok := x.X.(*syntax.Word); ok {
+				s, static := staticText(w)
+				if !static || !nameOpRe.MatchString(s) {
+					a.unresolved("[[ -v %s ]] evaluates a subscript in a name computed at run time; write the name literally", printNode(w))
+				}
+			}
+			return
+		}
+		v.test(a, x.X)
+	case *syntax.ParenTest:
+		v.test(a, x.X)
+	}
+}
+
+// nameOperand checks a variable name given to a builtin as a word: a
+// subscript in it is evaluated as arithmetic.
+func (v *varFlow) nameOperand(a *analyzer, prog, name string) {
+	if !nameOpRe.MatchString(name) {
+		a.unresolved("%s %s: a variable name with a computed subscript can run commands; write a plain name", prog, name)
+		return
+	}
+	base, _, _ := strings.Cut(name, "[")
+	v.set(a, base, false)
+}
+
+// builtin checks the name operands of builtins that assign or test
+// variables by name.
+func (v *varFlow) builtin(a *analyzer, prog string, args []field) {
+	names := func(fs []field) {
+		for _, f := range fs {
+			if f.dynamic {
+				a.unresolved("%s %s: a variable name computed at run time can run commands hidden in a subscript; write the name literally", prog, f.text)
+				return
+			}
+			v.nameOperand(a, prog, f.text)
+		}
+	}
+	switch prog {
+	case "read":
+		opts, rest, err := optSpec{short: "ersa:d:i:n:N:p:t:u:"}.parse(prog, args)
+		if err != nil {
+			a.unresolved("%v", err)
+			return
+		}
+		if arr, ok := value(opts, "a"); ok {
+			names([]field{{text: arr}})
+		}
+		names(rest)
+	case "mapfile", "readarray":
+		opts, rest, err := optSpec{short: "tC:c:d:n:O:s:u:"}.parse(prog, args)
+		if err != nil {
+			a.unresolved("%v", err)
+			return
+		}
+		if has(opts, "C") {
+			a.unresolved("%s -C runs a command string for each line; use a loop", prog)
+		}
+		names(rest)
+	case "printf":
+		if len(args) >= 2 && !args[0].dynamic && args[0].text == "-v" {
+			names(args[1:2])
+		} else if len(args) > 0 && !args[0].dynamic && strings.HasPrefix(args[0].text, "-v") {
+			names([]field{{text: args[0].text[2:]}})
+		} else if len(args) > 0 && args[0].dynamic {
+			a.unresolved("printf %s: a first argument computed at run time may be -v with a name that runs commands", args[0].text)
+		}
+	case "unset":
+		var rest []field
+		for i, f := range args {
+			if f.dynamic || !strings.HasPrefix(f.text, "-") {
+				rest = args[i:]
+				break
+			}
+		}
+		names(rest)
+	case "getopts":
+		if len(args) >= 2 {
+			names(args[1:2])
+		}
+	case "wait":
+		for i, f := range args {
+			if !f.dynamic && f.text == "-p" && i+1 < len(args) {
+				names(args[i+1 : i+2])
+			}
+		}
+	case "test", "[":
+		for i, f := range args {
+			if !f.dynamic && f.text == "-v" && i+1 < len(args) {
+				n := args[i+1]
+				if n.dynamic || !nameOpRe.MatchString(n.text) {
+					a.unresolved("%s -v %s evaluates a subscript in a name computed at run time; write the name literally", prog, n.text)
+				}
+			}
+		}
+	case "declare", "typeset", "local", "export", "readonly":
+		// Reached only when quoted ('declare' x), so not a DeclClause.
+		for _, f := range args {
+			if f.dynamic {
+				a.unresolved("%s %s: a name computed at run time can run commands hidden in a subscript; write the name literally", prog, f.text)
+				return
+			}
+			if strings.HasPrefix(f.text, "-") || strings.HasPrefix(f.text, "+") {
+				if prog != "export" && prog != "readonly" && strings.ContainsAny(f.text[1:], "in") {
+					a.unresolved("%s %s: integer and nameref variables evaluate assigned text as code; use plain variables", prog, f.text)
+				}
+				continue
+			}
+			name, _, _ := strings.Cut(f.text, "=")
+			v.nameOperand(a, prog, name)
+		}
+	}
+}
+
+// finish refuses arithmetic reads of variables not known to be numbers.
+func (v *varFlow) finish(a *analyzer) {
+	names := make([]string, 0, len(v.uses))
+	for n := range v.uses {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if numericSpecial[n] {
+			continue
+		}
+		numeric, assigned := v.numeric[n]
+		switch {
+		case !assigned:
+			a.unresolved("arithmetic reads %s, which this command never sets to a number; its text could run commands through an array subscript; assign it a number first", n)
+		case !numeric:
+			a.unresolved("arithmetic reads %s, which this command sets to text that is not a number; that text could run commands through an array subscript; use literal numbers", n)
+		}
+	}
+}

@@ -1,0 +1,55 @@
+// Package shellcmd finds the programs a shell command line would run, before
+// it runs, and matches them against allow and deny lists.
+//
+// [Analyze] parses the line with a real shell parser (mvdan.cc/sh/v3/syntax,
+// bash syntax) and lists every simple command in it: each part of ;, &&, ||,
+// pipes and &, subshells, $(...), backticks, process substitution, the
+// bodies of if, for, while, case and functions, and trap actions. It looks
+// through wrappers and lists both the wrapper and the program it runs: env
+// (options and NAME=value), command, builtin, exec, nice, nohup, timeout,
+// stdbuf, time, sudo, doas, pkexec, setsid, ionice, chroot, flock, unbuffer,
+// watch, busybox, xargs and find -exec/-execdir/-ok/-okdir. Command strings
+// given to sh -c, bash -c, dash -c, zsh -c (and the other Bourne-family
+// shells), su -c, flock -c and watch, and here-documents fed to a shell, are
+// parsed in turn, to [DefaultMaxDepth] levels. Quoting is removed as the
+// shell removes it, so r''m, \rm, "rm" and $'\x72m' are rm; a program given
+// by path (/bin/rm, ./rm) is matched by its last element. Brace expansion is
+// applied (bash) and also not applied (POSIX sh), and both readings are
+// listed.
+//
+// # What is guaranteed
+//
+// When [Analysis.Unresolved] is empty, every program the line can start by
+// name, through the constructs and wrappers above, is in
+// [Analysis.Commands]. When some program cannot be known statically the
+// analysis says so in Unresolved instead of guessing, and a [Policy] with an
+// allow list or a deny list then refuses the line (fail closed). Unresolved
+// is set for: a program name computed at run time ($CMD, "$(echo rm)",
+// `echo rm`, a glob, ~); eval, source and .; alias definitions, hash -p,
+// enable -f, fc, compgen -C, mapfile -C, let; a shell reading its commands
+// from a pipe or inherited standard input; shells with a language this
+// package does not parse (fish, csh, pwsh, ...); unknown options of a
+// wrapper, or wrapper options computed at run time; a wrapper under xargs
+// whose program or options come from the input; assignments to PS0-PS4 or
+// PROMPT_COMMAND; arithmetic, [[ -eq ]], ${a[i]}, ${s:i} or read/printf -v/
+// unset names that could evaluate text not known to be a number (bash runs
+// command substitutions found in array subscripts there); ${x@P}; a line
+// that does not parse; nesting deeper than the limit.
+//
+// # What is NOT guaranteed
+//
+// Matching is by program name, so it cannot stop a program that runs other
+// programs on its own: an allow list must name only programs that do not
+// (an allowed python, awk, make, git with aliases, npm, ssh, or a script the
+// command wrote earlier can run anything). The contents of script files are
+// not read: bash ./x.sh and ./x.sh are listed as bash and x.sh. PATH, which
+// the line may change, decides which file a name runs; a deny list of names
+// does not stop a copy or link of a program under another name. Wrappers not
+// listed above (strace, nsenter, unshare, systemd-run, parallel, ...) are
+// listed as programs without looking inside. Leading-argument patterns such
+// as "git push" compare the first words only: git -C dir push does not
+// match. Write targets are only those of redirections; programs that write
+// files themselves (tee, cp, dd) are not reflected in [Analysis.Writes].
+// Arithmetic on a variable that is assigned a number in the line but read
+// before that assignment takes its value from the environment.
+package shellcmd

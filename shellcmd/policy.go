@@ -1,0 +1,146 @@
+package shellcmd
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/paigasus/helikon"
+)
+
+// Policy is an allow list and a deny list of programs for shell commands.
+//
+// A pattern is a program name, optionally followed by leading arguments:
+// "rm" matches every command whose program is rm (/bin/rm, ./rm, \rm and
+// "r"'m' included), "git push" matches git commands whose first argument is
+// push. This is the matching of the core's Bash(...) permission rules.
+//
+// Check refuses a command when any command it runs matches a Deny pattern,
+// or, when Allow is not empty, when some command it runs matches no Allow
+// pattern. When the analysis is unresolved, a non-empty Allow or Deny list
+// refuses the command: the policy fails closed. A word computed at run time
+// (git $sub) counts as matching a deny pattern's argument and as not
+// matching an allow pattern's.
+//
+// The zero Policy allows everything.
+type Policy struct {
+	// Allow, when not empty, lists the only commands that may run.
+	Allow []string
+	// Deny lists commands that may not run. It wins over Allow.
+	Deny []string
+	// Options configures the analysis.
+	Options Options
+}
+
+// ErrInvalidPattern is returned (wrapped) by Validate and Check for an empty
+// pattern.
+var ErrInvalidPattern = errors.New("invalid command pattern")
+
+// Validate reports the first invalid pattern.
+func (p *Policy) Validate() error {
+	for _, list := range []struct {
+		name string
+		pats []string
+	}{{"allow", p.Allow}, {"deny", p.Deny}} {
+		for _, pat := range list.pats {
+			if len(strings.Fields(pat)) == 0 {
+				return fmt.Errorf("%w: empty %s pattern; give a program name such as rm or git push", ErrInvalidPattern, list.name)
+			}
+		}
+	}
+	return nil
+}
+
+// Check analyses command and reports whether the policy lets it run. It
+// returns nil, a *helikon.DeniedError whose reason names the program and the
+// rule, or an error wrapping ErrInvalidPattern.
+func (p *Policy) Check(command string) error {
+	if len(p.Allow) == 0 && len(p.Deny) == 0 {
+		return nil
+	}
+	return p.CheckAnalysis(p.Options.Analyze(command))
+}
+
+// CheckAnalysis is Check for a command already analysed. Commands added to
+// an Analysis by hand are matched as written.
+func (p *Policy) CheckAnalysis(a *Analysis) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if len(p.Allow) == 0 && len(p.Deny) == 0 {
+		return nil
+	}
+	if a.Unresolved != "" {
+		list := "deny"
+		if len(p.Allow) > 0 {
+			list = "allow"
+		}
+		return helikon.Denied("a command %s list is in force and %s", list, a.Unresolved)
+	}
+	for i, c := range a.Commands {
+		dyn := a.dynamicOf(i)
+		for _, pat := range p.Deny {
+			if patternMatches(strings.Fields(pat), c, dyn, true) {
+				return helikon.Denied("the command runs %q, which the deny list forbids (pattern %q); do not run %s", strings.Join(c.Args, " "), pat, c.Program())
+			}
+		}
+	}
+	if len(p.Allow) == 0 {
+		return nil
+	}
+	for i, c := range a.Commands {
+		dyn := a.dynamicOf(i)
+		ok := false
+		for _, pat := range p.Allow {
+			if patternMatches(strings.Fields(pat), c, dyn, false) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return helikon.Denied("the command runs %q, which is not on the allow list (%s); use only allowed programs", strings.Join(c.Args, " "), strings.Join(p.Allow, ", "))
+		}
+	}
+	return nil
+}
+
+func (a *Analysis) dynamicOf(i int) []bool {
+	if len(a.dynamic) != len(a.Commands) || len(a.dynamic[i]) != len(a.Commands[i].Args) {
+		return nil
+	}
+	return a.dynamic[i]
+}
+
+// patternMatches is the core's command matching (helikon's commandMatches)
+// plus run-time words: for a deny pattern (deny true) a computed word at or
+// before the last compared position matches, for an allow pattern it does
+// not.
+func patternMatches(words []string, c helikon.Command, dynamic []bool, deny bool) bool {
+	if len(words) == 0 || len(c.Args) == 0 {
+		return false
+	}
+	if c.Program() != path.Base(words[0]) {
+		return false
+	}
+	for i := 1; i < len(words); i++ {
+		if i < len(dynamic) && dynamic[i] || i < len(c.Args) && argMayShift(dynamic, i) {
+			return deny
+		}
+		if i >= len(c.Args) || c.Args[i] != words[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// argMayShift reports whether a computed word before position i may have
+// moved the argument at i.
+func argMayShift(dynamic []bool, i int) bool {
+	for j := 1; j < i && j < len(dynamic); j++ {
+		if dynamic[j] {
+			return true
+		}
+	}
+	return false
+}

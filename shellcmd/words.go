@@ -1,0 +1,237 @@
+package shellcmd
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// field is one word of a simple command after quote removal.
+//
+// The shell's own expansion code (mvdan.cc/sh/v3/expand) needs an
+// environment and would silently expand $HOME to "" without one, so quote
+// removal is done here: it must tell apart the parts of a word that are known
+// before the command runs from those that are not.
+type field struct {
+	// text is the word with quoting removed. Parts the shell computes at run
+	// time (expansions, substitutions) are kept as written.
+	text string
+	// dynamic reports that text is not the value the program will see: the
+	// word holds an expansion, a glob, or a tilde.
+	dynamic bool
+	// splits reports that the word may become zero or several arguments
+	// (an unquoted expansion, a glob, "$@"), so the positions of the words
+	// after it are unknown too.
+	splits bool
+}
+
+// wordField removes quoting from w.
+func wordField(w *syntax.Word) field {
+	var f field
+	var b strings.Builder
+	glob := globState{}
+	for i, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			s := p.Value
+			if i == 0 && strings.HasPrefix(s, "~") {
+				// Tilde expansion replaces ~ or ~user by a home directory.
+				f.dynamic = true
+			}
+			decodeUnquoted(&b, s, &glob)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				b.WriteString(ansiC(p))
+			} else {
+				b.WriteString(p.Value)
+			}
+		case *syntax.DblQuoted:
+			if p.Dollar {
+				// $"..." is translated through the locale's message
+				// catalog at run time.
+				f.dynamic = true
+				b.WriteString(printNode(p))
+				continue
+			}
+			for _, q := range p.Parts {
+				if lit, ok := q.(*syntax.Lit); ok {
+					decodeDoubleQuoted(&b, lit.Value)
+					continue
+				}
+				f.dynamic = true
+				if quotedSplits(q) {
+					f.splits = true
+				}
+				b.WriteString(printNode(q))
+			}
+		default:
+			// ParamExp, CmdSubst, ArithmExp, ProcSubst, ExtGlob, BraceExp.
+			f.dynamic = true
+			f.splits = true
+			b.WriteString(printNode(p))
+		}
+	}
+	if glob.isGlob() {
+		f.dynamic = true
+		f.splits = true
+	}
+	f.text = b.String()
+	return f
+}
+
+// quotedSplits reports whether a part inside double quotes may still become
+// several words: "$@", "${a[@]}", "${!prefix@}".
+func quotedSplits(p syntax.WordPart) bool {
+	pe, ok := p.(*syntax.ParamExp)
+	if !ok {
+		return false
+	}
+	if pe.Param != nil && pe.Param.Value == "@" {
+		return true
+	}
+	if pe.Names != 0 {
+		return true
+	}
+	if w, ok := pe.Index.(*syntax.Word); ok && len(w.Parts) == 1 {
+		if lit, ok := w.Parts[0].(*syntax.Lit); ok && lit.Value == "@" {
+			return true
+		}
+	}
+	return false
+}
+
+// globState tracks unquoted pattern characters across the parts of a word.
+type globState struct {
+	star     bool // an unquoted * or ?
+	openBrkt bool // an unquoted [ seen
+	closed   bool // an unquoted ] after an unquoted [
+}
+
+func (g *globState) isGlob() bool { return g.star || g.closed }
+
+// decodeUnquoted appends the value of unquoted literal text s: a backslash
+// quotes the next character.
+func decodeUnquoted(b *strings.Builder, s string, g *globState) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\\' && i+1 < len(s) {
+			i++
+			if s[i] != '\n' {
+				b.WriteByte(s[i])
+			}
+			continue
+		}
+		switch c {
+		case '*', '?':
+			g.star = true
+		case '[':
+			g.openBrkt = true
+		case ']':
+			if g.openBrkt {
+				g.closed = true
+			}
+		}
+		b.WriteByte(c)
+	}
+}
+
+// decodeDoubleQuoted appends the value of literal text inside double quotes,
+// where a backslash quotes only $ ` " \ and newline.
+func decodeDoubleQuoted(b *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\\' && i+1 < len(s) {
+			switch s[i+1] {
+			case '$', '`', '"', '\\':
+				b.WriteByte(s[i+1])
+				i++
+				continue
+			case '\n':
+				i++
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+}
+
+// ansiC decodes a $'...' string with the shell library's own decoder; such a
+// string holds no expansion, so the empty configuration changes nothing.
+func ansiC(p *syntax.SglQuoted) string {
+	s, err := expand.Literal(nil, &syntax.Word{Parts: []syntax.WordPart{p}})
+	if err != nil {
+		return p.Value
+	}
+	// Bash ends the string at a NUL byte.
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// printNode returns the source form of n.
+func printNode(n syntax.Node) string {
+	var b strings.Builder
+	if err := syntax.NewPrinter().Print(&b, n); err != nil {
+		return "?"
+	}
+	return b.String()
+}
+
+// wordFields returns the fields of words, brace expansion applied (bash), and
+// also, when some word had braces, the fields without it (POSIX sh, which has
+// no brace expansion). Both are analysed, so a policy holds under either
+// shell.
+func wordFields(words []*syntax.Word) [][]field {
+	plain := make([]field, 0, len(words))
+	var expanded []field
+	braces := false
+	for _, w := range words {
+		f := wordField(w)
+		plain = append(plain, f)
+		if !hasBraceCandidate(w) {
+			expanded = append(expanded, f)
+			continue
+		}
+		cp := &syntax.Word{Parts: append([]syntax.WordPart(nil), w.Parts...)}
+		if !syntax.SplitBraces(cp) {
+			expanded = append(expanded, f)
+			continue
+		}
+		ews := expand.Braces(cp)
+		if len(ews) == 1 {
+			if ef := wordField(ews[0]); ef.text == f.text {
+				expanded = append(expanded, f) // "{}" and the like
+				continue
+			}
+		}
+		braces = true
+		for _, ew := range ews {
+			expanded = append(expanded, wordField(ew))
+		}
+	}
+	if !braces {
+		return [][]field{plain}
+	}
+	return [][]field{expanded, plain}
+}
+
+// hasBraceCandidate is a cheap test that spares most words a copy.
+func hasBraceCandidate(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if lit, ok := p.(*syntax.Lit); ok && strings.Contains(lit.Value, "{") {
+			return true
+		}
+	}
+	return false
+}
+
+// staticText returns the value of w when it holds no expansion.
+func staticText(w *syntax.Word) (string, bool) {
+	if w == nil {
+		return "", true
+	}
+	f := wordField(w)
+	return f.text, !f.dynamic
+}

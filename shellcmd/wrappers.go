@@ -1,0 +1,603 @@
+package shellcmd
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Option grammars of the wrappers, from their manuals.
+var (
+	envSpec = optSpec{short: "0iva:C:P:S:u:", long: longs(
+		"ignore-environment null unset: chdir: split-string: block-signal:: default-signal:: " +
+			"ignore-signal:: list-signal-handling debug argv0: help version")}
+	execSpec    = optSpec{short: "cla:"}
+	commandSpec = optSpec{short: "pvV"}
+	niceSpec    = optSpec{short: "n:", long: longs("adjustment: help version")}
+	nohupSpec   = optSpec{long: longs("help version")}
+	timeoutSpec = optSpec{short: "fk:ps:v", long: longs(
+		"foreground kill-after: preserve-status signal: verbose help version")}
+	stdbufSpec = optSpec{short: "i:o:e:", long: longs("input: output: error: help version")}
+	timeSpec   = optSpec{short: "af:o:pqvV", long: longs(
+		"append format: output: portability quiet verbose help version")}
+	sudoSpec = optSpec{short: "AbBC:c:D:Eeg:Hh::iKklNnPp:R:r:SsT:t:U:u:Vv", long: longs(
+		"askpass background bell chdir: chroot: close-from: command-timeout: edit group: help host: " +
+			"list login login-class: no-update non-interactive other-user: preserve-env:: preserve-groups " +
+			"prompt: remove-timestamp reset-timestamp role: set-home shell stdin type: user: validate version")}
+	doasSpec   = optSpec{short: "a:C:Lnsu:"}
+	pkexecSpec = optSpec{long: longs("user: disable-internal-agent keep-cwd help version")}
+	xargsSpec  = optSpec{short: "0a:d:E:e::I:i::L:l::n:oP:prs:tx", long: longs(
+		"null arg-file: delimiter: eof:: replace:: max-lines:: max-args: max-procs: interactive open-tty " +
+			"no-run-if-empty max-chars: verbose exit show-limits process-slot-var: help version")}
+	setsidSpec = optSpec{short: "cfw", long: longs("ctty fork wait help version")}
+	chrootSpec = optSpec{long: longs("userspec: groups: skip-chdir help version")}
+	ioniceSpec = optSpec{short: "c:n:p:P:tu:", long: longs("class: classdata: pid: pgid: ignore uid: help version")}
+	flockSpec  = optSpec{short: "sxuneow:E:c:FhV", long: longs(
+		"shared exclusive unlock nonblock no-fork close timeout: wait: conflict-exit-code: command: fcntl verbose help version")}
+	unbufferSpec = optSpec{short: "p"}
+	watchSpec    = optSpec{short: "bcCd::egn:pq:rtwxhv", long: longs(
+		"beep color no-color differences:: errexit chgexit interval: precise no-rerun no-title no-wrap no-linewrap exec help version")}
+	shellLong = map[string]int{"rcfile": argRequired, "init-file": argRequired, "emulate": argRequired}
+)
+
+// shells whose command strings are parsed, and the syntax used to parse them.
+var shells = map[string]syntax.LangVariant{
+	"sh": syntax.LangBash, "bash": syntax.LangBash, "rbash": syntax.LangBash, "dash": syntax.LangBash,
+	"ash": syntax.LangBash, "ksh": syntax.LangBash, "ksh93": syntax.LangBash, "pdksh": syntax.LangBash,
+	"oksh": syntax.LangBash, "yash": syntax.LangBash, "posh": syntax.LangBash,
+	"mksh": syntax.LangMirBSDKorn, "lksh": syntax.LangMirBSDKorn,
+	"zsh": syntax.LangZsh,
+}
+
+// otherShells run command languages this package does not parse.
+var otherShells = map[string]bool{
+	"fish": true, "csh": true, "tcsh": true, "nu": true, "pwsh": true, "powershell": true,
+	"elvish": true, "xonsh": true, "rc": true, "es": true, "ion": true, "murex": true, "oil": true, "osh": true, "ysh": true,
+}
+
+var (
+	legacyNice = regexp.MustCompile(`^--?[+-]?[0-9]+$`)
+	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+)
+
+// unwrap handles the program prog (a base name) called with args. It returns
+// the argument vector of the program prog runs in turn, or nil when it runs
+// none (or when that was reported as unresolved).
+func (a *analyzer) unwrap(prog string, args []field, ctx *callCtx) []field {
+	switch prog {
+	case "", ".", "source":
+		if prog == "" {
+			return nil
+		}
+		a.unresolved("%s runs commands from a file, which cannot be checked before it runs; run the commands directly", prog)
+	case "eval":
+		a.unresolved("eval runs a string as commands, which cannot be checked before it runs; write the command directly")
+	case "fc":
+		a.unresolved("fc re-runs commands from the history; write the command directly")
+	case "alias":
+		for _, f := range args {
+			if f.dynamic || strings.Contains(f.text, "=") {
+				a.unresolved("alias can make a name run another program; call the program directly")
+				break
+			}
+		}
+	case "hash":
+		if anyOpt(args, 'p') {
+			a.unresolved("hash -p makes a name run another program; call the program directly")
+		}
+	case "enable":
+		if anyOpt(args, 'f') {
+			a.unresolved("enable -f loads a builtin from a shared library, which cannot be checked; call the program directly")
+		}
+	case "compgen":
+		if anyOpt(args, 'C') || anyOpt(args, 'F') {
+			a.unresolved("compgen -C/-F runs commands given as strings; call the program directly")
+		}
+	case "trap":
+		a.trap(args, ctx)
+	case "let":
+		a.unresolved("let evaluates its arguments as arithmetic, which can run commands hidden in variables; use $((...)) with literal numbers")
+	case "read", "mapfile", "readarray", "printf", "unset", "getopts", "wait", "test", "[", "declare", "typeset", "local", "export", "readonly":
+		a.vars.builtin(a, prog, args)
+
+	case "builtin":
+		if len(args) > 0 && !args[0].dynamic && args[0].text == "--" {
+			args = args[1:]
+		}
+		return a.need(prog, args, ctx)
+	case "command":
+		opts, rest, err := commandSpec.parse(prog, args)
+		if a.optErr(prog, err, ctx) || has(opts, "v", "V") {
+			return nil
+		}
+		return a.need(prog, rest, ctx)
+	case "exec":
+		_, rest, err := execSpec.parse(prog, args)
+		if a.optErr(prog, err, ctx) {
+			return nil
+		}
+		return rest
+	case "env":
+		return a.env(args, ctx)
+	case "nice":
+		if len(args) > 0 && !args[0].dynamic && legacyNice.MatchString(args[0].text) {
+			args = args[1:]
+		}
+		return a.simple(prog, niceSpec, args, ctx)
+	case "nohup":
+		return a.simple(prog, nohupSpec, args, ctx)
+	case "setsid":
+		return a.simple(prog, setsidSpec, args, ctx)
+	case "unbuffer":
+		return a.simple(prog, unbufferSpec, args, ctx)
+	case "stdbuf":
+		return a.simple(prog, stdbufSpec, args, ctx)
+	case "time":
+		return a.simple(prog, timeSpec, args, ctx)
+	case "pkexec":
+		return a.simple(prog, pkexecSpec, args, ctx)
+	case "ionice":
+		opts, rest, err := ioniceSpec.parse(prog, args)
+		if a.optErr(prog, err, ctx) || has(opts, "p", "P", "u", "pid", "pgid", "uid") {
+			return nil
+		}
+		return a.need(prog, rest, ctx)
+	case "timeout":
+		opts, rest, err := timeoutSpec.parse(prog, args)
+		if a.optErr(prog, err, ctx) || has(opts, "help", "version") {
+			return nil
+		}
+		// The first operand is the duration (5s, 1.5m, infinity).
+		if len(rest) == 0 {
+			return a.need(prog, rest, ctx)
+		}
+		if rest[0].splits {
+			a.unresolved("cannot tell the program timeout runs: its duration %s is computed at run time", rest[0].text)
+			return nil
+		}
+		return a.need(prog, rest[1:], ctx)
+	case "chroot":
+		opts, rest, err := chrootSpec.parse(prog, args)
+		if a.optErr(prog, err, ctx) || has(opts, "help", "version") {
+			return nil
+		}
+		if len(rest) == 0 {
+			return a.need(prog, rest, ctx)
+		}
+		if rest[0].splits {
+			a.unresolved("cannot tell the program chroot runs: its directory %s is computed at run time", rest[0].text)
+			return nil
+		}
+		if len(rest) == 1 && !ctx.openEnded {
+			a.unresolved("chroot without a program starts the shell named by $SHELL; name the program")
+			return nil
+		}
+		return a.need(prog, rest[1:], ctx)
+	case "sudo", "doas":
+		return a.sudo(prog, args, ctx)
+	case "sudoedit":
+		return nil
+	case "xargs":
+		return a.xargs(args, ctx)
+	case "find":
+		a.find(args, ctx)
+	case "flock":
+		return a.flock(args, ctx)
+	case "watch":
+		return a.watch(args, ctx)
+	case "busybox":
+		if len(args) > 0 && (args[0].dynamic || !strings.HasPrefix(args[0].text, "-")) {
+			return args
+		}
+	case "su", "runuser":
+		a.su(prog, args, ctx)
+	default:
+		if lang, ok := shells[prog]; ok {
+			a.shell(prog, lang, args, ctx)
+		} else if otherShells[prog] {
+			a.unresolved("%s runs commands in a language this policy cannot analyse; use bash", prog)
+		}
+	}
+	return nil
+}
+
+// need returns rest, the vector of the wrapped program, reporting the case
+// where it is missing but may come from xargs input.
+func (a *analyzer) need(prog string, rest []field, ctx *callCtx) []field {
+	if len(rest) == 0 {
+		if ctx.openEnded {
+			a.unresolved("%s under xargs takes its program from the input, which cannot be checked; name the program", prog)
+		}
+		return nil
+	}
+	return rest
+}
+
+// optErr reports an option parsing failure; it returns true when the
+// wrapper runs nothing analysable.
+func (a *analyzer) optErr(prog string, err error, ctx *callCtx) bool {
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, errMissing):
+		if ctx.openEnded {
+			a.unresolved("%s under xargs takes its options from the input, which cannot be checked; name the program", prog)
+		}
+		// Otherwise the program fails with a usage error and runs nothing.
+		return true
+	default:
+		a.unresolved("%v; write the command without it", err)
+		return true
+	}
+}
+
+// simple handles a wrapper whose operands are exactly the program to run.
+func (a *analyzer) simple(prog string, spec optSpec, args []field, ctx *callCtx) []field {
+	opts, rest, err := spec.parse(prog, args)
+	if a.optErr(prog, err, ctx) || has(opts, "help", "version") {
+		return nil
+	}
+	return a.need(prog, rest, ctx)
+}
+
+// anyOpt reports whether a static short-option word among args holds c.
+func anyOpt(args []field, c byte) bool {
+	for _, f := range args {
+		if f.dynamic {
+			return true
+		}
+		if f.text == "--" {
+			return false
+		}
+		if len(f.text) > 1 && f.text[0] == '-' && !strings.HasPrefix(f.text, "--") && strings.IndexByte(f.text[1:], c) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *analyzer) env(args []field, ctx *callCtx) []field {
+	for range maxWrappers {
+		opts, rest, err := envSpec.parse("env", args)
+		if a.optErr("env", err, ctx) || has(opts, "help", "version", "list-signal-handling") {
+			return nil
+		}
+		for len(rest) > 0 && !rest[0].dynamic && rest[0].text == "-" {
+			rest = rest[1:]
+		}
+		for len(rest) > 0 && !rest[0].splits && strings.Contains(rest[0].text, "=") {
+			if envName.MatchString(rest[0].text) {
+				a.vars.envAssign(a, strings.SplitN(rest[0].text, "=", 2)[0])
+			}
+			rest = rest[1:]
+		}
+		split, ok := value(opts, "S", "split-string")
+		if !ok {
+			if len(rest) > 0 && rest[0].splits {
+				a.unresolved("cannot tell the program env runs: %s is computed at run time", rest[0].text)
+				return nil
+			}
+			if len(rest) == 0 && !ctx.openEnded {
+				return nil // env alone prints the environment
+			}
+			return a.need("env", rest, ctx)
+		}
+		// env -S splits its argument into words with its own quoting rules;
+		// only plain words are taken apart here.
+		if strings.ContainsAny(split, "'\"\\$#") {
+			a.unresolved("env -S %q uses quoting that this policy does not analyse; pass the words separately", split)
+			return nil
+		}
+		words := strings.Fields(split)
+		next := make([]field, 0, len(words)+len(rest))
+		for _, w := range words {
+			next = append(next, field{text: w})
+		}
+		args = append(next, rest...)
+	}
+	a.unresolved("env -S nests too deeply")
+	return nil
+}
+
+func (a *analyzer) sudo(prog string, args []field, ctx *callCtx) []field {
+	spec := sudoSpec
+	if prog == "doas" {
+		spec = doasSpec
+	}
+	opts, rest, err := spec.parse(prog, args)
+	if a.optErr(prog, err, ctx) {
+		return nil
+	}
+	if prog == "sudo" {
+		if has(opts, "e", "edit", "l", "list", "v", "validate", "K", "remove-timestamp", "V", "version", "help") {
+			return nil
+		}
+		if v, ok := value(opts, "h"); !ok && has(opts, "h") || ok && v == "" {
+			return nil // -h alone is --help
+		}
+		for len(rest) > 0 && !rest[0].splits && envName.MatchString(rest[0].text) {
+			a.vars.envAssign(a, strings.SplitN(rest[0].text, "=", 2)[0])
+			rest = rest[1:]
+		}
+	} else if has(opts, "C", "L") {
+		return nil
+	}
+	if len(rest) == 0 && !ctx.openEnded {
+		if has(opts, "s", "i", "shell", "login") {
+			a.shellStdin(prog+" -s", ctx)
+		}
+		return nil
+	}
+	return a.need(prog, rest, ctx)
+}
+
+func (a *analyzer) xargs(args []field, ctx *callCtx) []field {
+	opts, rest, err := xargsSpec.parse("xargs", args)
+	if a.optErr("xargs", err, ctx) || has(opts, "help", "version") {
+		return nil
+	}
+	repl, replace := "", false
+	for _, o := range opts {
+		switch o.name {
+		case "I":
+			repl, replace = o.val, true
+		case "i", "replace":
+			repl, replace = "{}", true
+			if o.has {
+				repl = o.val
+			}
+		}
+	}
+	if len(rest) == 0 {
+		rest = []field{{text: "echo"}} // xargs runs echo by default
+	}
+	if replace && repl != "" {
+		out := make([]field, len(rest))
+		for i, f := range rest {
+			out[i] = f
+			if strings.Contains(f.text, repl) {
+				out[i].dynamic = true // replaced by input lines
+			}
+		}
+		rest = out
+	}
+	// Without a replace string xargs appends input words to the vector.
+	ctx.openEnded = !replace
+	ctx.stdin = stdin{} // the command's input is not the line's
+	return rest
+}
+
+func (a *analyzer) find(args []field, ctx *callCtx) {
+	if ctx.openEnded {
+		a.unresolved("find under xargs takes its expressions from the input and may -exec any program; give find its arguments directly")
+		return
+	}
+	for i := 0; i < len(args); i++ {
+		f := args[i]
+		if f.dynamic {
+			a.unresolved("cannot tell what find runs: its argument %s is computed at run time and may hold -exec", f.text)
+			return
+		}
+		switch f.text {
+		case "-exec", "-execdir", "-ok", "-okdir":
+		default:
+			continue
+		}
+		var cmd []field
+		j := i + 1
+		for ; j < len(args); j++ {
+			t := args[j]
+			if !t.dynamic && (t.text == ";" || t.text == "+" && len(cmd) > 0 && cmd[len(cmd)-1].text == "{}") {
+				break
+			}
+			if strings.Contains(t.text, "{}") {
+				t.dynamic = true // replaced by the file name
+			}
+			cmd = append(cmd, t)
+		}
+		sub := &callCtx{depth: ctx.depth, via: "find " + f.text}
+		a.argv(cmd, sub)
+		i = j
+	}
+}
+
+func (a *analyzer) flock(args []field, ctx *callCtx) []field {
+	opts, rest, err := flockSpec.parse("flock", args)
+	if a.optErr("flock", err, ctx) || has(opts, "h", "V", "help", "version") {
+		return nil
+	}
+	if len(rest) == 0 {
+		return a.need("flock", rest, ctx)
+	}
+	if rest[0].splits {
+		a.unresolved("cannot tell what flock runs: %s is computed at run time", rest[0].text)
+		return nil
+	}
+	cmd, ok := value(opts, "c", "command")
+	rest = rest[1:]
+	if !ok && len(rest) >= 2 && !rest[0].dynamic && (rest[0].text == "-c" || rest[0].text == "--command") {
+		if rest[1].dynamic {
+			a.unresolved("cannot tell what flock -c runs: %s is computed at run time", rest[1].text)
+			return nil
+		}
+		cmd, ok, rest = rest[1].text, true, nil
+	}
+	if ok {
+		a.script(cmd, syntax.LangBash, ctx.depth+1, "the command string of flock -c")
+		return nil
+	}
+	if len(rest) == 0 && !ctx.openEnded {
+		return nil // flock on a descriptor number
+	}
+	return a.need("flock", rest, ctx)
+}
+
+// watch runs its operands joined by spaces through sh -c, unless -x.
+func (a *analyzer) watch(args []field, ctx *callCtx) []field {
+	opts, rest, err := watchSpec.parse("watch", args)
+	if a.optErr("watch", err, ctx) || has(opts, "h", "v", "help", "version") {
+		return nil
+	}
+	if has(opts, "x", "exec") {
+		return a.need("watch", rest, ctx)
+	}
+	if ctx.openEnded {
+		a.unresolved("watch under xargs takes its command from the input; name the program")
+		return nil
+	}
+	words := make([]string, len(rest))
+	for i, f := range rest {
+		if f.dynamic {
+			a.unresolved("cannot tell what watch runs: %s is computed at run time", f.text)
+			return nil
+		}
+		words[i] = f.text
+	}
+	if len(words) > 0 {
+		a.script(strings.Join(words, " "), syntax.LangBash, ctx.depth+1, "the command of watch")
+	}
+	return nil
+}
+
+// su and runuser run -c's string with the target user's shell; their option
+// parsing permutes, so -c is looked for anywhere.
+func (a *analyzer) su(prog string, args []field, ctx *callCtx) {
+	var cmd *field
+	for i := 0; i < len(args); i++ {
+		f := args[i]
+		if f.dynamic {
+			a.unresolved("cannot tell what %s runs: %s is computed at run time", prog, f.text)
+			return
+		}
+		t := f.text
+		switch {
+		case t == "-s" || t == "--shell" || strings.HasPrefix(t, "--shell="):
+			a.unresolved("%s -s picks the interpreter that runs the command, which this policy cannot analyse", prog)
+			return
+		case t == "-c" || t == "--command" || t == "-C" || t == "--session-command":
+			if i+1 < len(args) {
+				cmd = &args[i+1]
+				i++
+			}
+		case strings.HasPrefix(t, "--command=") || strings.HasPrefix(t, "--session-command="):
+			_, v, _ := strings.Cut(t, "=")
+			cmd = &field{text: v}
+		case len(t) > 2 && (strings.HasPrefix(t, "-c") || strings.HasPrefix(t, "-C")) && !strings.HasPrefix(t, "--"):
+			cmd = &field{text: t[2:]}
+		}
+	}
+	if ctx.openEnded {
+		a.unresolved("%s under xargs takes its command from the input; name the program", prog)
+		return
+	}
+	if cmd == nil {
+		a.shellStdin(prog, ctx)
+		return
+	}
+	if cmd.dynamic {
+		a.unresolved("cannot tell what %s -c runs: %s is computed at run time", prog, cmd.text)
+		return
+	}
+	a.script(cmd.text, syntax.LangBash, ctx.depth+1, "the command string of "+prog+" -c")
+}
+
+// shell handles sh, bash and the like: -c strings are parsed in turn, and a
+// shell reading its commands from standard input is analysed when that input
+// is a here-document or here-string.
+func (a *analyzer) shell(prog string, lang syntax.LangVariant, args []field, ctx *callCtx) {
+	cmode, smode := false, false
+	i := 0
+options:
+	for ; i < len(args); i++ {
+		f := args[i]
+		if f.dynamic {
+			a.unresolved("cannot tell what %s runs: its argument %s is computed at run time", prog, f.text)
+			return
+		}
+		t := f.text
+		switch {
+		case t == "--" || t == "-":
+			i++
+			break options
+		case strings.HasPrefix(t, "--"):
+			name, _, hasVal := strings.Cut(t[2:], "=")
+			if shellLong[name] == argRequired && !hasVal {
+				i++
+			}
+		case len(t) > 1 && (t[0] == '-' || t[0] == '+'):
+			for j := 1; j < len(t); j++ {
+				switch t[j] {
+				case 'c':
+					cmode = true
+				case 's':
+					smode = true
+				case 'o', 'O':
+					if j == len(t)-1 {
+						i++ // -o takes the next word
+					}
+					j = len(t)
+				}
+			}
+		default:
+			break options
+		}
+	}
+	var rest []field
+	if i < len(args) {
+		rest = args[i:]
+	}
+	switch {
+	case cmode:
+		if len(rest) == 0 {
+			if ctx.openEnded {
+				a.unresolved("%s -c under xargs takes its command string from the input; put the command in the string", prog)
+			}
+			return
+		}
+		if rest[0].dynamic {
+			a.unresolved("cannot tell what %s -c runs: its command string %s is computed at run time; write the command directly", prog, rest[0].text)
+			return
+		}
+		a.script(rest[0].text, lang, ctx.depth+1, "the command string of "+prog+" -c")
+	case len(rest) > 0 && !smode:
+		// A script file: its contents are not inspected, like any
+		// program's (see the package documentation).
+	case ctx.openEnded:
+		a.unresolved("%s under xargs takes its arguments, maybe -c and a command, from the input; put the command in a -c string", prog)
+	default:
+		a.shellStdin(prog, ctx)
+	}
+}
+
+// shellStdin handles a shell that reads commands from standard input.
+func (a *analyzer) shellStdin(prog string, ctx *callCtx) {
+	switch ctx.stdin.kind {
+	case stdinText:
+		a.script(ctx.stdin.text, syntax.LangBash, ctx.depth+1, "the input of "+prog)
+	case stdinFile:
+		// Like a script file.
+	default:
+		a.unresolved("%s reads commands from its standard input, which cannot be checked before it runs; pass them with -c", prog)
+	}
+}
+
+// trap's first operand is a command string run when a signal arrives.
+func (a *analyzer) trap(args []field, ctx *callCtx) {
+	if len(args) > 0 && !args[0].dynamic && args[0].text == "--" {
+		args = args[1:]
+	}
+	if len(args) < 2 {
+		return // trap, trap -p, trap -l, trap SIG: nothing is installed
+	}
+	act := args[0]
+	if act.dynamic {
+		a.unresolved("trap installs the command string %s, computed at run time; write it literally", act.text)
+		return
+	}
+	if act.text == "-" || strings.HasPrefix(act.text, "-") && len(act.text) > 1 {
+		return
+	}
+	a.script(act.text, syntax.LangBash, ctx.depth+1, "the trap action")
+}
