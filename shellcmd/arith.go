@@ -18,9 +18,9 @@ import (
 // environment and are refused, as are positional parameters.
 
 var (
-	identRe   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	nameOpRe  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[0-9]*\])?$`)
-	numberRe  = regexp.MustCompile(`^[+-]?([0-9]+|0[xX][0-9a-fA-F]+|[0-9]+#[0-9a-zA-Z@_]+)$`)
+	identRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	nameOpRe   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[0-9]*\])?$`)
+	numberRe   = regexp.MustCompile(`^[+-]?([0-9]+|0[xX][0-9a-fA-F]+|[0-9]+#[0-9a-zA-Z@_]+)$`)
 	braceSeqRe = regexp.MustCompile(`^\{[+-]?[0-9]+\.\.[+-]?[0-9]+(\.\.[+-]?[0-9]+)?\}$`)
 )
 
