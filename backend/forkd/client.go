@@ -1,0 +1,356 @@
+package forkd
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultAPITimeout bounds one create, delete or list call.
+const DefaultAPITimeout = 30 * time.Second
+
+// maxListBody bounds a list response: 16 MiB is ~100 000 sandboxes.
+const maxListBody = 16 << 20
+
+// maxSmallBody bounds create, delete and error responses.
+const maxSmallBody = 1 << 20
+
+// ClientOptions configure a [Client]. The zero value means no token, the
+// system's root certificates and [DefaultAPITimeout].
+type ClientOptions struct {
+	// Token is sent as "Authorization: Bearer TOKEN" on every call.
+	Token Token
+	// CACertPEM, when set, pins the controller's certificate authority: only
+	// certificates signed by these PEM certificates are accepted, and the
+	// system's roots are not consulted. Certificate verification is never
+	// disabled.
+	CACertPEM []byte
+	// APITimeout bounds one create, delete or list call; 0 means
+	// DefaultAPITimeout. Exec calls are bounded by their own timeout.
+	APITimeout time.Duration
+}
+
+// Client speaks the forkd controller's REST API. It is safe for concurrent
+// use.
+type Client struct {
+	base       *url.URL
+	secret     *secret
+	hc         *http.Client
+	apiTimeout time.Duration
+}
+
+// ErrInsecureURL is returned for a controller URL that would send the token
+// in clear text to another machine.
+var ErrInsecureURL = errors.New("insecure controller URL")
+
+// NewClient returns a client for the controller at rawURL (https://, or
+// http:// for a loopback host only; no userinfo, query or fragment).
+func NewClient(rawURL string, opts ClientOptions) (*Client, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("forkd controller URL: %w", err)
+	}
+	if u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return nil, fmt.Errorf("forkd controller URL %q: want scheme://host[:port][/path] without userinfo, query or fragment", u.Redacted())
+	}
+	switch u.Scheme {
+	case "https":
+	case "http":
+		if !isLoopback(u.Hostname()) {
+			return nil, fmt.Errorf("%w: http://%s would send the bearer token in clear text; use https:// (plain http is allowed for loopback hosts only)", ErrInsecureURL, u.Host)
+		}
+	default:
+		return nil, fmt.Errorf("%w: scheme %q; use https://", ErrInsecureURL, u.Scheme)
+	}
+	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
+	if len(opts.CACertPEM) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(opts.CACertPEM) {
+			return nil, errors.New("forkd CA: no PEM certificate found")
+		}
+		tlsConf.RootCAs = pool
+	}
+	tr := &http.Transport{
+		Proxy:                 nil, // the controller is reached directly, never through an environment proxy
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
+		TLSClientConfig:       tlsConf,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: 0, // exec responses arrive when the command ends
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	return &Client{
+		base:   u,
+		secret: &secret{v: string(opts.Token)},
+		hc: &http.Client{
+			Transport: tr,
+			// A redirect could carry the token elsewhere; the API has none.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		apiTimeout: opts.APITimeout,
+	}, nil
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
+}
+
+// String describes the client without its token.
+func (c *Client) String() string { return "forkd client for " + c.base.String() }
+
+// APIError is a non-success answer of the controller.
+type APIError struct {
+	Op      string // create, exec, delete, list
+	Status  int
+	Message string // the start of the response body, token removed
+}
+
+func (e *APIError) Error() string {
+	msg := fmt.Sprintf("forkd %s: controller answered %d %s", e.Op, e.Status, http.StatusText(e.Status))
+	if e.Message != "" {
+		msg += ": " + e.Message
+	}
+	switch {
+	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden:
+		msg += " (check FORKD_TOKEN)"
+	case e.Status >= 500:
+		msg += " (the controller failed; retry later)"
+	}
+	return msg
+}
+
+// ErrMalformedResponse matches responses the client cannot decode.
+var ErrMalformedResponse = errors.New("malformed controller response")
+
+// Sandbox is one microVM the controller forked.
+type Sandbox struct {
+	ID string `json:"id"`
+}
+
+// SandboxInfo is one entry of the controller's sandbox list. CreatedAt is
+// zero when the controller gave no usable timestamp.
+type SandboxInfo struct {
+	ID          string
+	SnapshotTag string
+	CreatedAt   time.Time
+}
+
+// ExecResult is the answer to an exec call.
+type ExecResult struct {
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	ExitCode *int   `json:"exit_code"`
+	// TimedOut is set when the controller reports that the timeout
+	// stopped the command (an optional field of the API).
+	TimedOut bool `json:"timed_out"`
+}
+
+func (c *Client) apiCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	t := c.apiTimeout
+	if t <= 0 {
+		t = DefaultAPITimeout
+	}
+	return context.WithTimeout(ctx, t)
+}
+
+// call sends one request and decodes a JSON answer into out (when non-nil).
+// okStatus lists extra statuses that count as success with no body.
+func (c *Client) call(ctx context.Context, op, method, path string, in, out any, maxBody int64, okStatus ...int) (int, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return 0, fmt.Errorf("forkd %s: %w", op, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	u := *c.base
+	u.Path += path
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return 0, fmt.Errorf("forkd %s: %w", op, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.secret.v)
+	req.Header.Set("Accept", "application/json")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		// *url.Error names the method and URL, never the headers.
+		return 0, fmt.Errorf("forkd %s: %s", op, c.secret.redact(err.Error()))
+	}
+	defer resp.Body.Close()
+	for _, s := range okStatus {
+		if resp.StatusCode == s {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, maxSmallBody))
+			return s, nil
+		}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return resp.StatusCode, &APIError{Op: op, Status: resp.StatusCode, Message: c.secret.redact(sanitize(b))}
+	}
+	if out == nil {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, maxSmallBody))
+		return resp.StatusCode, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return resp.StatusCode, fmt.Errorf("forkd %s: reading response: %s", op, c.secret.redact(err.Error()))
+	}
+	if int64(len(b)) > maxBody {
+		return resp.StatusCode, fmt.Errorf("forkd %s: %w: response larger than %d bytes", op, ErrMalformedResponse, maxBody)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return resp.StatusCode, fmt.Errorf("forkd %s: %w: %v", op, ErrMalformedResponse, err)
+	}
+	return resp.StatusCode, nil
+}
+
+// sanitize turns the start of an error body into one printable line.
+func sanitize(b []byte) string {
+	s := strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == '\uFFFD' {
+			return ' '
+		}
+		return r
+	}, string(b))
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// Create forks n microVMs from the snapshot tag: POST /v1/sandboxes with
+// {"snapshot_tag": tag, "n": n}, answered by {"sandboxes": [{"id": …}]}.
+// Each microVM gets its own network namespace on the controller's host.
+func (c *Client) Create(ctx context.Context, tag string, n int) ([]Sandbox, error) {
+	ctx, cancel := c.apiCtx(ctx)
+	defer cancel()
+	var out struct {
+		Sandboxes []Sandbox `json:"sandboxes"`
+	}
+	in := struct {
+		SnapshotTag string `json:"snapshot_tag"`
+		N           int    `json:"n"`
+	}{tag, n}
+	if _, err := c.call(ctx, "create", http.MethodPost, "/v1/sandboxes", in, &out, maxSmallBody); err != nil {
+		return nil, err
+	}
+	for _, s := range out.Sandboxes {
+		if !validID(s.ID) {
+			return out.Sandboxes, fmt.Errorf("forkd create: %w: sandbox id %q", ErrMalformedResponse, s.ID)
+		}
+	}
+	if len(out.Sandboxes) != n {
+		return out.Sandboxes, fmt.Errorf("forkd create: %w: asked for %d sandboxes, got %d", ErrMalformedResponse, n, len(out.Sandboxes))
+	}
+	return out.Sandboxes, nil
+}
+
+// validID accepts the ids a controller plausibly issues: they go into URL
+// paths (escaped anyway) and into logs.
+func validID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:", r)) {
+			return false
+		}
+	}
+	return id != "." && id != ".."
+}
+
+// Exec runs args in the sandbox: POST /v1/sandboxes/{id}/exec with
+// {"args": args, "timeout_secs": n}, answered by {"stdout", "stderr",
+// "exit_code"}. maxBody bounds the response. ctx bounds the call; it is
+// the caller's job to give it more time than timeoutSecs.
+func (c *Client) Exec(ctx context.Context, id string, args []string, timeoutSecs int, maxBody int64) (*ExecResult, error) {
+	in := struct {
+		Args        []string `json:"args"`
+		TimeoutSecs int      `json:"timeout_secs"`
+	}{args, timeoutSecs}
+	var out ExecResult
+	if _, err := c.call(ctx, "exec", http.MethodPost, "/v1/sandboxes/"+url.PathEscape(id)+"/exec", in, &out, maxBody); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Delete destroys the sandbox: DELETE /v1/sandboxes/{id}. A 404 counts as
+// already gone.
+func (c *Client) Delete(ctx context.Context, id string) error {
+	ctx, cancel := c.apiCtx(ctx)
+	defer cancel()
+	_, err := c.call(ctx, "delete", http.MethodDelete, "/v1/sandboxes/"+url.PathEscape(id), nil, nil, maxSmallBody, http.StatusNotFound)
+	return err
+}
+
+// List returns the controller's sandboxes: GET /v1/sandboxes, answered by a
+// JSON array (or {"sandboxes": [...]}) of {id, snapshot_tag,
+// created_at_unix}. An entry whose created_at_unix is missing, not a
+// number or not positive has a zero CreatedAt.
+func (c *Client) List(ctx context.Context) ([]SandboxInfo, error) {
+	ctx, cancel := c.apiCtx(ctx)
+	defer cancel()
+	var raw json.RawMessage
+	if _, err := c.call(ctx, "list", http.MethodGet, "/v1/sandboxes", nil, &raw, maxListBody); err != nil {
+		return nil, err
+	}
+	type entry struct {
+		ID          string          `json:"id"`
+		SnapshotTag string          `json:"snapshot_tag"`
+		CreatedAt   json.RawMessage `json:"created_at_unix"`
+	}
+	var entries []entry
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		var wrapped struct {
+			Sandboxes *[]entry `json:"sandboxes"`
+		}
+		if err2 := json.Unmarshal(raw, &wrapped); err2 != nil || wrapped.Sandboxes == nil {
+			return nil, fmt.Errorf("forkd list: %w: want an array of sandboxes: %v", ErrMalformedResponse, err)
+		}
+		entries = *wrapped.Sandboxes
+	}
+	infos := make([]SandboxInfo, 0, len(entries))
+	for _, e := range entries {
+		infos = append(infos, SandboxInfo{ID: e.ID, SnapshotTag: e.SnapshotTag, CreatedAt: parseUnix(e.CreatedAt)})
+	}
+	return infos, nil
+}
+
+// parseUnix reads a positive Unix time in seconds (an integer or a
+// fraction); anything else yields the zero time.
+func parseUnix(raw json.RawMessage) time.Time {
+	if len(raw) == 0 || raw[0] == '"' || raw[0] == 'n' {
+		return time.Time{}
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || f <= 0 || math.IsInf(f, 0) || math.IsNaN(f) || f > 1<<40 {
+		return time.Time{}
+	}
+	sec, frac := math.Modf(f)
+	return time.Unix(int64(sec), int64(frac*1e9))
+}

@@ -1,0 +1,504 @@
+package forkd_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/backend/forkd"
+	"github.com/paigasus/helikon/egress"
+	"github.com/paigasus/helikon/internal/forkdfake"
+)
+
+const token = "tok-SECRET-4f9a2c"
+
+func startTLS(t *testing.T) (*forkdfake.Controller, *forkdfake.Server) {
+	t.Helper()
+	c := forkdfake.New(token)
+	srv, err := c.StartTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return c, srv
+}
+
+func newBackend(t *testing.T, srv *forkdfake.Server, mod func(*forkd.Options)) *forkd.Backend {
+	t.Helper()
+	opts := forkd.Options{URL: srv.URL, Token: token, Snapshot: "helikon", CACertPEM: srv.CAPEM, Logger: slog.New(slog.DiscardHandler)}
+	if mod != nil {
+		mod(&opts)
+	}
+	b, err := forkd.New(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func endpoints(calls []forkdfake.Call) string {
+	var s []string
+	for _, c := range calls {
+		s = append(s, c.Endpoint)
+	}
+	return strings.Join(s, ",")
+}
+
+func TestEveryEndpointSendsBearerToken(t *testing.T) {
+	c, srv := startTLS(t)
+	cl, err := forkd.NewClient(srv.URL, forkd.ClientOptions{Token: token, CACertPEM: srv.CAPEM})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	boxes, err := cl.Create(ctx, "snap", 2)
+	if err != nil || len(boxes) != 2 {
+		t.Fatalf("Create = %v, %v", boxes, err)
+	}
+	res, err := cl.Exec(ctx, boxes[0].ID, []string{"sh", "-c", "echo out; echo err >&2; exit 7"}, 5, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stdout != "out\n" || res.Stderr != "err\n" || res.ExitCode == nil || *res.ExitCode != 7 {
+		t.Errorf("Exec = %+v", res)
+	}
+	list, err := cl.List(ctx)
+	if err != nil || len(list) != 2 || list[0].SnapshotTag != "snap" || list[0].CreatedAt.IsZero() {
+		t.Fatalf("List = %+v, %v", list, err)
+	}
+	for _, b := range boxes {
+		if err := cl.Delete(ctx, b.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cl.Delete(ctx, boxes[0].ID); err != nil {
+		t.Errorf("Delete of a gone sandbox (404) = %v, want nil", err)
+	}
+	calls := c.Calls()
+	if got := endpoints(calls); got != "create,exec,list,delete,delete,delete" {
+		t.Errorf("calls = %s", got)
+	}
+	for _, call := range calls {
+		if call.Auth != "Bearer "+token {
+			t.Errorf("%s %s: Authorization %q", call.Method, call.Path, call.Auth)
+		}
+	}
+	if len(c.Live()) != 0 {
+		t.Errorf("live sandboxes: %v", c.Live())
+	}
+}
+
+func TestRunForksExecsAndDestroys(t *testing.T) {
+	c, srv := startTLS(t)
+	b := newBackend(t, srv, nil)
+	res, err := b.Run(context.Background(), &backend.Request{Command: "echo hello; echo oops >&2; exit 3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Stdout) != "hello\n" || string(res.Stderr) != "oops\n" || res.ExitCode == nil || *res.ExitCode != 3 || res.TimedOut {
+		t.Errorf("result = %+v", res)
+	}
+	if got := endpoints(c.Calls()); got != "create,exec,delete" {
+		t.Errorf("calls = %s", got)
+	}
+	if len(c.Live()) != 0 {
+		t.Errorf("microVM not destroyed: %v", c.Live())
+	}
+
+	// Argv runs without a shell; SetEnv goes through env(1).
+	var stdout bytes.Buffer
+	res, err = b.Run(context.Background(), &backend.Request{Argv: []string{"sh", "-c", "echo $GREETING"}, SetEnv: []string{"GREETING=hi there"}, Stdout: &stdout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdout.String() != "hi there\n" || len(res.Stdout) != 0 {
+		t.Errorf("stdout passed = %q, captured = %q", stdout.String(), res.Stdout)
+	}
+	g := b.Guarantees()
+	if g.Filesystem != backend.IsolationVirtualized || g.Syscalls != backend.IsolationVirtualized || g.Network != backend.IsolationNone || g.Label != forkd.Label {
+		t.Errorf("guarantees = %v", g)
+	}
+}
+
+func TestRunDestroysOnEveryPath(t *testing.T) {
+	tests := []struct {
+		name    string
+		setup   func(c *forkdfake.Controller)
+		req     backend.Request
+		cancel  time.Duration // cancel the context after this long
+		wantErr string
+		check   func(t *testing.T, res *backend.Result)
+	}{
+		{name: "exec fails", setup: func(c *forkdfake.Controller) { c.Fail = map[string]int{forkdfake.Exec: 500} }, wantErr: "controller answered 500"},
+		{name: "exec malformed", setup: func(c *forkdfake.Controller) { c.Malformed = map[string]string{forkdfake.Exec: "{not json"} }, wantErr: "malformed"},
+		{name: "exec wrong shape", setup: func(c *forkdfake.Controller) { c.Malformed = map[string]string{forkdfake.Exec: `{"stdout": 5}`} }, wantErr: "malformed"},
+		{name: "timeout", req: backend.Request{Command: "sleep 30", Timeout: time.Second}, check: func(t *testing.T, res *backend.Result) {
+			if !res.TimedOut || res.ExitCode != nil {
+				t.Errorf("result = %+v, want timed out with no exit code", res)
+			}
+		}},
+		{name: "cancelled", req: backend.Request{Command: "sleep 30"}, cancel: 300 * time.Millisecond, wantErr: "context canceled"},
+		{name: "extra sandbox in create answer", setup: func(c *forkdfake.Controller) { c.ExtraOnCreate = 1 }, wantErr: "asked for 1 sandboxes, got 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, srv := startTLS(t)
+			if tt.setup != nil {
+				c.Set(tt.setup)
+			}
+			b := newBackend(t, srv, func(o *forkd.Options) { o.Timeout = 20 * time.Second })
+			req := tt.req
+			if req.Command == "" {
+				req.Command = "echo hi"
+			}
+			ctx := context.Background()
+			if tt.cancel > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				time.AfterFunc(tt.cancel, cancel)
+			}
+			res, err := b.Run(ctx, &req)
+			switch {
+			case tt.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Run = %+v, %v; want error containing %q", res, err, tt.wantErr)
+				}
+			case err != nil:
+				t.Fatal(err)
+			default:
+				tt.check(t, res)
+			}
+			if live := c.Live(); len(live) != 0 {
+				t.Errorf("microVMs left behind: %v", live)
+			}
+			calls := c.Calls()
+			if last := calls[len(calls)-1]; last.Endpoint != forkdfake.Delete {
+				t.Errorf("last call %s, want delete", last.Endpoint)
+			}
+		})
+	}
+}
+
+func TestOutputCap(t *testing.T) {
+	_, srv := startTLS(t)
+	b := newBackend(t, srv, func(o *forkd.Options) { o.OutputCap = 100 })
+	res, err := b.Run(context.Background(), &backend.Request{Command: "head -c 5000 /dev/zero | tr '\\0' a; printf 'é%.0s' $(seq 200) >&2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Truncated || len(res.Stdout) != 100 || len(res.Stderr) > 100 || !utf8Valid(res.Stderr) {
+		t.Errorf("truncated=%v stdout=%d stderr=%d", res.Truncated, len(res.Stdout), len(res.Stderr))
+	}
+}
+
+func utf8Valid(b []byte) bool { return strings.ToValidUTF8(string(b), "?") == string(b) }
+
+func TestTokenNeverLeaks(t *testing.T) {
+	c, srv := startTLS(t)
+	var logs bytes.Buffer
+	c.Set(func(c *forkdfake.Controller) {
+		c.Fail = map[string]int{forkdfake.Exec: 500, forkdfake.Delete: 502}
+		c.FailBody = "backend exploded, request had Authorization: $AUTH"
+	})
+	opts := forkd.Options{URL: srv.URL, Token: token, Snapshot: "helikon", CACertPEM: srv.CAPEM,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	b, err := forkd.New(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, runErr := b.Run(context.Background(), &backend.Request{Command: "true"})
+	if runErr == nil {
+		t.Fatal("want an error")
+	}
+	jsonOpts, _ := json.Marshal(opts)
+	slog.New(slog.NewJSONHandler(&logs, nil)).Info("config", "opts", opts, "token", opts.Token)
+	outputs := []string{
+		runErr.Error(), logs.String(), string(jsonOpts),
+		fmt.Sprintf("%v %+v %#v %s %q %x", opts, opts, opts, opts.Token, opts.Token, opts.Token),
+		fmt.Sprintf("%v %+v %#v", b, *b, b.Client()),
+		fmt.Sprintf("%+v", *b.Client()),
+	}
+	for _, out := range outputs {
+		if strings.Contains(out, token) || strings.Contains(out, "SECRET") {
+			t.Errorf("token leaked in %q", out)
+		}
+	}
+	if !strings.Contains(logs.String(), "[REDACTED]") {
+		t.Errorf("the echoed header should show as [REDACTED] in the destroy log: %s", logs.String())
+	}
+
+	// A wrong token: the error says what to check, without the token.
+	bad := newBackend(t, srv, func(o *forkd.Options) { o.Token = "wrong-" + token })
+	_, err = bad.Run(context.Background(), &backend.Request{Command: "true"})
+	if err == nil || !strings.Contains(err.Error(), "401") || !strings.Contains(err.Error(), "FORKD_TOKEN") || strings.Contains(err.Error(), token) {
+		t.Errorf("wrong token: %v", err)
+	}
+}
+
+func TestControllerURLRules(t *testing.T) {
+	for _, tt := range []struct {
+		url string
+		ok  bool
+	}{
+		{"https://forkd.example:8889", true},
+		{"https://forkd.example:8889/base/", true},
+		{"http://127.0.0.1:8889", true},
+		{"http://[::1]:8889", true},
+		{"http://localhost:8889", true},
+		{"http://forkd.example:8889", false},
+		{"http://10.0.0.5:8889", false},
+		{"ftp://forkd.example", false},
+		{"https://user:pw@forkd.example", false},
+		{"https://forkd.example/?x=1", false},
+		{"forkd.example:8889", false},
+		{"", false},
+	} {
+		_, err := forkd.NewClient(tt.url, forkd.ClientOptions{Token: token})
+		if (err == nil) != tt.ok {
+			t.Errorf("NewClient(%q) = %v, want ok=%v", tt.url, err, tt.ok)
+		}
+		if err != nil && strings.Contains(err.Error(), "pw") {
+			t.Errorf("NewClient(%q) error leaks the password: %v", tt.url, err)
+		}
+	}
+	_, err := forkd.NewClient("http://forkd.example", forkd.ClientOptions{})
+	if !errors.Is(err, forkd.ErrInsecureURL) {
+		t.Errorf("plain http to a remote host: %v, want ErrInsecureURL", err)
+	}
+}
+
+func TestTLSVerification(t *testing.T) {
+	_, srv := startTLS(t)
+	otherCA, _, err := forkdfake.NewCA("another CA", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name string
+		ca   []byte
+		ok   bool
+	}{
+		{"pinned CA", srv.CAPEM, true},
+		{"system roots", nil, false},
+		{"wrong CA", otherCA, false},
+	} {
+		cl, err := forkd.NewClient(srv.URL, forkd.ClientOptions{Token: token, CACertPEM: tt.ca})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = cl.List(ctx)
+		if (err == nil) != tt.ok {
+			t.Errorf("%s: List = %v, want ok=%v", tt.name, err, tt.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "certificate") {
+			t.Errorf("%s: error %v does not mention the certificate", tt.name, err)
+		}
+	}
+	if _, err := forkd.NewClient(srv.URL, forkd.ClientOptions{CACertPEM: []byte("not pem")}); err == nil {
+		t.Error("a CA file without certificates must be refused")
+	}
+}
+
+func TestSlowAndFailingController(t *testing.T) {
+	c, srv := startTLS(t)
+	cl, err := forkd.NewClient(srv.URL, forkd.ClientOptions{Token: token, CACertPEM: srv.CAPEM, APITimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c.Set(func(c *forkdfake.Controller) { c.Delay = map[string]time.Duration{forkdfake.List: time.Minute} })
+	if _, err := cl.List(ctx); err == nil || !strings.Contains(err.Error(), "deadline") {
+		t.Errorf("slow list: %v", err)
+	}
+	c.Set(func(c *forkdfake.Controller) { c.Delay = nil; c.Fail = map[string]int{forkdfake.Create: 503} })
+	_, err = cl.Create(ctx, "snap", 1)
+	var ae *forkd.APIError
+	if !errors.As(err, &ae) || ae.Status != 503 || !strings.Contains(err.Error(), "retry later") {
+		t.Errorf("failing create: %v", err)
+	}
+	for _, body := range []string{"[]", `{"sandboxes":[{"id":""}]}`, `{"sandboxes":[{"id":"../../etc"}]}`, "<html>", `{"sandboxes":[{"id":"a"},{"id":"b"}]}`} {
+		c.Set(func(c *forkdfake.Controller) { c.Fail = nil; c.Malformed = map[string]string{forkdfake.Create: body} })
+		if _, err := cl.Create(ctx, "snap", 1); !errors.Is(err, forkd.ErrMalformedResponse) {
+			t.Errorf("create answered %s: %v, want ErrMalformedResponse", body, err)
+		}
+	}
+	for _, body := range []string{"{", `{"sandboxes": 3}`, `"x"`, `{}`} {
+		c.Set(func(c *forkdfake.Controller) { c.Malformed = map[string]string{forkdfake.List: body} })
+		if _, err := cl.List(ctx); !errors.Is(err, forkd.ErrMalformedResponse) {
+			t.Errorf("list answered %s: %v, want ErrMalformedResponse", body, err)
+		}
+	}
+}
+
+func TestReconcile(t *testing.T) {
+	c, srv := startTLS(t)
+	now := time.Unix(1_800_000_000, 0)
+	age := 5 * time.Minute
+	ts := func(d time.Duration) json.RawMessage {
+		return json.RawMessage(fmt.Sprint(now.Add(-d).Unix()))
+	}
+	for _, e := range []forkdfake.Entry{
+		{ID: "old-1", SnapshotTag: "helikon", CreatedAt: ts(time.Hour)},
+		{ID: "old-2", SnapshotTag: "helikon", CreatedAt: ts(age + time.Second)},
+		{ID: "old-fails", SnapshotTag: "helikon", CreatedAt: ts(time.Hour)},
+		{ID: "exactly-at-age", SnapshotTag: "helikon", CreatedAt: ts(age)},
+		{ID: "young", SnapshotTag: "helikon", CreatedAt: ts(time.Second)},
+		{ID: "other-tag", SnapshotTag: "other", CreatedAt: ts(time.Hour)},
+		{ID: "no-time", SnapshotTag: "helikon"},
+		{ID: "string-time", SnapshotTag: "helikon", CreatedAt: json.RawMessage(`"1700000000"`)},
+		{ID: "null-time", SnapshotTag: "helikon", CreatedAt: json.RawMessage(`null`)},
+		{ID: "negative-time", SnapshotTag: "helikon", CreatedAt: json.RawMessage(`-5`)},
+		{ID: "fraction-old", SnapshotTag: "helikon", CreatedAt: json.RawMessage(fmt.Sprintf("%d.5", now.Add(-time.Hour).Unix()))},
+	} {
+		c.Add(e)
+	}
+	c.Set(func(c *forkdfake.Controller) { c.FailDeleteIDs = map[string]bool{"old-fails": true} })
+	b := newBackend(t, srv, func(o *forkd.Options) { o.Now = func() time.Time { return now }; o.ReapConcurrency = 2 })
+	rep, err := b.Reconcile(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := forkd.ReconcileReport{Scanned: 11, Reaped: 3, Failed: 1, SkippedUnageable: 4}
+	if rep != want {
+		t.Errorf("report = %+v, want %+v", rep, want)
+	}
+	if got := strings.Join(c.Live(), ","); got != "old-fails,exactly-at-age,young,other-tag,no-time,string-time,null-time,negative-time" {
+		t.Errorf("left alive: %s", got)
+	}
+	js, _ := json.Marshal(rep)
+	if string(js) != `{"scanned":11,"reaped":3,"failed":1,"skipped_unageable":4}` {
+		t.Errorf("JSON = %s", js)
+	}
+
+	// Only a failed list is an error.
+	c.Set(func(c *forkdfake.Controller) { c.Fail = map[string]int{forkdfake.List: 500} })
+	if _, err := b.Reconcile(context.Background()); err == nil {
+		t.Error("failed list must be an error")
+	}
+}
+
+// TestReconcileReapsLeakFromCommittedCreate: a create that commits on the
+// controller but fails on the wire leaks a microVM the client has no id
+// for; Reconcile finds it by age.
+func TestReconcileReapsLeakFromCommittedCreate(t *testing.T) {
+	c, srv := startTLS(t)
+	c.Set(func(c *forkdfake.Controller) { c.CreateCommitsThenFails = true })
+	b := newBackend(t, srv, nil)
+	if _, err := b.Run(context.Background(), &backend.Request{Command: "true"}); err == nil {
+		t.Fatal("want the create error")
+	}
+	if len(c.Live()) != 1 {
+		t.Fatalf("expected one leaked microVM, have %v", c.Live())
+	}
+	later := newBackend(t, srv, func(o *forkd.Options) { o.Now = func() time.Time { return time.Now().Add(time.Hour) } })
+	rep, err := later.Reconcile(context.Background())
+	if err != nil || rep.Reaped != 1 || len(c.Live()) != 0 {
+		t.Errorf("Reconcile = %+v, %v; live %v", rep, err, c.Live())
+	}
+}
+
+func TestEnforceEgress(t *testing.T) {
+	_, srv := startTLS(t)
+	// A real egress proxy.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &egress.Proxy{Policy: egress.DenyAll().AllowDomains("example.com"), Logger: slog.New(slog.DiscardHandler)}
+	go p.Serve(ln)
+	t.Cleanup(func() { p.Shutdown(context.Background()) })
+	pol := egress.DenyAll().AllowDomains("example.com")
+
+	b := newBackend(t, srv, func(o *forkd.Options) { o.EnforceEgress = ln.Addr().String(); o.Egress = &pol })
+	g := b.Guarantees()
+	if g.Network != backend.IsolationProxied {
+		t.Fatalf("network = %v, want proxied", g.Network)
+	}
+	if !strings.Contains(strings.Join(g.Features, ";"), "allow example.com") {
+		t.Errorf("features = %v", g.Features)
+	}
+	res, err := b.Run(context.Background(), &backend.Request{Command: "echo $HTTPS_PROXY"})
+	if err != nil || strings.TrimSpace(string(res.Stdout)) != "http://"+ln.Addr().String() {
+		t.Errorf("HTTPS_PROXY in the microVM = %q, %v", res.Stdout, err)
+	}
+
+	// Fail closed: nothing listening, something that is not a proxy, and an
+	// open proxy that tunnels anywhere.
+	dead, _ := net.Listen("tcp", "127.0.0.1:0")
+	deadAddr := dead.Addr().String()
+	dead.Close()
+	notProxy := serveRaw(t, "SSH-2.0-OpenSSH_9.6\r\n")
+	openProxy := serveRaw(t, "HTTP/1.1 200 Connection established\r\n\r\n")
+	for name, ep := range map[string]string{"unreachable": deadAddr, "not a proxy": notProxy, "open proxy": openProxy, "bad endpoint": "no-port"} {
+		_, err := forkd.New(context.Background(), forkd.Options{URL: srv.URL, Token: token, Snapshot: "s", CACertPEM: srv.CAPEM, EnforceEgress: ep})
+		if err == nil {
+			t.Errorf("%s: New succeeded; it must fail closed", name)
+		} else if name != "bad endpoint" && !errors.Is(err, backend.ErrUnavailable) {
+			t.Errorf("%s: %v does not wrap backend.ErrUnavailable", name, err)
+		}
+	}
+}
+
+// serveRaw answers every connection with reply after reading a little.
+func serveRaw(t *testing.T, reply string) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 1024)
+				c.Read(buf)
+				c.Write([]byte(reply))
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func ExampleNew() {
+	// A fake controller stands in for forkd here; in production the URL is
+	// https://controller:8889 and the token comes from FORKD_TOKEN.
+	ctl := forkdfake.New("example-token")
+	srv := ctl.Start()
+	defer srv.Close()
+
+	b, err := forkd.New(context.Background(), forkd.Options{
+		URL:      srv.URL,
+		Token:    "example-token",
+		Snapshot: "helikon",
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := b.Run(context.Background(), &backend.Request{Command: "echo hello from the microvm"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(string(res.Stdout))
+	fmt.Println(b.Guarantees().Network, len(ctl.Live()))
+	// Output:
+	// hello from the microvm
+	// none 0
+}
+
+var _ http.Handler = forkdfake.New("").Handler()
