@@ -180,11 +180,18 @@ func Connect[C any](ctx context.Context, dial Dialer, opts *ClientOptions) (*Sou
 	return s, nil
 }
 
-// Tools returns the server's tools as helikon tools, as last listed.
-func (s *Source[C]) Tools() []helikon.Tool[C] {
+// Tools returns the server's tools as helikon tools, as last listed (at
+// Connect, after each tools/list_changed and after each reconnection). When
+// the connection has dropped it reconnects first. A Source is therefore an
+// llmagent.ToolSource: an agent gets the current list at the start of each
+// run.
+func (s *Source[C]) Tools(ctx context.Context) ([]helikon.Tool[C], error) {
+	if _, err := s.current(ctx); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]helikon.Tool[C](nil), s.tools...)
+	return append([]helikon.Tool[C](nil), s.tools...), nil
 }
 
 // Close closes the connection (stopping a spawned server). Calls made after
@@ -424,7 +431,14 @@ func (t *mcpTool[C]) toolError(res *mcp.CallToolResult) error {
 			case helikon.KindDenied:
 				return &helikon.DeniedError{Reason: em.Reason}
 			case helikon.KindInvalidArgs:
+				if len(em.SchemaErrors) == 0 {
+					em.SchemaErrors = []string{em.Message}
+				}
 				return &helikon.InvalidArgsError{Tool: t.name, Problems: em.SchemaErrors}
+			case helikon.KindOther:
+				if em.Message != "" {
+					return helikon.Other(errors.New(em.Message))
+				}
 			}
 		}
 	}
@@ -479,7 +493,7 @@ func contentText(cs []mcp.Content) string {
 // Toolset builds one toolset from local tools and the tools of sources. Two
 // tools of the same name are an error naming where each comes from; give one
 // source a [ClientOptions].Prefix to resolve it.
-func Toolset[C any](local []helikon.Tool[C], sources ...*Source[C]) (*helikon.Toolset[C], error) {
+func Toolset[C any](ctx context.Context, local []helikon.Tool[C], sources ...*Source[C]) (*helikon.Toolset[C], error) {
 	from := map[string]string{}
 	all := append([]helikon.Tool[C](nil), local...)
 	for _, t := range local {
@@ -487,7 +501,11 @@ func Toolset[C any](local []helikon.Tool[C], sources ...*Source[C]) (*helikon.To
 	}
 	for i, src := range sources {
 		where := fmt.Sprintf("mcp source %d", i+1)
-		for _, t := range src.Tools() {
+		tools, err := src.Tools(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range tools {
 			if other, dup := from[t.Name()]; dup {
 				return nil, fmt.Errorf("mcptools: tool %s is offered by both %s and %s: set ClientOptions.Prefix on one of them", t.Name(), other, where)
 			}

@@ -34,6 +34,7 @@ const DefaultProgressInterval = 5 * time.Second
 // ErrorMeta describes a tool error in a result's _meta under [MetaError].
 type ErrorMeta struct {
 	Kind         helikon.ErrorKind `json:"kind"`
+	Message      string            `json:"message"`                 // the error's own message (err.Error())
 	Reason       string            `json:"reason,omitempty"`        // denied: the reason
 	SchemaErrors []string          `json:"schema_errors,omitempty"` // invalid_args: the problems
 }
@@ -181,13 +182,13 @@ func (c *servedCall[C]) call(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	}
 	var generic any
 	if err := json.Unmarshal(args, &generic); err != nil {
-		return errorResult(&helikon.InvalidArgsError{Tool: name, Problems: []string{"the arguments are not valid JSON; send one JSON object"}})
+		return errorResult(name, &helikon.InvalidArgsError{Tool: name, Problems: []string{"the arguments are not valid JSON; send one JSON object"}})
 	}
 	if _, ok := generic.(map[string]any); !ok {
-		return errorResult(&helikon.InvalidArgsError{Tool: name, Problems: []string{"the arguments must be a JSON object"}})
+		return errorResult(name, &helikon.InvalidArgsError{Tool: name, Problems: []string{"the arguments must be a JSON object"}})
 	}
 	if problems := c.check.Validate(generic); len(problems) > 0 {
-		return errorResult(&helikon.InvalidArgsError{Tool: name, Problems: problems})
+		return errorResult(name, &helikon.InvalidArgsError{Tool: name, Problems: problems})
 	}
 
 	perms := helikon.Permissions{}
@@ -206,7 +207,7 @@ func (c *servedCall[C]) call(ctx context.Context, req *mcp.CallToolRequest) (*mc
 			// calls again with the answers.
 			return &mcp.CallToolResult{InputRequests: asker.pending}, "input_required"
 		}
-		return errorResult(d.Err())
+		return errorResult(name, d.Err())
 	}
 
 	stop := c.reportProgress(ctx, req)
@@ -217,7 +218,7 @@ func (c *servedCall[C]) call(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		if ia := (*helikon.InvalidArgsError)(nil); errors.As(err, &ia) && ia.Tool == "" {
 			ia.Tool = name
 		}
-		return errorResult(err)
+		return errorResult(name, err)
 	}
 	return c.successResult(out)
 }
@@ -228,7 +229,7 @@ func (c *servedCall[C]) successResult(out json.RawMessage) (*mcp.CallToolResult,
 		out = json.RawMessage("null")
 	}
 	if !json.Valid(out) {
-		return errorResult(helikon.Other(fmt.Errorf("tool %s returned invalid JSON (a bug in the tool)", c.tool.Name())))
+		return errorResult(c.tool.Name(), helikon.Other(fmt.Errorf("tool %s returned invalid JSON (a bug in the tool)", c.tool.Name())))
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}
 	// Structured content is required with an output schema and harmless
@@ -239,11 +240,11 @@ func (c *servedCall[C]) successResult(out json.RawMessage) (*mcp.CallToolResult,
 	return res, "ok"
 }
 
-// errorResult turns a tool error into an isError result whose text is the
-// error's message.
-func errorResult(err error) (*mcp.CallToolResult, string) {
+// errorResult turns a tool error into an isError result whose text is what
+// a model sees for the error in a helikon run ([helikon.ToolResultFor]).
+func errorResult(tool string, err error) (*mcp.CallToolResult, string) {
 	kind := helikon.KindOf(err)
-	em := ErrorMeta{Kind: kind}
+	em := ErrorMeta{Kind: kind, Message: err.Error()}
 	switch kind {
 	case helikon.KindDenied:
 		var de *helikon.DeniedError
@@ -255,7 +256,7 @@ func errorResult(err error) (*mcp.CallToolResult, string) {
 	}
 	res := &mcp.CallToolResult{
 		Meta:    mcp.Meta{MetaError: em},
-		Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}},
+		Content: []mcp.Content{&mcp.TextContent{Text: helikon.ToolResultFor(helikon.ToolCall{Name: tool}, nil, err).Content}},
 		IsError: true,
 	}
 	return res, string(kind)
