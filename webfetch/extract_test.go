@@ -1,0 +1,205 @@
+package webfetch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/paigasus/helikon"
+)
+
+func TestConvertFixtures(t *testing.T) {
+	page, _ := url.Parse("https://news.example.com/2024/05/river.html")
+	cases := []struct {
+		file, contentType, title string
+		want, wantNot            []string
+	}{
+		{
+			file: "news.html", contentType: "text/html; charset=utf-8",
+			title: "City council approves river restoration plan",
+			want: []string{
+				"## Farmers remain sceptical", "### What the plan includes",
+				"- Removal of the Mill Street and Brook Lane weirs",
+				"[project page](https://news.example.com/council/river-plan)",
+				"[regional radio station](https://example.org/radio)",
+				"> We have waited thirty years",
+			},
+			wantNot: []string{"cookies", "Accept all", "dataLayer", "Sport", "Subscribe", "All rights reserved", "Buy a new kitchen", "font-family", "Most read"},
+		},
+		{
+			file: "docs.html", contentType: "text/html",
+			title: "Configuring retries — Pipewright 2.3 documentation",
+			want: []string{
+				"## The retry policy", "```toml\n[retry]\nattempts = 5", "```python\nfrom pipewright import step, Retry",
+				"1. Connection resets and timeouts.", "`max_delay`",
+				"[the error reference](https://news.example.com/2024/api/errors.html)",
+			},
+			wantNot: []string{"Skip to content", "Installation", "DOCUMENTATION_OPTIONS", "Built with Sphinx", "Next: Timeouts"},
+		},
+		{
+			file: "table_code.html", contentType: "text/html",
+			title: "Benchmarking hash maps in Go and Rust",
+			want: []string{
+				"| Implementation", "| Rust HashMap (FxHash)  | 39", "|---",
+				"```go\nfunc BenchmarkInsert(b *testing.B) {",
+				"```rust\nfn insert(c: &mut Criterion) {",
+				"[this archive](https://news.example.com/files/hashbench.tar.gz)",
+			},
+			wantNot: []string{"Archive", "About", "swiss tables", "powered by"},
+		},
+		{
+			file: "latin1.html", contentType: "text/html", // charset only in <meta>
+			title:   "grand-mère",
+			want:    []string{"Voici la recette que ma grand-mère préparait", "## Préparation", "200 °C", "Ça se mange sans faim"},
+			wantNot: []string{"\ufffd", "Accueil", "Tous droits"},
+		},
+		{
+			file: "shift_jis.html", contentType: "text/html; charset=Shift_JIS", // charset only in the header
+			title:   "東京の天気予報",
+			want:    []string{"明日の東京は、朝のうちは晴れますが", "気象庁によると"},
+			wantNot: []string{"\ufffd"},
+		},
+	}
+	for _, tc := range cases {
+		b, err := os.ReadFile("testdata/" + tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := Convert(b, tc.contentType, page)
+		if err != nil {
+			t.Errorf("%s: %v", tc.file, err)
+			continue
+		}
+		if d.Format != FormatMarkdown || !strings.Contains(d.Title, tc.title) {
+			t.Errorf("%s: format %q title %q, want markdown and a title with %q", tc.file, d.Format, d.Title, tc.title)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(d.Content, w) {
+				t.Errorf("%s: content lacks %q\n--- content ---\n%s", tc.file, w, d.Content)
+			}
+		}
+		for _, w := range tc.wantNot {
+			if strings.Contains(d.Content, w) {
+				t.Errorf("%s: content still has %q\n--- content ---\n%s", tc.file, w, d.Content)
+			}
+		}
+	}
+}
+
+func TestConvertPassesTextThroughAndRefusesBinary(t *testing.T) {
+	for _, tc := range []struct{ ct, body, format string }{
+		{"text/plain", "plain", FormatText},
+		{"application/json", `{"k":"v"}`, FormatText},
+		{"application/ld+json", `{}`, FormatText},
+		{"text/xml", "<a/>", FormatText},
+		{"text/markdown", "# H", FormatMarkdown},
+		{"text/plain; charset=iso-8859-1", "caf\xe9", FormatText},
+	} {
+		d, err := Convert([]byte(tc.body), tc.ct, nil)
+		if err != nil || d.Format != tc.format {
+			t.Errorf("%s: %+v %v", tc.ct, d, err)
+		}
+	}
+	if d, _ := Convert([]byte("caf\xe9"), "text/plain; charset=iso-8859-1", nil); d.Content != "café" {
+		t.Errorf("latin-1 text decoded to %q", d.Content)
+	}
+	for _, ct := range []string{"image/png", "application/pdf", "application/zip", "application/octet-stream", "video/mp4"} {
+		if _, err := Convert([]byte("x"), ct, nil); !errors.Is(err, ErrUnsupportedContent) {
+			t.Errorf("%s: %v, want ErrUnsupportedContent", ct, err)
+		}
+	}
+}
+
+func TestConvertPageWithoutArticleKeepsBodyMinusClutter(t *testing.T) {
+	h := `<html><head><title>Tiny</title><script>evil()</script></head><body><nav>Menu</nav><p>Just one short line.</p><div class="cookie-notice">We use cookies</div><footer>Footer</footer></body></html>`
+	d, err := Convert([]byte(h), "text/html", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Title != "Tiny" || !strings.Contains(d.Content, "Just one short line.") {
+		t.Errorf("got %+v", d)
+	}
+	for _, bad := range []string{"evil", "Menu", "cookies", "Footer"} {
+		if strings.Contains(d.Content, bad) {
+			t.Errorf("content has %q: %q", bad, d.Content)
+		}
+	}
+}
+
+func TestTargetsReportTheHost(t *testing.T) {
+	tool, err := New[struct{}](nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ url, host, unresolved string }{
+		{"https://Docs.Example.com/a", "docs.example.com", ""},
+		{"https://bücher.example/", "xn--bcher-kva.example", ""},
+		{"http://[::1]:8080/", "::1", ""},
+		{"not a url", "", "the url has no host"},
+	} {
+		raw, _ := json.Marshal(Args{URL: tc.url})
+		got, err := tool.Targets(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.host != "" && (len(got.Hosts) != 1 || got.Hosts[0] != tc.host) || got.Unresolved != tc.unresolved {
+			t.Errorf("%s: %+v, want host %q", tc.url, got, tc.host)
+		}
+	}
+	// A permission rule naming the host denies the call before it runs.
+	deny, err := helikon.ParseRules("WebFetch(example.com)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	perms := &helikon.Permissions{Deny: deny}
+	d := perms.Check(context.Background(), helikon.CallFor[struct{}](tool, json.RawMessage(`{"url":"https://www.example.com/x"}`), helikon.ModeDefault))
+	if d.Allowed || helikon.KindOf(d.Err()) != helikon.KindDenied {
+		t.Errorf("WebFetch(example.com) did not deny www.example.com: %+v", d)
+	}
+	d = perms.Check(context.Background(), helikon.CallFor[struct{}](tool, json.RawMessage(`{"url":"https://example.org/"}`), helikon.ModeBypass))
+	if !d.Allowed {
+		t.Errorf("WebFetch(example.com) denied example.org: %+v", d)
+	}
+	if helikon.EffectOf(tool) != helikon.EffectSideEffect || tool.Name() != Name || helikon.OutputSchemaOf(tool) == nil {
+		t.Error("WebFetch must be a side effect named WebFetch with an output schema")
+	}
+}
+
+func TestInvalidArguments(t *testing.T) {
+	tool, _ := New[struct{}](nil)
+	for _, raw := range []string{`{}`, `{"url": 5}`, `{"url":"https://example.com","max_bytes":-1}`, `{"url":"https://example.com","extra":1}`} {
+		_, err := tool.Invoke(helikon.NewToolContext(context.Background(), struct{}{}, nil), json.RawMessage(raw))
+		if helikon.KindOf(err) != helikon.KindInvalidArgs {
+			t.Errorf("%s: %v, want invalid arguments", raw, err)
+		}
+	}
+}
+
+func FuzzConvert(f *testing.F) {
+	for _, name := range []string{"news.html", "docs.html", "table_code.html", "latin1.html"} {
+		b, _ := os.ReadFile("testdata/" + name)
+		f.Add(b, "text/html")
+	}
+	f.Add([]byte(`{"a":1}`), "application/json")
+	f.Add([]byte("<pre class=language-go><code>x</code></pre>"), "")
+	page, _ := url.Parse("https://example.com/a/b")
+	f.Fuzz(func(t *testing.T, body []byte, ct string) {
+		if len(body) > 64<<10 {
+			return
+		}
+		d, err := Convert(body, ct, page)
+		if err != nil {
+			if !errors.Is(err, ErrUnsupportedContent) && !strings.Contains(err.Error(), "HTML") {
+				t.Fatalf("unexpected error kind: %v", err)
+			}
+			return
+		}
+		if d.Format != FormatMarkdown && d.Format != FormatText {
+			t.Fatalf("format %q", d.Format)
+		}
+	})
+}
