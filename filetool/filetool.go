@@ -1,0 +1,133 @@
+// Package filetool provides the sandboxed file tools Read, Write and Edit.
+//
+// Each tool works inside one [sandbox.Sandbox]: paths are resolved against
+// its root and nothing outside it can be read or written, whatever the path
+// form or link (see package sandbox for the exact guarantees and limits).
+// The tools are typed function tools (package functiontool): their argument
+// schemas are inferred from [ReadArgs], [WriteArgs] and [EditArgs], and their
+// arguments are validated against the schema, every problem reported at
+// once, before anything touches the disk.
+//
+// Every tool implements [helikon.Tool], [helikon.Effecter],
+// [helikon.OutputSchemaer] and [helikon.Targeter]. Targets reports the
+// absolute path a call touches, and also the path it resolves to through
+// symbolic links inside the root, so that permission rules such as
+// Read(.env) or Edit(src/**) and the built-in guards cannot be sidestepped
+// with a link.
+//
+// # What is guaranteed
+//
+//   - Read's memory use is bounded by its window (at most MaxBytes of content,
+//     one line of MaxLineBytes and a 256 KiB read buffer), never by the file:
+//     reading the first lines of a 10 GB file reads only those lines, and
+//     reading far into a file streams past the lines before the window.
+//   - Read returns only UTF-8 text: a file with NUL bytes in its first 8000
+//     bytes, or invalid UTF-8 inside the window, is refused. Directories,
+//     FIFOs, sockets and devices are refused without blocking.
+//   - Write and Edit replace files atomically (see [sandbox.Sandbox.WriteFile]):
+//     a crash or kill leaves the old content or the new, never a mix; an
+//     existing file keeps its mode; a hard link to a file outside the root is
+//     not written through.
+//   - Edit changes only the matched bytes: line endings, a byte-order mark
+//     and a missing final newline are kept as they are.
+//
+// # What is not guaranteed
+//
+//   - Edit is a read-modify-write. Edits of one path through one Sandbox are
+//     serialised, but a change made by another process between Edit's read
+//     and its rename is overwritten (the last writer wins, whole).
+//   - total_lines is null when counting would mean scanning more than
+//     ReadOptions.CountBytes past the window.
+//   - Read does not check the encoding of lines it skips or of the part of a
+//     line it cuts; Edit does not check encodings at all (it refuses files
+//     with NUL bytes, and otherwise replaces bytes exactly).
+package filetool
+
+import (
+	"encoding/json"
+	"path"
+	"path/filepath"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/sandbox"
+)
+
+// The defaults of the options structs.
+const (
+	// DefaultMaxLines is the number of lines Read returns when no limit is
+	// given: enough for most source files in one call.
+	DefaultMaxLines = 2000
+	// DefaultMaxBytes caps the content one Read returns (256 KiB, about
+	// 64k tokens), with or without a limit.
+	DefaultMaxBytes = 256 << 10
+	// DefaultMaxLineBytes is where Read cuts a long line (minified code,
+	// data on one line): long enough for any line a person writes.
+	DefaultMaxLineBytes = 2000
+	// DefaultCountBytes is how far past its window Read scans to report
+	// total_lines: a few milliseconds of scanning.
+	DefaultCountBytes = 8 << 20
+	// DefaultMaxWriteBytes caps the content Write accepts and the size of a
+	// file Edit changes (10 MiB).
+	DefaultMaxWriteBytes = 10 << 20
+)
+
+// targets reports what a call on path p with the given access touches: its
+// lexical absolute path and, when it differs, the path symbolic links inside
+// the root resolve it to. A path outside the root is reported as the
+// absolute path it names, so that deny rules and guards see it; the tool
+// itself then refuses the call.
+func targets(sb *sandbox.Sandbox, p string, access ...helikon.Access) helikon.Targets {
+	var abs []string
+	if rel, err := sb.Rel(p); err != nil {
+		if p == "" {
+			return helikon.Targets{}
+		}
+		a := p
+		if !filepath.IsAbs(a) {
+			a = filepath.Join(sb.Dir(), a)
+		}
+		abs = append(abs, filepath.Clean(a))
+	} else {
+		lexical := path.Clean(rel)
+		abs = append(abs, sb.Abs(lexical))
+		if real, err := sb.RealPath(p); err == nil && real != lexical {
+			abs = append(abs, sb.Abs(real))
+		}
+	}
+	var t helikon.Targets
+	for _, a := range abs {
+		for _, acc := range access {
+			t.Paths = append(t.Paths, helikon.PathTarget{Path: a, Root: sb.Dir(), Access: acc})
+		}
+	}
+	return t
+}
+
+// targetsOf decodes args with decode and reports the targets of its path.
+// Arguments that do not decode report nothing, without an error: Invoke
+// refuses them the same way before touching anything, with a message the
+// model can act on.
+func targetsOf[In any](decode func(json.RawMessage) (In, error), pathOf func(In) string, sb *sandbox.Sandbox, args json.RawMessage, access ...helikon.Access) (helikon.Targets, error) {
+	in, err := decode(args)
+	if err != nil {
+		return helikon.Targets{}, nil
+	}
+	return targets(sb, pathOf(in), access...), nil
+}
+
+// schemaFor infers the schema of T (descriptions from jsonschema tags) and
+// lets patch add the constraints tags cannot express.
+func schemaFor[T any](patch func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic("filetool: " + err.Error()) // the argument types are fixed: a bug
+	}
+	if patch != nil {
+		patch(s.Properties)
+	}
+	return s
+}
+
+func ptr[T any](v T) *T { return &v }

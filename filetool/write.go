@@ -1,0 +1,78 @@
+package filetool
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/functiontool"
+	"github.com/paigasus/helikon/sandbox"
+)
+
+// WriteArgs are the arguments of the Write tool.
+type WriteArgs struct {
+	Path    string `json:"path" jsonschema:"the file to create or overwrite, relative to the sandbox root (an absolute path must lie inside the root)"`
+	Content string `json:"content" jsonschema:"the complete new content of the file"`
+}
+
+// WriteResult is the output of the Write tool.
+type WriteResult struct {
+	Path         string `json:"path" jsonschema:"the file written, relative to the sandbox root, symbolic links resolved"`
+	BytesWritten int64  `json:"bytes_written" jsonschema:"the size of the new content in bytes"`
+	Created      bool   `json:"created" jsonschema:"true when the file did not exist before"`
+}
+
+// WriteOptions configures the Write tool. The zero value (or nil) means the
+// defaults.
+type WriteOptions struct {
+	// MaxBytes caps the content of one call; larger content is refused as
+	// invalid arguments. Zero or negative means [DefaultMaxWriteBytes].
+	MaxBytes int64
+}
+
+// Write is the Write tool: it creates or atomically overwrites a file inside
+// the sandbox. Its effect is write. It is safe for concurrent use.
+type Write[C any] struct {
+	*functiontool.Tool[C, WriteArgs, WriteResult]
+	sb       *sandbox.Sandbox
+	maxBytes int64
+}
+
+// NewWrite returns the Write tool for sb. opts may be nil.
+func NewWrite[C any](sb *sandbox.Sandbox, opts *WriteOptions) *Write[C] {
+	t := &Write[C]{sb: sb, maxBytes: DefaultMaxWriteBytes}
+	if opts != nil && opts.MaxBytes > 0 {
+		t.maxBytes = opts.MaxBytes
+	}
+	desc := fmt.Sprintf("Create or overwrite a file inside the sandbox (root: %s) with content, replacing the whole file atomically. "+
+		"The path is relative to the root; an absolute path must lie inside it. Missing parent directories are created; "+
+		"an existing file keeps its permissions. Content is limited to %s. To change part of an existing file, use Edit instead.",
+		sb.Dir(), sandbox.FormatSize(t.maxBytes))
+	in := schemaFor[WriteArgs](func(p map[string]*jsonschema.Schema) {
+		p["path"].MinLength = ptr(1)
+	})
+	t.Tool = functiontool.Must(functiontool.New("Write", desc, t.write, &functiontool.Options{
+		Effect:      helikon.EffectWrite,
+		InputSchema: in,
+	}))
+	return t
+}
+
+// Targets reports the file a call writes.
+func (t *Write[C]) Targets(args json.RawMessage) (helikon.Targets, error) {
+	return targetsOf(t.Decode, func(in WriteArgs) string { return in.Path }, t.sb, args, helikon.AccessWrite)
+}
+
+func (t *Write[C]) write(tc *helikon.ToolContext[C], in WriteArgs) (WriteResult, error) {
+	if n := int64(len(in.Content)); n > t.maxBytes {
+		return WriteResult{}, helikon.InvalidArgs(fmt.Sprintf("content: %s is over the %s limit of Write; write a smaller file (split the content over several files)",
+			sandbox.FormatSize(n), sandbox.FormatSize(t.maxBytes)))
+	}
+	res, err := t.sb.WriteFile(tc, in.Path, []byte(in.Content))
+	if err != nil {
+		return WriteResult{}, err
+	}
+	return WriteResult{Path: res.Path, BytesWritten: res.Bytes, Created: res.Created}, nil
+}
