@@ -12,7 +12,7 @@
 // given to sh -c, bash -c, dash -c, zsh -c (and the other Bourne-family
 // shells), su -c, flock -c and watch, and here-documents fed to a shell, are
 // parsed in turn, to [DefaultMaxDepth] levels. Quoting is removed as the
-// shell removes it, so r”m, \rm, "rm" and $'\x72m' are rm; a program given
+// shell removes it, so r""m, r\m, "rm" and $'\x72m' are rm; a program given
 // by path (/bin/rm, ./rm) is matched by its last element. Brace expansion is
 // applied (bash) and also not applied (POSIX sh), and both readings are
 // listed.

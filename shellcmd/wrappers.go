@@ -492,6 +492,13 @@ func (a *analyzer) su(prog string, args []field, ctx *callCtx) {
 		a.unresolved("%s under xargs takes its command from the input; name the program", prog)
 		return
 	}
+	if cmd == nil && prog == "runuser" {
+		// runuser -u USER [--] PROGRAM [ARG...] runs the program directly.
+		if argv := runuserArgv(args); argv != nil {
+			a.argv(argv, &callCtx{depth: ctx.depth, stdin: ctx.stdin, via: "runuser"})
+			return
+		}
+	}
 	if cmd == nil {
 		a.shellStdin(prog, ctx)
 		return
@@ -513,6 +520,9 @@ options:
 	for ; i < len(args); i++ {
 		f := args[i]
 		if f.dynamic {
+			if cmode && !f.splits {
+				break options // the command string, reported below
+			}
 			a.unresolved("cannot tell what %s runs: its argument %s is computed at run time", prog, f.text)
 			return
 		}
@@ -600,4 +610,34 @@ func (a *analyzer) trap(args []field, ctx *callCtx) {
 		return
 	}
 	a.script(act.text, syntax.LangBash, ctx.depth+1, "the trap action")
+}
+
+// runuserArgv returns the program vector of runuser -u USER [--] PROGRAM, or
+// nil for the su-like form.
+func runuserArgv(args []field) []field {
+	user := false
+	for i := 0; i < len(args); i++ {
+		t := args[i].text
+		switch {
+		case t == "--":
+			if user {
+				return args[i+1:]
+			}
+			return nil
+		case t == "-u" || t == "--user":
+			user = true
+			i++
+		case strings.HasPrefix(t, "--user=") || len(t) > 2 && strings.HasPrefix(t, "-u"):
+			user = true
+		case t == "-g" || t == "-G" || t == "-w" || t == "--group" || t == "--supp-group" || t == "--whitelist-environment":
+			i++
+		case strings.HasPrefix(t, "-"):
+		default:
+			if user {
+				return args[i:]
+			}
+			return nil
+		}
+	}
+	return nil
 }

@@ -1,0 +1,295 @@
+package shellcmd
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// unres marks a case whose analysis must be unresolved; the string is a
+// fragment the reason must contain.
+type analyzeCase struct {
+	cmd   string
+	progs string // space-separated program names, in order; "" for none
+	unres string // when not "", the analysis is unresolved with this fragment
+}
+
+var analyzeCases = []analyzeCase{
+	// Plain commands and lists.
+	{cmd: "", progs: ""},
+	{cmd: "   \n\t# only a comment", progs: ""},
+	{cmd: "ls -la", progs: "ls"},
+	{cmd: "git status && git diff", progs: "git git"},
+	{cmd: "make || echo failed; date & wait", progs: "make echo date wait"},
+	{cmd: "cat f | grep x | sort -u | head", progs: "cat grep sort head"},
+	{cmd: "cmd1 |& cmd2", progs: "cmd1 cmd2"},
+	{cmd: "! false", progs: "false"},
+	{cmd: "(cd sub && rm x)", progs: "cd rm"},
+	{cmd: "{ rm a; ls; }", progs: "rm ls"},
+	{cmd: "echo $(rm x)", progs: "echo rm"},
+	{cmd: "echo `rm x`", progs: "echo rm"},
+	{cmd: "echo \"$(rm x)\"", progs: "echo rm"},
+	{cmd: "diff <(ls a) >(tee b)", progs: "diff ls tee"},
+	{cmd: "if test -f x; then rm x; elif true; then :; else echo no; fi", progs: "test rm true : echo"},
+	{cmd: "for f in *.txt; do wc -l \"$f\"; done", progs: "wc"},
+	{cmd: "while read -r line; do echo \"$line\"; done < f", progs: "read echo"},
+	{cmd: "until false; do sleep 1; done", progs: "false sleep"},
+	{cmd: "case $x in a) rm a;; *) ls;; esac", progs: "rm ls"},
+	{cmd: "f() { rm -rf /; }; f", progs: "rm f"},
+	{cmd: "function ls { rm x; }; ls", progs: "rm ls"},
+	{cmd: "rm() { echo safe; }; rm x", progs: "echo rm"},
+	{cmd: "coproc cat", progs: "cat"},
+	{cmd: "time -p rm x", progs: "rm"},
+	{cmd: "x=1 y=2", progs: ""},
+	{cmd: "x=$(rm a)", progs: "rm"},
+	{cmd: "FOO=bar rm x", progs: "rm"},
+	{cmd: "export PATH=\"$PATH:/opt/bin\"; ls", progs: "export ls"},
+	{cmd: "local x=1", progs: "local"},
+	{cmd: "[[ -f x ]] && rm x", progs: "rm"},
+	{cmd: "echo hi > out.txt 2>&1", progs: "echo"},
+	{cmd: "cat <<EOF\nhello $(whoami)\nEOF", progs: "cat whoami"},
+	{cmd: "cat <<'EOF'\n$(rm -rf /)\nEOF", progs: "cat"},
+	{cmd: "echo {a,b}", progs: "echo echo"},
+
+	// Quoting and paths resolve to the program.
+	{cmd: `r\m -rf /`, progs: "rm"},
+	{cmd: `"r""m" x`, progs: "rm"},
+	{cmd: `r''m x`, progs: "rm"},
+	{cmd: `\rm x`, progs: "rm"},
+	{cmd: `"rm" x`, progs: "rm"},
+	{cmd: `'rm' x`, progs: "rm"},
+	{cmd: `$'\x72m' x`, progs: "rm"},
+	{cmd: `$'r\155' x`, progs: "rm"},
+	{cmd: "/bin/rm x", progs: "rm"},
+	{cmd: "./rm x", progs: "rm"},
+	{cmd: "../../usr/bin/rm x", progs: "rm"},
+	{cmd: "r\\\nm x", progs: "rm"},
+	{cmd: "{rm,-rf,/}", progs: "rm }"}, // bash: rm -rf /; sh: a path ending in }
+
+	// Wrappers: both the wrapper and the program are listed.
+	{cmd: "env -i rm x", progs: "env rm"},
+	{cmd: "env FOO=1 BAR=2 rm x", progs: "env rm"},
+	{cmd: "env -u HOME -C /tmp -- rm x", progs: "env rm"},
+	{cmd: "env --chdir=/tmp --unset=X rm", progs: "env rm"},
+	{cmd: "env - rm", progs: "env rm"},
+	{cmd: "env -S 'rm -rf' /", progs: "env rm"},
+	{cmd: "env", progs: "env"},
+	{cmd: "/usr/bin/env bash -c 'rm x'", progs: "env bash rm"},
+	{cmd: "command -p rm x", progs: "command rm"},
+	{cmd: "command -v rm", progs: "command"},
+	{cmd: "builtin cd /", progs: "builtin cd"},
+	{cmd: "exec rm x", progs: "exec rm"},
+	{cmd: "exec -a foo -c rm x", progs: "exec rm"},
+	{cmd: "exec >log 2>&1", progs: "exec"},
+	{cmd: "nice -n 5 nohup rm x", progs: "nice nohup rm"},
+	{cmd: "nice -10 rm", progs: "nice rm"},
+	{cmd: "nice --adjustment=3 rm", progs: "nice rm"},
+	{cmd: "timeout -s KILL 5s rm x", progs: "timeout rm"},
+	{cmd: "timeout --kill-after=1 --preserve-status 0.5m rm", progs: "timeout rm"},
+	{cmd: "timeout 5 sudo -u bob -- rm x", progs: "timeout sudo rm"},
+	{cmd: "stdbuf -o0 -eL rm x", progs: "stdbuf rm"},
+	{cmd: "stdbuf --output=0 rm", progs: "stdbuf rm"},
+	{cmd: "/usr/bin/time -v -o t.txt rm", progs: "time rm"},
+	{cmd: "command time -p rm", progs: "command time rm"},
+	{cmd: "sudo -u x rm", progs: "sudo rm"},
+	{cmd: "sudo -nu root -E rm", progs: "sudo rm"},
+	{cmd: "sudo --user=root HOME=/x rm", progs: "sudo rm"},
+	{cmd: "sudo -l", progs: "sudo"},
+	{cmd: "doas -u root rm x", progs: "doas rm"},
+	{cmd: "pkexec --user root rm", progs: "pkexec rm"},
+	{cmd: "setsid -f rm", progs: "setsid rm"},
+	{cmd: "ionice -c 3 rm", progs: "ionice rm"},
+	{cmd: "chroot /srv rm", progs: "chroot rm"},
+	{cmd: "flock /tmp/l rm x", progs: "flock rm"},
+	{cmd: "flock -w 5 /tmp/l -c 'rm x'", progs: "flock rm"},
+	{cmd: "watch -n 1 rm x", progs: "watch rm"},
+	{cmd: "watch -x rm x", progs: "watch rm"},
+	{cmd: "busybox rm x", progs: "busybox rm"},
+	{cmd: "unbuffer rm", progs: "unbuffer rm"},
+	{cmd: "xargs -0 rm", progs: "xargs rm"},
+	{cmd: "find . -name '*.o' | xargs -n 1 -P 4 rm -f", progs: "find xargs rm"},
+	{cmd: "xargs", progs: "xargs echo"},
+	{cmd: "xargs -I{} mv {} {}.bak", progs: "xargs mv"},
+	{cmd: "xargs sh -c 'rm \"$@\"' _", progs: "xargs sh rm"},
+	{cmd: `find . -exec rm {} \;`, progs: "find rm"},
+	{cmd: `find . -name x -execdir rm -f {} + -o -ok mv {} y ';'`, progs: "find rm mv"},
+	{cmd: "find . -okdir rm {} \\;", progs: "find rm"},
+	{cmd: "find . -name '*.go' -print", progs: "find"},
+	{cmd: "su -c 'rm x' bob", progs: "su rm"},
+	{cmd: "runuser -u bob -- rm x", progs: "runuser rm"},
+	{cmd: "runuser bob", progs: "runuser", unres: "standard input"},
+
+	// Shell command strings, recursively.
+	{cmd: "sh -c 'rm x'", progs: "sh rm"},
+	{cmd: "bash -c 'sh -c \"rm x\"'", progs: "bash sh rm"},
+	{cmd: "bash -lc 'rm x'", progs: "bash rm"},
+	{cmd: "bash -e -o pipefail -c 'rm x'", progs: "bash rm"},
+	{cmd: "bash --norc --rcfile x -c 'rm x'", progs: "bash rm"},
+	{cmd: "dash -c 'rm x'", progs: "dash rm"},
+	{cmd: "zsh -c 'rm x'", progs: "zsh rm"},
+	{cmd: "/bin/sh -c 'ls | rm x'", progs: "sh ls rm"},
+	{cmd: "sh -c 'rm \"$1\"' _ x", progs: "sh rm"},
+	{cmd: "bash script.sh arg", progs: "bash"},
+	{cmd: "bash <<'EOF'\nrm -rf /\nEOF", progs: "bash rm"},
+	{cmd: "bash <<< 'rm x'", progs: "bash rm"},
+	{cmd: "sh < script.sh", progs: "sh"},
+	{cmd: "trap 'rm -f /tmp/x' EXIT; ls", progs: "trap rm ls"},
+	{cmd: "trap - EXIT", progs: "trap"},
+	{cmd: "sudo -s <<'EOF'\nrm x\nEOF", progs: "sudo rm"},
+
+	// Arithmetic on numbers the line sets itself is resolved.
+	{cmd: "i=0; i=$((i+1)); echo $i", progs: "echo"},
+	{cmd: "for ((i=0; i<3; i++)); do echo $i; done", progs: "echo"},
+	{cmd: "for i in 1 2 3; do echo $((i*2)); done", progs: "echo"},
+	{cmd: "for i in {1..5}; do echo $((i*2)); done", progs: "echo"},
+	{cmd: "echo $((60*60)) ${#x} $((RANDOM % 3))", progs: "echo"},
+	{cmd: "read -r a b; echo \"$a\"", progs: "read echo"},
+
+	// Bypass attempts that must be unresolved.
+	{cmd: "$(printf rm) -rf /", progs: "printf", unres: "computed at run time"},
+	{cmd: "`echo rm` x", progs: "echo", unres: "computed at run time"},
+	{cmd: "\"$(echo rm)\" x", progs: "echo", unres: "computed at run time"},
+	{cmd: "a=rm; $a -rf /", unres: "$a is computed"},
+	{cmd: "${CMD} x", unres: "computed at run time"},
+	{cmd: "r$()m x", unres: "computed at run time"},
+	{cmd: "/bin/r? x", unres: "computed at run time"},
+	{cmd: "/bin/r[m] x", unres: "computed at run time"},
+	{cmd: "~ x", unres: "computed at run time"},
+	{cmd: "$\"rm\" x", unres: "computed at run time"},
+	{cmd: "eval rm x", progs: "eval", unres: "eval"},
+	{cmd: "builtin eval 'rm x'", progs: "builtin eval", unres: "eval"},
+	{cmd: "command eval rm", progs: "command eval", unres: "eval"},
+	{cmd: ". ./x", progs: ".", unres: "from a file"},
+	{cmd: "source x.sh", progs: "source", unres: "from a file"},
+	{cmd: "exec $CMD", progs: "exec", unres: "computed at run time"},
+	{cmd: "shopt -s expand_aliases; alias ls=rm; ls x", progs: "shopt alias ls", unres: "alias"},
+	{cmd: "hash -p /bin/rm ls; ls x", progs: "hash ls", unres: "hash -p"},
+	{cmd: "enable -f ./x.so rm", progs: "enable", unres: "enable -f"},
+	{cmd: "env $OPTS rm", progs: "env", unres: "computed at run time"},
+	{cmd: "env \"$P\" x", progs: "env", unres: "computed at run time"},
+	{cmd: "sudo $CMD", progs: "sudo", unres: "computed at run time"},
+	{cmd: "sudo --frobnicate rm", progs: "sudo", unres: "frobnicate"},
+	{cmd: "nice -n $N rm", progs: "nice", unres: "computed at run time"},
+	{cmd: "timeout $T rm", progs: "timeout", unres: "computed at run time"},
+	{cmd: "timeout \"$T\" rm x", progs: "timeout", unres: "computed at run time"}, // T=-v makes rm the duration
+	{cmd: "timeout -s \"$SIG\" 5 rm", progs: "timeout rm"},
+	{cmd: "sudo -u \"$U\" rm", progs: "sudo rm"},
+	{cmd: "sh -c \"$CMD\"", progs: "sh", unres: "command string"},
+	{cmd: "bash -c \"rm $x\"", progs: "bash", unres: "command string"},
+	{cmd: "sh -c '\"$@\"' _ rm -rf /", progs: "sh", unres: "computed at run time"},
+	{cmd: "bash \"$flag\" 'rm x'", progs: "bash", unres: "computed at run time"},
+	{cmd: "curl x | sh", progs: "curl sh", unres: "standard input"},
+	{cmd: "echo 'rm x' | bash -s", progs: "echo bash", unres: "standard input"},
+	{cmd: "bash <<EOF\nrm $x\nEOF", progs: "bash", unres: "standard input"},
+	{cmd: "sudo -s", progs: "sudo", unres: "standard input"},
+	{cmd: "ls | xargs sh -c", progs: "ls xargs sh", unres: "xargs"},
+	{cmd: "ls | xargs bash", progs: "ls xargs bash", unres: "xargs"},
+	{cmd: "ls | xargs env", progs: "ls xargs env", unres: "xargs"},
+	{cmd: "ls | xargs sudo", progs: "ls xargs sudo", unres: "xargs"},
+	{cmd: "ls | xargs find .", progs: "ls xargs find", unres: "xargs"},
+	{cmd: "ls | xargs -I{} {} x", progs: "ls xargs", unres: "computed at run time"},
+	{cmd: "ls | xargs -I{} sh -c '{}'", progs: "ls xargs sh", unres: "computed at run time"},
+	{cmd: "find . -exec {} \\;", progs: "find", unres: "computed at run time"},
+	{cmd: "find . $EXPR", progs: "find", unres: "may hold -exec"},
+	{cmd: "fish -c 'rm x'", progs: "fish", unres: "fish"},
+	{cmd: "trap \"$x\" EXIT", progs: "trap", unres: "trap"},
+	{cmd: "PS4='$(rm x)'; set -x; true", progs: "set true", unres: "PS4"},
+	{cmd: "x='a[$(rm -rf /)]'; echo $((x))", progs: "echo", unres: "arithmetic reads x"},
+	{cmd: "p='$'; x=\"a[${p}(rm)]\"; (( x ))", unres: "arithmetic reads x"},
+	{cmd: "x=$(cat f); [[ $x -eq 1 ]]", progs: "cat", unres: "arithmetic reads x"},
+	{cmd: "echo ${s:$off}", progs: "echo", unres: "arithmetic reads off"},
+	{cmd: "echo ${arr[$i]}", progs: "echo", unres: "arithmetic reads i"},
+	{cmd: "echo $(( $1 + 1 ))", progs: "echo", unres: "arithmetic reads 1"},
+	{cmd: "for i in $(seq 3); do echo $((i)); done", progs: "seq echo", unres: "arithmetic reads i"},
+	{cmd: "read 'a[$(rm x)]'", progs: "read", unres: "subscript"},
+	{cmd: "printf -v \"$n\" x", progs: "printf", unres: "computed at run time"},
+	{cmd: "declare -i n; n=$1", progs: "declare", unres: "integer"},
+	{cmd: "declare -n r=x", progs: "declare", unres: "nameref"},
+	{cmd: "mapfile -C 'rm x' -c 1 a < f", progs: "mapfile", unres: "mapfile -C"},
+	{cmd: "let x=y", progs: "", unres: "arithmetic reads y"},
+	{cmd: "echo ${x@P}", progs: "echo", unres: "@P"},
+	{cmd: "echo ${!x}", progs: "echo", unres: "arithmetic reads x"},
+	{cmd: "[[ -v $n ]]", progs: "", unres: "-v"},
+	{cmd: "rm 'x", unres: "cannot parse"},
+	{cmd: "if true; then", unres: "cannot parse"},
+	{cmd: "sh -c 'rm \"x'", progs: "sh", unres: "cannot parse"},
+	{cmd: "sh -c \"sh -c 'sh -c \\\"sh -c \\\\\\\"sh -c rm\\\\\\\"\\\"'\"", progs: "sh sh sh sh sh", unres: "deep"},
+}
+
+func TestAnalyzeTable(t *testing.T) {
+	if len(analyzeCases) < 80 {
+		t.Fatalf("only %d cases", len(analyzeCases))
+	}
+	for _, c := range analyzeCases {
+		a := Analyze(c.cmd)
+		got := strings.Join(a.Programs(), " ")
+		if got != c.progs {
+			t.Errorf("Analyze(%q) programs = %q, want %q (unresolved %q)", c.cmd, got, c.progs, a.Unresolved)
+		}
+		switch {
+		case c.unres == "" && a.Unresolved != "":
+			t.Errorf("Analyze(%q) unresolved: %s", c.cmd, a.Unresolved)
+		case c.unres != "" && !strings.Contains(a.Unresolved, c.unres):
+			t.Errorf("Analyze(%q).Unresolved = %q, want it to contain %q", c.cmd, a.Unresolved, c.unres)
+		}
+	}
+}
+
+func TestAnalyzeArgs(t *testing.T) {
+	tests := []struct {
+		cmd  string
+		want [][]string
+	}{
+		{`"r""m" -rf '/tmp/a b'`, [][]string{{"rm", "-rf", "/tmp/a b"}}},
+		{`rm "$HOME/x" $y`, [][]string{{"rm", "$HOME/x", "$y"}}},
+		{`sudo -u x rm -f a`, [][]string{{"sudo", "-u", "x", "rm", "-f", "a"}, {"rm", "-f", "a"}}},
+		{`echo "a\"b\$c" 'd\e'`, [][]string{{"echo", `a"b$c`, `d\e`}}},
+		{"git commit -m 'fix `foo`'", [][]string{{"git", "commit", "-m", "fix `foo`"}}},
+		{`export A=1 B`, [][]string{{"export", "A=1", "B"}}},
+	}
+	for _, tt := range tests {
+		a := Analyze(tt.cmd)
+		var got [][]string
+		for _, c := range a.Commands {
+			got = append(got, c.Args)
+		}
+		if !slices.EqualFunc(got, tt.want, slices.Equal) {
+			t.Errorf("Analyze(%q) = %q, want %q", tt.cmd, got, tt.want)
+		}
+	}
+}
+
+func TestAnalyzeWrites(t *testing.T) {
+	tests := []struct {
+		cmd    string
+		writes []string
+		unres  bool
+	}{
+		{"echo x > a >> b 2> c &> d &>> e >| f 3<> g", []string{"a", "b", "c", "d", "e", "f", "g"}, false},
+		{"ls 2>&1 >&2 <in 3>&-", nil, false},
+		{"ls >& out", []string{"out"}, false},
+		{`echo > "my file"`, []string{"my file"}, false},
+		{`echo > "$f"`, []string{"$f"}, true},
+		{"echo $(echo x > inner)", []string{"inner"}, false},
+		{"sh -c 'echo > nested'", []string{"nested"}, false},
+	}
+	for _, tt := range tests {
+		a := Analyze(tt.cmd)
+		if !slices.Equal(a.Writes, tt.writes) {
+			t.Errorf("Analyze(%q).Writes = %q, want %q", tt.cmd, a.Writes, tt.writes)
+		}
+		if (a.WriteUnresolved != "") != tt.unres {
+			t.Errorf("Analyze(%q).WriteUnresolved = %q", tt.cmd, a.WriteUnresolved)
+		}
+	}
+}
+
+func TestAnalyzeMaxDepth(t *testing.T) {
+	cmd := "sh -c 'sh -c \"rm x\"'"
+	if a := (Options{MaxDepth: 1}).Analyze(cmd); !strings.Contains(a.Unresolved, "deep") {
+		t.Errorf("MaxDepth 1: unresolved = %q", a.Unresolved)
+	}
+	if a := (Options{MaxDepth: 2}).Analyze(cmd); a.Unresolved != "" {
+		t.Errorf("MaxDepth 2: unresolved = %q", a.Unresolved)
+	}
+}
