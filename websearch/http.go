@@ -1,0 +1,115 @@
+package websearch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/net/html"
+)
+
+// DefaultHTTPTimeout bounds one API call when the context has no earlier
+// deadline.
+const DefaultHTTPTimeout = 30 * time.Second
+
+// maxResponseBytes caps an API response: 20 results with extra snippets are
+// well under 1 MiB.
+const maxResponseBytes = 8 << 20
+
+// BackendOptions configures a backend. The zero value reads the API key from
+// the backend's environment variable and uses the public API.
+type BackendOptions struct {
+	// APIKey is the service's key; "" reads it from the environment
+	// (BRAVE_API_KEY or TAVILY_API_KEY).
+	APIKey string
+	// BaseURL replaces the service's base URL (scheme and host, optionally a
+	// path prefix), for tests and for API gateways.
+	BaseURL string
+	// HTTPClient sends the requests; nil means a client with
+	// [DefaultHTTPTimeout].
+	HTTPClient *http.Client
+}
+
+func (o *BackendOptions) client() *http.Client {
+	if o.HTTPClient != nil {
+		return o.HTTPClient
+	}
+	return &http.Client{Timeout: DefaultHTTPTimeout}
+}
+
+// do sends req and decodes a 2xx JSON answer into v. Errors say what happened
+// and what to do, and never include the request (which holds the key), its
+// body or the response body.
+func do(ctx context.Context, c *http.Client, backend, keyVar string, req *http.Request, v any) error {
+	resp, err := c.Do(req.WithContext(ctx))
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: %w: %w", backend, ErrUnavailable, ctx.Err())
+		}
+		// A *url.Error repeats the URL, which for Brave holds the query
+		// but never the key; the transport's error is enough.
+		var ue interface{ Unwrap() error }
+		if errors.As(err, &ue) && ue.Unwrap() != nil {
+			err = ue.Unwrap()
+		}
+		return fmt.Errorf("%s: %w: %v; check the network and try again", backend, ErrUnavailable, err)
+	}
+	defer resp.Body.Close()
+	switch code := resp.StatusCode; {
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return fmt.Errorf("%s: %w (HTTP %d): check %s", backend, ErrUnauthorized, code, keyVar)
+	case code == http.StatusTooManyRequests:
+		return &RateLimitError{Backend: backend, RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
+	case code >= 500:
+		return fmt.Errorf("%s: %w (HTTP %d): try again later", backend, ErrUnavailable, code)
+	case code < 200 || code > 299:
+		return fmt.Errorf("%s: the service refused the request (HTTP %d); rephrase the query or lower the limit", backend, code)
+	}
+	dec := json.NewDecoder(io.LimitReader(resp.Body, maxResponseBytes))
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: %w: the answer is not the documented JSON", backend, ErrBadResponse)
+	}
+	return nil
+}
+
+// retryAfter parses a Retry-After header: delay seconds or an HTTP date.
+func retryAfter(h string) time.Duration {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(h); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// plainText strips the markup some services put in snippets (Brave wraps
+// matches in <strong>) and decodes entities, using the HTML tokenizer rather
+// than a regular expression so that "a < b" survives.
+func plainText(s string) string {
+	if !strings.ContainsAny(s, "<&") {
+		return strings.TrimSpace(s)
+	}
+	z := html.NewTokenizer(strings.NewReader(s))
+	var b strings.Builder
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return strings.Join(strings.Fields(b.String()), " ")
+		case html.TextToken:
+			b.Write(z.Text())
+		}
+	}
+}
