@@ -1,0 +1,385 @@
+package bashtool_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/backend/host"
+	"github.com/paigasus/helikon/bashtool"
+	"github.com/paigasus/helikon/sandbox"
+)
+
+type app = struct{}
+
+func newTool(t testing.TB, hopts *host.Options, opts *bashtool.Options) (*bashtool.Tool[app], string) {
+	t.Helper()
+	sb, err := sandbox.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	b, err := host.New(sb, hopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, err := bashtool.New[app](b, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool, sb.Dir()
+}
+
+func invoke(t testing.TB, tool *bashtool.Tool[app], args string) (map[string]any, error) {
+	t.Helper()
+	tc := helikon.NewToolContext(context.Background(), app{}, nil)
+	out, err := tool.Invoke(tc, json.RawMessage(args))
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatalf("output %s: %v", out, err)
+	}
+	return m, nil
+}
+
+func TestToolContract(t *testing.T) {
+	t.Parallel()
+	tool, _ := newTool(t, &host.Options{Timeout: 10 * time.Second}, &bashtool.Options{DenyCommands: []string{"rm"}})
+	if tool.Name() != "Bash" || helikon.EffectOf(tool) != helikon.EffectSideEffect {
+		t.Errorf("name %q effect %v", tool.Name(), helikon.EffectOf(tool))
+	}
+	d := tool.Description()
+	for _, want := range []string{"host (no containment)", "10s", "rm"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("description lacks %q: %s", want, d)
+		}
+	}
+	if _, err := helikon.NewToolset[app](tool); err != nil {
+		t.Error(err)
+	}
+	out := helikon.OutputSchemaOf(tool)
+	if out == nil || out.Properties["exit_code"] == nil {
+		t.Fatalf("output schema %v", out)
+	}
+}
+
+func TestInvokeResults(t *testing.T) {
+	t.Parallel()
+	tool, _ := newTool(t, &host.Options{Timeout: 20 * time.Second, OutputCap: 8}, nil)
+	tests := []struct {
+		args string
+		want map[string]any
+	}{
+		{`{"command":"echo hi; echo err >&2"}`, map[string]any{"stdout": "hi\n", "stderr": "err\n", "exit_code": 0.0, "timed_out": false, "truncated": false}},
+		{`{"command":"exit 7","description":"fails on purpose"}`, map[string]any{"exit_code": 7.0, "timed_out": false}},
+		{`{"command":"kill -9 $$"}`, map[string]any{"exit_code": nil, "timed_out": false}},
+		{`{"command":"sleep 60","timeout_ms":200}`, map[string]any{"exit_code": nil, "timed_out": true}},
+		{`{"command":"echo 0123456789"}`, map[string]any{"stdout": "01234567", "exit_code": 0.0, "truncated": true}},
+		{`{"command":""}`, map[string]any{"stdout": "", "exit_code": 0.0}},
+	}
+	for _, tt := range tests {
+		got, err := invoke(t, tool, tt.args)
+		if err != nil {
+			t.Errorf("%s: %v", tt.args, err)
+			continue
+		}
+		for k, v := range tt.want {
+			if g, ok := got[k]; !ok || g != v {
+				t.Errorf("%s: %s = %#v, want %#v", tt.args, k, got[k], v)
+			}
+		}
+	}
+}
+
+func TestInvokeInvalidArgs(t *testing.T) {
+	t.Parallel()
+	tool, _ := newTool(t, nil, nil)
+	for _, args := range []string{`{}`, `{"command":1}`, `{"command":"true","timeout_ms":0}`, `{"command":"true","timeout_ms":-5}`,
+		`{"command":"true","timeout_ms":"5s"}`, `{"command":"true","cwd":"/"}`, `[]`, `not json`} {
+		_, err := invoke(t, tool, args)
+		if helikon.KindOf(err) != helikon.KindInvalidArgs {
+			t.Errorf("%s: err %v, want invalid arguments", args, err)
+		}
+	}
+}
+
+// TestDenyListStopsBypasses runs each command for real against a file and
+// checks both that the tool refuses it and that the file survives: remove
+// the deny list and every case fails.
+func TestDenyListStopsBypasses(t *testing.T) {
+	t.Parallel()
+	tool, dir := newTool(t, nil, &bashtool.Options{DenyCommands: []string{"rm"}})
+	victim := filepath.Join(dir, "victim")
+	attacks := []string{
+		`rm victim`, `/bin/rm victim`, `/usr/bin/rm victim`, `./../../bin/rm victim`, `\rm victim`, `r''m victim`, `"rm" victim`,
+		`'r'"m" victim`, `$'\x72m' victim`, `true && rm victim`, `false || rm victim`, `echo ok; rm victim`, `echo | rm victim`,
+		`rm victim &`, `(rm victim)`, `{ rm victim; }`, `echo $(rm victim)`, "echo `rm victim`", `cat <(rm victim)`,
+		`if true; then rm victim; fi`, `for f in victim; do rm $f; done`, `while rm victim; do break; done`,
+		`f() { rm victim; }; f`, `env rm victim`, `env -i FOO=1 rm victim`, `command rm victim`, `builtin command rm victim`,
+		`exec rm victim`, `nice -n 5 rm victim`, `nohup rm victim`, `timeout 5s rm victim`, `timeout -s KILL 5 rm victim`,
+		`stdbuf -o0 rm victim`, `time rm victim`, `sudo rm victim`, `xargs rm <<< victim`, `echo victim | xargs -n1 rm`,
+		`find . -name victim -exec rm {} \;`, `find . -name victim -execdir rm {} +`, `sh -c 'rm victim'`, `bash -c "rm victim"`,
+		`sh -c "sh -c 'rm victim'"`, `CMD=rm; $CMD victim`, `$(echo rm) victim`, "`echo rm` victim", `eval rm victim`,
+		`eval "r""m victim"`, `echo rm victim > x.sh; source x.sh`, `echo rm victim > x.sh; . ./x.sh`, `r\m victim`,
+		`rm${IFS}victim`, `echo "rm victim" | sh`, `sh <<< "rm victim"`, `if [ ; then`, `a=r; b=m; $a$b victim`,
+	}
+	for _, cmd := range attacks {
+		if err := os.WriteFile(victim, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args, _ := json.Marshal(map[string]string{"command": cmd})
+		_, err := invoke(t, tool, string(args))
+		if helikon.KindOf(err) != helikon.KindDenied {
+			t.Errorf("%s: err %v, want denied", cmd, err)
+		}
+		if _, err := os.Stat(victim); err != nil {
+			t.Errorf("%s: the victim was removed", cmd)
+		}
+	}
+	for _, cmd := range []string{`echo rm victim`, `ls`, `grep -r rm .`, `echo "rm" > note`, ``} {
+		args, _ := json.Marshal(map[string]string{"command": cmd})
+		if _, err := invoke(t, tool, string(args)); err != nil {
+			t.Errorf("%s: %v, want it allowed", cmd, err)
+		}
+	}
+}
+
+func TestAllowListFailsClosed(t *testing.T) {
+	t.Parallel()
+	tool, _ := newTool(t, nil, &bashtool.Options{AllowCommands: []string{"echo", "git status"}})
+	allowed := []string{`echo hi`, `echo a && echo b`, `echo "$(echo nested)"`, ``}
+	denied := []string{`ls`, `echo hi; ls`, `git push`, `git`, `$X`, `eval echo`, `sh -c 'ls'`, `echo $(ls)`, `/bin/ls`, `env ls`, `((`}
+	for _, cmd := range allowed {
+		args, _ := json.Marshal(map[string]string{"command": cmd})
+		if _, err := invoke(t, tool, string(args)); err != nil {
+			t.Errorf("%s: %v, want allowed", cmd, err)
+		}
+	}
+	for _, cmd := range denied {
+		args, _ := json.Marshal(map[string]string{"command": cmd})
+		_, err := invoke(t, tool, string(args))
+		var de *helikon.DeniedError
+		if !errors.As(err, &de) || de.Reason == "" {
+			t.Errorf("%s: err %v, want denied with a reason", cmd, err)
+		}
+	}
+	if _, err := bashtool.New[app](tool.Backend(), &bashtool.Options{DenyCommands: []string{"  "}}); err == nil {
+		t.Error("an empty pattern was accepted")
+	}
+}
+
+func TestTargets(t *testing.T) {
+	t.Parallel()
+	tool, dir := newTool(t, nil, nil)
+	tg, err := tool.Targets(json.RawMessage(`{"command":"echo hi > out.txt; sudo rm -rf build 2>>/var/log/x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progs []string
+	for _, c := range tg.Commands {
+		progs = append(progs, strings.Join(c.Args, " "))
+	}
+	if got := strings.Join(progs, "|"); got != "echo hi|sudo rm -rf build|rm -rf build" {
+		t.Errorf("commands %q", got)
+	}
+	if len(tg.Paths) != 2 || tg.Paths[0].Path != filepath.Join(dir, "out.txt") || tg.Paths[1].Path != "/var/log/x" ||
+		tg.Paths[0].Access != helikon.AccessWrite || tg.Paths[0].Root != dir || tg.Unresolved != "" {
+		t.Errorf("targets %+v", tg)
+	}
+	tg, _ = tool.Targets(json.RawMessage(`{"command":"$CMD x"}`))
+	if tg.Unresolved == "" {
+		t.Error("a computed program name was reported as resolved")
+	}
+	if _, err := tool.Targets(json.RawMessage(`{"command":5}`)); helikon.KindOf(err) != helikon.KindInvalidArgs {
+		t.Errorf("invalid args: %v", err)
+	}
+}
+
+// TestPermissionRulesUseTheMatcher runs Bash(...) rules of the permission
+// pipeline against the tool's targets.
+func TestPermissionRulesUseTheMatcher(t *testing.T) {
+	t.Parallel()
+	tool, _ := newTool(t, nil, nil)
+	deny := &helikon.Permissions{Deny: []helikon.Rule{helikon.MustParseRule("Bash(rm)")}}
+	allow := &helikon.Permissions{Allow: []helikon.Rule{helikon.MustParseRule("Bash(echo)"), helikon.MustParseRule("Bash(git status)")}}
+	tests := []struct {
+		p       *helikon.Permissions
+		mode    helikon.PermissionMode
+		command string
+		allowed bool
+	}{
+		{deny, helikon.ModeDefault, "ls -la", true},
+		{deny, helikon.ModeDefault, "/bin/rm -f x", false},
+		{deny, helikon.ModeDefault, `bash -c "echo; r''m x"`, false},
+		{deny, helikon.ModeDefault, `find . -exec rm {} \;`, false},
+		{deny, helikon.ModeDefault, `$(printf rm) x`, false},
+		{deny, helikon.ModeBypass, "timeout 5s rm x", false},
+		{allow, helikon.ModeDontAsk, "echo hi", true},
+		{allow, helikon.ModeDontAsk, "git status", true},
+		{allow, helikon.ModeDontAsk, "echo hi | git status", true},
+		{allow, helikon.ModeDontAsk, "echo hi; ls", false},
+		{allow, helikon.ModeDontAsk, "git push", false},
+		{allow, helikon.ModeDontAsk, "eval echo hi", false},
+		{&helikon.Permissions{}, helikon.ModeBypass, "echo x > /etc/passwd", false}, // guard, no approver
+		{&helikon.Permissions{}, helikon.ModeBypass, "echo x > .git/config", false},
+		{&helikon.Permissions{}, helikon.ModeBypass, "rm -rf /", false},
+		{&helikon.Permissions{}, helikon.ModeBypass, "echo x > notes.txt", true},
+	}
+	for _, tt := range tests {
+		args, _ := json.Marshal(map[string]string{"command": tt.command})
+		d := tt.p.Check(context.Background(), helikon.CallFor[app](tool, args, tt.mode))
+		if d.Allowed != tt.allowed {
+			t.Errorf("%s (%s): allowed %v (%s), want %v", tt.command, tt.mode, d.Allowed, d.Reason, tt.allowed)
+		}
+	}
+}
+
+func TestFiftyConcurrentCalls(t *testing.T) {
+	t.Parallel()
+	tool, _ := newTool(t, nil, nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 50)
+	for i := range 50 {
+		wg.Go(func() {
+			out, err := invoke(t, tool, fmt.Sprintf(`{"command":"echo %d; sleep 0.05; echo %d >&2; exit %d"}`, i, i, i%7))
+			switch {
+			case err != nil:
+				errs <- err
+			case out["stdout"] != fmt.Sprintf("%d\n", i) || out["stderr"] != fmt.Sprintf("%d\n", i) || out["exit_code"] != float64(i%7):
+				errs <- fmt.Errorf("call %d got %v", i, out)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestInvokeCancellation(t *testing.T) {
+	t.Parallel()
+	tool, dir := newTool(t, nil, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for {
+			if _, err := os.Stat(filepath.Join(dir, "running")); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	_, err := tool.Invoke(helikon.NewToolContext(ctx, app{}, nil), json.RawMessage(`{"command":"touch running; sleep 60"}`))
+	if !errors.Is(err, context.Canceled) || time.Since(start) > 30*time.Second {
+		t.Errorf("err %v after %v, want context.Canceled promptly", err, time.Since(start))
+	}
+}
+
+func TestNewRejectsNilBackend(t *testing.T) {
+	t.Parallel()
+	if _, err := bashtool.New[app](nil, nil); err == nil {
+		t.Error("New accepted a nil backend")
+	}
+}
+
+func FuzzTargets(f *testing.F) {
+	for _, s := range []string{"echo hi > x", "rm -rf /", "$X", "sh -c 'eval x'", "a=(", "cat <<E\nx\nE"} {
+		f.Add(s)
+	}
+	tool, dir := newTool(f, nil, nil)
+	denyAll, err := bashtool.New[app](tool.Backend(), &bashtool.Options{DenyCommands: []string{"zzz-never"}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	perms := &helikon.Permissions{Deny: []helikon.Rule{helikon.MustParseRule("Bash(zzz-never)")}, NoGuards: true}
+	f.Fuzz(func(t *testing.T, command string) {
+		args, _ := json.Marshal(map[string]string{"command": command})
+		tg, err := denyAll.Targets(args)
+		if err != nil {
+			t.Fatalf("Targets: %v", err)
+		}
+		for _, p := range tg.Paths {
+			if !filepath.IsAbs(p.Path) || filepath.Clean(p.Path) != p.Path || p.Root != dir {
+				t.Fatalf("path target %+v", p)
+			}
+		}
+		d := perms.Check(context.Background(), helikon.CallFor[app](denyAll, args, helikon.ModeBypass))
+		if tg.Unresolved != "" && d.Allowed {
+			t.Fatalf("%q is unresolved (%s) but a deny rule let it through", command, tg.Unresolved)
+		}
+	})
+}
+
+// BenchmarkRoundTrip compares a Bash tool call of `true` through the host
+// backend with exec.Command("true").Run() in the same run; the bash
+// sub-benchmark reports the ratio as x-exec.
+func BenchmarkRoundTrip(b *testing.B) {
+	var execNs float64
+	b.Run("exec", func(b *testing.B) {
+		for b.Loop() {
+			if err := exec.Command("true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		execNs = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	})
+	b.Run("bash-tool", func(b *testing.B) {
+		tool, _ := newTool(b, nil, nil)
+		tc := helikon.NewToolContext(context.Background(), app{}, nil)
+		args := json.RawMessage(`{"command":"true"}`)
+		for b.Loop() {
+			if _, err := tool.Invoke(tc, args); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if execNs > 0 {
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/execNs, "x-exec")
+		}
+	})
+}
+
+// The Bash tool over the host backend, in a sandbox directory.
+func ExampleNew() {
+	dir, _ := os.MkdirTemp("", "bash-example")
+	defer os.RemoveAll(dir)
+	sb, err := sandbox.Open(dir)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	b, err := host.New(sb, &host.Options{Timeout: 10 * time.Second})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	tool, err := bashtool.New[struct{}](b, &bashtool.Options{DenyCommands: []string{"rm"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	tc := helikon.NewToolContext(context.Background(), struct{}{}, nil)
+	out, err := tool.Invoke(tc, json.RawMessage(`{"command":"echo hello; exit 3"}`))
+	fmt.Println(string(out), err)
+	_, err = tool.Invoke(tc, json.RawMessage(`{"command":"/bin/rm -rf ."}`))
+	fmt.Println(helikon.KindOf(err))
+	// Output:
+	// {"stdout":"hello\n","stderr":"","exit_code":3,"timed_out":false,"truncated":false} <nil>
+	// denied
+}
+
+var _ backend.Backend = (*host.Backend)(nil)
