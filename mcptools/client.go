@@ -239,6 +239,17 @@ func (s *Source[C]) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	return cs, nil
 }
 
+// drop forgets cs, a session found dead, so that the next call reconnects
+// without waiting for the watcher to notice.
+func (s *Source[C]) drop(cs *mcp.ClientSession) {
+	s.mu.Lock()
+	if s.session == cs {
+		s.session = nil
+	}
+	s.mu.Unlock()
+	cs.Close()
+}
+
 // current returns a live session, reconnecting when the last one dropped.
 func (s *Source[C]) current(ctx context.Context) (*mcp.ClientSession, error) {
 	s.mu.Lock()
@@ -397,6 +408,12 @@ func (t *mcpTool[C]) Invoke(tc *helikon.ToolContext[C], args json.RawMessage) (j
 	}
 	res, err := cs.CallTool(tc, &mcp.CallToolParams{Name: t.remoteName, Arguments: json.RawMessage(args)})
 	if err != nil {
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) && tc.Err() == nil {
+			// Not an answer from the server: the connection failed.
+			t.src.drop(cs)
+			return nil, helikon.Other(fmt.Errorf("the connection to the mcp server failed during the call to %s, which may or may not have run; it will be re-established for the next call: %w", t.remoteName, err))
+		}
 		return nil, t.callError(tc, err)
 	}
 	if res.IsError {
@@ -413,9 +430,6 @@ func (t *mcpTool[C]) callError(ctx context.Context, err error) error {
 	var we *jsonrpc.Error
 	if errors.As(err, &we) && we.Code == jsonrpc.CodeInvalidParams {
 		return &helikon.InvalidArgsError{Tool: t.name, Problems: []string{we.Message}}
-	}
-	if errors.Is(err, mcp.ErrConnectionClosed) {
-		return helikon.Other(fmt.Errorf("the connection to the mcp server dropped during the call to %s, which may or may not have run; it will be re-established for the next call: %w", t.remoteName, err))
 	}
 	return helikon.Other(fmt.Errorf("mcp tool %s: %w", t.remoteName, err))
 }

@@ -63,7 +63,7 @@ type ServerOptions[C any] struct {
 	// that carry a progress token; 0 means [DefaultProgressInterval] and a
 	// negative value sends none.
 	ProgressInterval time.Duration
-	// Logger receives one record per call (tool, outcome, duration); nil
+	// Logger receives one debug record per call (tool, outcome, duration); nil
 	// means slog.Default. Arguments and outputs are never logged.
 	Logger *slog.Logger
 }
@@ -168,7 +168,7 @@ func (c *servedCall[C]) handle(ctx context.Context, req *mcp.CallToolRequest) (*
 	start := time.Now()
 	name := c.tool.Name()
 	res, outcome := c.call(ctx, req)
-	c.logger().LogAttrs(ctx, slog.LevelInfo, "mcp tool call", slog.String("tool", name),
+	c.logger().LogAttrs(ctx, slog.LevelDebug, "mcp tool call", slog.String("tool", name),
 		slog.String("outcome", outcome), slog.Duration("duration", time.Since(start)))
 	return res, nil
 }
