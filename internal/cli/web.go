@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/webfetch"
+	"github.com/paigasus/helikon/websearch"
+)
+
+func init() {
+	Register(&Command{Name: "fetch", Summary: "fetch a URL through the SSRF guard and print it as WebFetch JSON or Markdown", Run: runFetch})
+	Register(&Command{Name: "search", Summary: "search the web with Brave or Tavily and print WebSearch JSON", Run: runSearch})
+	RegisterTools(&ToolProvider{Names: []string{webfetch.Name, websearch.Name}, Flags: webToolFlags})
+}
+
+// fetchFlags are WebFetch's options as flags. prefix is "" for the fetch
+// command and "fetch-" on the shared flag set of tool, mcp and run, where
+// --allow-host, --timeout and --backend already mean something else.
+type fetchFlags struct {
+	allow, deny  *[]string
+	allowPrivate bool
+	maxBytes     int64
+	timeout      time.Duration
+	maxUses      int
+}
+
+func addFetchFlags(fs *flag.FlagSet, prefix string) *fetchFlags {
+	f := &fetchFlags{}
+	f.allow = Multi(fs, prefix+"allow-host", "fetch only `HOST` and its subdomains (*.HOST: subdomains only; repeatable)")
+	f.deny = Multi(fs, prefix+"deny-host", "never fetch `HOST` or its subdomains (repeatable; wins over allow)")
+	fs.BoolVar(&f.allowPrivate, prefix+"allow-private", false, "let fetches reach loopback and private addresses (cloud metadata stays blocked)")
+	fs.Int64Var(&f.maxBytes, prefix+"max-bytes", 0, "read at most `N` body bytes after decompression (default 5 MiB)")
+	fs.DurationVar(&f.timeout, prefix+"timeout", 0, "give up on a fetch after `DURATION` (default 30s)")
+	if prefix != "" {
+		fs.IntVar(&f.maxUses, prefix+"max-uses", 0, "allow at most `N` fetches per run (default: no limit)")
+	}
+	return f
+}
+
+func (f *fetchFlags) options() *webfetch.Options {
+	return &webfetch.Options{
+		AllowedHosts: *f.allow,
+		DeniedHosts:  *f.deny,
+		AllowPrivate: f.allowPrivate,
+		MaxBytes:     f.maxBytes,
+		Timeout:      f.timeout,
+		MaxUses:      f.maxUses,
+	}
+}
+
+// searchFlags select and configure the search backend.
+type searchFlags struct {
+	backend    string
+	baseURL    string
+	maxResults int
+	allow      *[]string
+	block      *[]string
+}
+
+func addSearchFlags(fs *flag.FlagSet, prefix string) *searchFlags {
+	s := &searchFlags{}
+	fs.StringVar(&s.backend, prefix+"backend", "", "search `BACKEND`: brave or tavily (default: brave when $BRAVE_API_KEY is set, else tavily)")
+	fs.StringVar(&s.baseURL, prefix+"base-url", "", "send API requests to `URL` instead of the service (a gateway, or a test server)")
+	fs.IntVar(&s.maxResults, prefix+"max-results", 0, "return at most `N` results per search (default and hard maximum 20)")
+	s.allow = Multi(fs, prefix+"allow-domain", "keep only results from `DOMAIN` and its subdomains (repeatable)")
+	s.block = Multi(fs, prefix+"block-domain", "drop results from `DOMAIN` and its subdomains (repeatable)")
+	return s
+}
+
+// backend builds the selected backend. Without an API key it returns a
+// backend that fails every search with the reason, so that listing or
+// serving the built-in tools works on a machine without a key.
+func (s *searchFlags) backendFor(env *Env) (websearch.SearchBackend, error) {
+	name := strings.ToLower(s.backend)
+	if name == "" {
+		name = "brave"
+		if env.getenv(websearch.BraveKeyEnv) == "" && env.getenv(websearch.TavilyKeyEnv) != "" {
+			name = "tavily"
+		}
+	}
+	var (
+		b   websearch.SearchBackend
+		err error
+	)
+	switch name {
+	case "brave":
+		b, err = websearch.NewBrave(&websearch.BackendOptions{APIKey: env.getenv(websearch.BraveKeyEnv), BaseURL: s.baseURL})
+	case "tavily":
+		b, err = websearch.NewTavily(&websearch.BackendOptions{APIKey: env.getenv(websearch.TavilyKeyEnv), BaseURL: s.baseURL})
+	default:
+		return nil, fmt.Errorf("unknown search backend %q: use brave or tavily", s.backend)
+	}
+	if err != nil {
+		return &unconfigured{name: name, err: err}, nil
+	}
+	return b, nil
+}
+
+func (s *searchFlags) options() *websearch.Options {
+	return &websearch.Options{MaxResults: s.maxResults, AllowedDomains: *s.allow, BlockedDomains: *s.block}
+}
+
+// unconfigured is a search backend that cannot run (no API key): every
+// search fails with the reason.
+type unconfigured struct {
+	name string
+	err  error
+}
+
+func (u *unconfigured) Name() string { return u.name }
+
+func (u *unconfigured) Search(context.Context, string, int) ([]websearch.SearchResult, error) {
+	return nil, u.err
+}
+
+func webToolFlags(fs *flag.FlagSet) ToolBuilder {
+	ff := addFetchFlags(fs, "fetch-")
+	sf := addSearchFlags(fs, "search-")
+	return func(te *ToolEnv, name string) (helikon.Tool[App], error) {
+		if name == webfetch.Name {
+			return webfetch.New[App](ff.options())
+		}
+		b, err := sf.backendFor(te.Env)
+		if err != nil {
+			return nil, err
+		}
+		return websearch.New[App](b, sf.options())
+	}
+}
+
+func runFetch(ctx context.Context, env *Env, args []string) int {
+	fs := NewFlagSet("fetch", "fetch URL [flags]\n\nFetches URL through WebFetch's SSRF guard and prints the WebFetch output JSON\n({url, status, content_type, title, content, format, truncated}), or only the\ncontent with --markdown. A refused URL (blocked address, host list, scheme,\ntoo many redirects) exits 3; a network failure or timeout exits 1.", env.Stderr)
+	ff := addFetchFlags(fs, "")
+	markdown := fs.Bool("markdown", false, "print only the content")
+	pos, done, status := ParseArgs(fs, env, args)
+	if done {
+		return status
+	}
+	if len(pos) != 1 {
+		return Failf(env, ExitUsage, "fetch: want exactly one URL")
+	}
+	tool, err := webfetch.New[App](ff.options())
+	if err != nil {
+		return Failf(env, ExitUsage, "fetch: %v", err)
+	}
+	raw, _ := json.Marshal(webfetch.Args{URL: pos[0]})
+	out, err := tool.Invoke(helikon.NewToolContext(ctx, App{}, nil), raw)
+	if err != nil || !*markdown {
+		return PrintToolResult(env, out, err)
+	}
+	var res webfetch.Result
+	if err := json.Unmarshal(out, &res); err != nil {
+		return Failf(env, ExitOther, "fetch: %v", err)
+	}
+	fmt.Fprintln(env.Stdout, res.Content)
+	return ExitOK
+}
+
+func runSearch(ctx context.Context, env *Env, args []string) int {
+	fs := NewFlagSet("search", "search QUERY [flags]\n\nSearches the web through WebSearch and prints its output JSON ({results:\n[{title, url, snippet, content?}]}). The API key comes from $BRAVE_API_KEY or\n$TAVILY_API_KEY.", env.Stderr)
+	sf := addSearchFlags(fs, "")
+	limit := fs.Int("limit", 0, "return `N` results (default 5, at most 20)")
+	pos, done, status := ParseArgs(fs, env, args)
+	if done {
+		return status
+	}
+	if len(pos) == 0 {
+		return Failf(env, ExitUsage, "search: want a query")
+	}
+	b, err := sf.backendFor(env)
+	if err != nil {
+		return Failf(env, ExitUsage, "search: %v", err)
+	}
+	if u, ok := b.(*unconfigured); ok {
+		return Failf(env, ExitUsage, "search: %v", u.err)
+	}
+	tool, err := websearch.New[App](b, sf.options())
+	if err != nil {
+		return Failf(env, ExitUsage, "search: %v", err)
+	}
+	raw, _ := json.Marshal(websearch.Args{Query: strings.Join(pos, " "), Limit: *limit})
+	out, err := tool.Invoke(helikon.NewToolContext(ctx, App{}, nil), raw)
+	return PrintToolResult(env, out, err)
+}
