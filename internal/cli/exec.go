@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/paigasus/helikon/backend"
+)
+
+func init() {
+	Register(&Command{Name: "exec", Summary: "run one program under an execution backend, stdio passed through", Run: runExec})
+}
+
+func runExec(ctx context.Context, env *Env, args []string) int {
+	fs := NewFlagSet("exec", "exec [flags] -- PROGRAM [ARG...]\n\nRuns PROGRAM with its arguments (no shell) in the --root directory under the\nchosen backend, with standard input, output and error passed through. It\nexits with the program's status: 128+N when a signal N killed it, 124 on\ntimeout, 125 when the backend is unavailable here.", env.Stderr)
+	root := fs.String("root", ".", "the working `DIR` (the sandbox root)")
+	bflags := AddBackendFlags(fs)
+	argv, done, status := ParseArgs(fs, env, args)
+	if done {
+		return status
+	}
+	if len(argv) == 0 || argv[0] == "" {
+		return Failf(env, ExitUsage, "exec: name the program to run after --, as in: helikon exec --backend host -- ls -la")
+	}
+	common := &CommonFlags{Root: *root}
+	dir, err := common.RootDir()
+	if err != nil {
+		return Failf(env, ExitUsage, "exec: %v", err)
+	}
+	b, err := BuildBackend(ctx, env, dir, bflags)
+	if err != nil {
+		status := ExitOther
+		if errors.Is(err, backend.ErrUnavailable) {
+			status = ExitUsage
+		}
+		return Failf(env, status, "exec: %v", err)
+	}
+	req := &backend.Request{Argv: argv, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr}
+	res, err := b.Run(ctx, req)
+	if err != nil && res == nil {
+		if errors.Is(err, backend.ErrUnavailable) {
+			return Failf(env, ExitUsage, "exec: %v", err)
+		}
+		return Failf(env, ExitOther, "exec: %v", err)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "helikon: exec: %v\n", err)
+	}
+	switch {
+	case res.TimedOut:
+		fmt.Fprintf(env.Stderr, "helikon: exec: %s timed out and was killed\n", argv[0])
+		return ExitTimeout
+	case res.ExitCode != nil:
+		return *res.ExitCode
+	case res.Signal > 0:
+		return 128 + res.Signal
+	}
+	return ExitOther
+}

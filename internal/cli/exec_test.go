@@ -1,0 +1,61 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestExecCommand(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name   string
+		stdin  string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"status", "", []string{"exec", "--backend", "host", "--root", dir, "--", "sh", "-c", "echo out; echo err >&2; exit 4"}, 4, "out\n", "err"},
+		{"argv is not a shell line", "", []string{"exec", "--backend", "host", "--root", dir, "--", "echo", "$HOME;", "`id`"}, 0, "$HOME; `id`\n", ""},
+		{"stdin passes through", "piped\n", []string{"exec", "--backend", "host", "--root", dir, "--", "cat"}, 0, "piped\n", ""},
+		{"working directory", "", []string{"exec", "--backend", "host", "--root", dir, "--", "pwd"}, 0, dir, ""},
+		{"signal", "", []string{"exec", "--backend", "host", "--root", dir, "--", "sh", "-c", "kill -TERM $$"}, 128 + 15, "", ""},
+		{"timeout", "", []string{"exec", "--backend", "host", "--root", dir, "--timeout", "200ms", "--", "sleep", "60"}, 124, "", "timed out"},
+		{"cpu limit", "", []string{"exec", "--backend", "host", "--root", dir, "--cpu", "1", "--", "sh", "-c", "while :; do :; done"}, 128 + 9, "", ""},
+		{"file-size limit", "", []string{"exec", "--backend", "host", "--root", dir, "--fsize", "4096", "--", "sh", "-c", "head -c 100000 /dev/zero > big; echo $?"}, 0, "153\n", ""},
+		{"memory limit", "", []string{"exec", "--backend", "host", "--root", dir, "--mem", "536870912", "--", "grep", "Max address space", "/proc/self/limits"}, 0, "536870912            536870912", ""},
+		{"memory limit stops a program", "", []string{"exec", "--backend", "host", "--root", dir, "--mem", "1048576", "--", "true"}, 127, "", "shared"},
+		{"missing program", "", []string{"exec", "--backend", "host", "--root", dir, "--", "no-such-program-xyz"}, 127, "", "not found"},
+		{"no program", "", []string{"exec", "--backend", "host", "--"}, 125, "", "name the program"},
+		{"unknown backend", "", []string{"exec", "--backend", "nope", "--", "true"}, 125, "", "unknown backend"},
+		{"egress with host fails closed", "", []string{"exec", "--backend", "host", "--egress-allow", "example.com", "--", "true"}, 125, "", "cannot restrict"},
+		{"help", "", []string{"exec", "--help"}, 0, "Usage: helikon exec", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tt.stdin, tt.args...)
+			if code != tt.code || !strings.Contains(stdout, tt.stdout) || !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("exit %d stdout %q stderr %q; want %d, %q, %q", code, stdout, stderr, tt.code, tt.stdout, tt.stderr)
+			}
+		})
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "big")); err != nil || fi.Size() > 4096 {
+		t.Errorf("the file-size limit did not hold: %v %v", fi, err)
+	}
+}
+
+func TestExecEnvFlag(t *testing.T) {
+	t.Setenv("HELIKON_EXEC_TEST", "visible")
+	t.Setenv("HELIKON_EXEC_API_KEY", "secret")
+	dir := t.TempDir()
+	_, stdout, _ := runCLI(t, "", "exec", "--backend", "host", "--root", dir, "--", "env")
+	if strings.Contains(stdout, "visible") || strings.Contains(stdout, "secret") {
+		t.Errorf("unlisted variables passed: %s", stdout)
+	}
+	_, stdout, _ = runCLI(t, "", "exec", "--backend", "host", "--root", dir, "--env", "HELIKON_EXEC_TEST", "--env", "HELIKON_EXEC_API_KEY", "--", "env")
+	if !strings.Contains(stdout, "HELIKON_EXEC_TEST=visible") || !strings.Contains(stdout, "HELIKON_EXEC_API_KEY=secret") {
+		t.Errorf("--env did not extend the allowlist: %s", stdout)
+	}
+}
