@@ -1,0 +1,97 @@
+package ossandbox
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/paigasus/helikon/backend"
+)
+
+// Options configure a [Backend]. The zero value means the defaults: no
+// network, the system paths readable, [backend.DefaultTimeout],
+// [backend.DefaultOutputCap], [backend.DefaultEnvAllowlist] and the default
+// resource limits.
+type Options struct {
+	// AllowNetwork lets commands create network sockets. The network axis
+	// of the guarantees is then none.
+	AllowNetwork bool
+	// ReadPaths are extra directories or files the command may read, list
+	// and execute (a toolchain outside /usr, for instance).
+	ReadPaths []string
+	// Timeout is the longest a command may run; a request can only
+	// shorten it. Zero means [backend.DefaultTimeout].
+	Timeout time.Duration
+	// OutputCap is the default cap per captured stream.
+	OutputCap int64
+	// EnvAllowlist names the variables passed to commands (see
+	// [backend.ScrubEnv]); nil means [backend.DefaultEnvAllowlist]. HOME
+	// and TMPDIR are always set to the command's private temporary
+	// directory.
+	EnvAllowlist []string
+	// Limits are the resource limits; zero fields take the defaults (see
+	// the package documentation).
+	Limits backend.ResourceLimits
+	// Logger receives a debug line per command; nil discards.
+	Logger *slog.Logger
+}
+
+// Label is the guarantees label of the backend on Linux.
+const Label = "os-sandbox (landlock+seccomp)"
+
+// SeatbeltLabel is the guarantees label of the backend on macOS.
+const SeatbeltLabel = "os-sandbox (seatbelt)"
+
+// DefaultProcesses caps the processes (and threads) of one command where the
+// cap can be applied per command (a pids cgroup), and is the RLIMIT_NPROC of
+// commands run by a non-root user otherwise.
+const DefaultProcesses = 1024
+
+// SystemReadPaths are the directories every command may read and execute.
+var SystemReadPaths = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
+
+// errRoot is wrapped by construction errors about the root directory.
+var errRoot = errors.New("ossandbox: bad sandbox root")
+
+// cleanRoot resolves root to an absolute path without symbolic links and
+// checks that granting write access beneath it does not grant it to the
+// system: the filesystem root, a system directory or an ancestor of one are
+// refused.
+func cleanRoot(root string) (string, error) {
+	if root == "" {
+		return "", fmt.Errorf("%w: empty path", errRoot)
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", errRoot, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", errRoot, err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", errRoot, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%w: %s is not a directory", errRoot, real)
+	}
+	// Refuse the filesystem root and any ancestor of a directory that
+	// must not become writable, and anything beneath the system
+	// directories or the kernel's pseudo-filesystems.
+	for _, sys := range append([]string{"/proc", "/dev", "/sys", "/tmp", "/var", "/home", "/root", "/run"}, SystemReadPaths...) {
+		if real == "/" || real == sys || strings.HasPrefix(sys, real+"/") {
+			return "", fmt.Errorf("%w: %s is or contains %s; use a project directory", errRoot, real, sys)
+		}
+	}
+	for _, sys := range append([]string{"/proc", "/dev", "/sys"}, SystemReadPaths...) {
+		if strings.HasPrefix(real, sys+"/") {
+			return "", fmt.Errorf("%w: %s is inside the system directory %s; use a project directory", errRoot, real, sys)
+		}
+	}
+	return real, nil
+}

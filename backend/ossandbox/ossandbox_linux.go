@@ -1,0 +1,527 @@
+//go:build linux
+
+package ossandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/internal/landlock"
+	"github.com/paigasus/helikon/internal/proc"
+	"github.com/paigasus/helikon/internal/seccomp"
+)
+
+// landlockABI is a test seam: tests replace it to force Landlock to look
+// unavailable or too old.
+var landlockABI = landlock.ABI
+
+// Backend runs commands confined by Landlock and seccomp (Linux) or
+// Seatbelt (macOS). It is safe for concurrent use.
+type Backend struct {
+	root       string
+	opts       Options
+	readPaths  []string
+	abi        int
+	filter     []bpf.RawInstruction
+	privileged bool   // the caller is root: namespaces and capability drop
+	rootRW     bool   // the root's own mount is writable (keep it so in the view)
+	tmpRW      bool   // the temporary directory's mount is writable
+	pids       string // v1 pids cgroup directory to create per-run cgroups in, or ""
+	exe        string // this program, executable in the sandbox when the reaper runs there
+	tracking   proc.Tracking
+	shell      string
+	shellKind  shellKind
+	lastCap    int
+	g          backend.Guarantees
+	log        *slog.Logger
+	seq        atomic.Uint64
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// New returns a backend whose commands may read and write beneath root
+// only. It fails, with an error wrapping [backend.ErrUnavailable] that says
+// why, when this machine cannot enforce the guarantees: no Landlock or an
+// ABI below [landlock.MinABI], no seccomp, an unsupported architecture, or a
+// root caller that cannot create namespaces or drop its capabilities.
+// Nothing ever runs unconfined. A nil opts means the defaults.
+func New(root string, opts *Options) (*Backend, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	arch, err := seccomp.Native()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", backend.ErrUnavailable, err)
+	}
+	abi, err := landlockABI()
+	if err != nil {
+		return nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
+	}
+	if abi < landlock.MinABI {
+		return nil, fmt.Errorf("%w: os sandbox: Landlock ABI %d is below the minimum %d (Linux 6.2): truncation could not be confined", backend.ErrUnavailable, abi, landlock.MinABI)
+	}
+	if err := seccomp.Available(); err != nil {
+		return nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
+	}
+	croot, err := cleanRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{root: croot, opts: o, abi: abi, log: o.Logger}
+	if b.log == nil {
+		b.log = slog.New(slog.DiscardHandler)
+	}
+	for _, p := range o.ReadPaths {
+		abs, err := filepath.Abs(p)
+		if err == nil {
+			abs, err = filepath.EvalSymlinks(abs)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("ossandbox: read path: %w", err)
+		}
+		b.readPaths = append(b.readPaths, abs)
+	}
+	b.filter, err = seccomp.Assemble(arch, seccomp.Policy{AllowNetwork: o.AllowNetwork, AllowUnixSockets: abi >= 9})
+	if err != nil {
+		return nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
+	}
+	if b.shell, b.shellKind, err = findShell(); err != nil {
+		return nil, err
+	}
+	b.privileged = os.Geteuid() == 0
+	if b.privileged {
+		if b.lastCap, err = capLastCap(); err != nil {
+			return nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
+		}
+		b.rootRW = mountWritable(croot)
+		b.tmpRW = mountWritable(os.TempDir())
+		b.pids = pidsCgroupDir()
+		b.tracking = proc.TrackGroup // the pid namespace ends with its first process
+	} else {
+		b.tracking = proc.TrackReaper
+		if b.exe, err = os.Executable(); err == nil {
+			b.exe, err = filepath.EvalSymlinks(b.exe)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: os sandbox: locate this program for the reaper: %w", backend.ErrUnavailable, err)
+		}
+	}
+	// os/exec checks once per process whether pidfds work by forking a
+	// throwaway child. Done from a confining thread, that child would be
+	// the first process of the new pid namespace, and its exit would end
+	// the namespace before the command could start in it. FindProcess runs
+	// the check here, on an ordinary thread.
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		_ = p.Release()
+	}
+	if err := b.probe(); err != nil {
+		return nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
+	}
+	b.g = b.guarantees()
+	return b, nil
+}
+
+// Guarantees reports what the backend enforces.
+func (b *Backend) Guarantees() backend.Guarantees { return b.g }
+
+// Root returns the directory commands may write beneath.
+func (b *Backend) Root() string { return b.root }
+
+func (b *Backend) guarantees() backend.Guarantees {
+	g := backend.Guarantees{
+		Filesystem: backend.IsolationOSKernel,
+		Network:    backend.IsolationOSKernel,
+		Syscalls:   backend.IsolationOSKernel,
+		Label:      Label,
+	}
+	if b.opts.AllowNetwork {
+		g.Network = backend.IsolationNone
+	}
+	g.Features = landlock.Features(b.abi, b.opts.AllowNetwork)
+	g.Features = append(g.Features, "seccomp-bpf: foreign architectures killed, namespaces, mounts, ptrace, io_uring, bpf, keyrings and TIOCSTI denied, no_new_privs")
+	if !b.opts.AllowNetwork {
+		g.Features = append(g.Features, "seccomp-bpf: sockets other than AF_UNIX denied")
+	}
+	if b.abi < 9 {
+		g.Features = append(g.Features, "seccomp-bpf: socket(AF_UNIX) denied and socketpair limited to stream pairs (Landlock below ABI 9 cannot confine connects to pathname sockets)")
+	}
+	if b.privileged {
+		g.Features = append(g.Features,
+			"root caller: all capabilities dropped, bounding set included",
+			"root caller: private mount namespace, everything read-only but the root and the temporary directory",
+			"root caller: private pid namespace, killed as a whole when the command ends")
+		if b.pids != "" {
+			g.Features = append(g.Features, "pids cgroup per command")
+		}
+	} else {
+		g.Features = append(g.Features, "descendants tracked by a child subreaper and killed when the command ends")
+	}
+	return g
+}
+
+func findShell() (string, shellKind, error) {
+	sh, isBash, err := proc.Shell()
+	if err != nil {
+		return "", 0, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
+	}
+	if !isBash {
+		return sh, kindSh, nil
+	}
+	return sh, kindBash, nil
+}
+
+func capLastCap() (int, error) {
+	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
+	if err != nil {
+		return 0, fmt.Errorf("read the last capability: %w", err)
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+func mountWritable(path string) bool {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return false
+	}
+	return st.Flags&unix.ST_RDONLY == 0
+}
+
+// pidsCgroupDir returns the v1 pids cgroup directory of this process when it
+// is writable, or "". A v1 hierarchy lets one thread move into a cgroup (its
+// tasks file) so that the command forked from it starts there, with no
+// window in which it could fork uncounted.
+func pidsCgroupDir() string {
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	mount := ""
+	for line := range strings.Lines(string(mi)) {
+		pre, post, ok := strings.Cut(line, " - ")
+		if !ok {
+			continue
+		}
+		pf, qf := strings.Fields(pre), strings.Fields(post)
+		if len(pf) < 5 || len(qf) < 3 || qf[0] != "cgroup" {
+			continue
+		}
+		if contains(strings.Split(qf[2], ","), "pids") {
+			mount = pf[4]
+			break
+		}
+	}
+	if mount == "" {
+		return ""
+	}
+	cg, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(string(cg)) {
+		f := strings.SplitN(strings.TrimSpace(line), ":", 3)
+		if len(f) == 3 && contains(strings.Split(f[1], ","), "pids") {
+			dir := filepath.Join(mount, f[2])
+			if unix.Access(filepath.Join(dir, "tasks"), unix.W_OK) == nil {
+				return dir
+			}
+		}
+	}
+	return ""
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// probe confines a throwaway thread exactly as a command's thread would be,
+// without starting anything, so that a machine that cannot do it fails at
+// construction rather than at the first command.
+func (b *Backend) probe() error {
+	tmp, err := os.MkdirTemp("", "helikon-os-probe-")
+	if err != nil {
+		return fmt.Errorf("create a temporary directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	rs, err := landlock.Build(b.abi, b.rules(tmp))
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread is discarded
+		errc <- b.confineThread(rs, tmp, "")
+	}()
+	return <-errc
+}
+
+// rules returns what a command may access.
+func (b *Backend) rules(tmp string) landlock.Config {
+	c := landlock.Config{AllowNetwork: b.opts.AllowNetwork}
+	add := func(p string, access uint64, optional bool) {
+		c.Rules = append(c.Rules, landlock.Rule{Path: p, Access: access, Optional: optional})
+	}
+	add(b.root, landlock.ReadWrite, false)
+	add(tmp, landlock.ReadWrite, false)
+	for _, p := range SystemReadPaths {
+		add(p, landlock.ReadOnly, true)
+	}
+	for _, p := range b.readPaths {
+		add(p, landlock.ReadOnly, false)
+	}
+	add("/dev/null", landlock.ReadFile|landlock.WriteFile|landlock.Truncate|landlock.IoctlDev, false)
+	for _, p := range []string{"/dev/zero", "/dev/random", "/dev/urandom"} {
+		add(p, landlock.ReadFile, true)
+	}
+	// /proc is readable so that /proc/self works; Landlock refuses
+	// ptrace-class access (environ, mem, fd, maps) to processes outside the
+	// sandbox's domain.
+	add("/proc", landlock.ReadFile|landlock.ReadDir, false)
+	if b.exe != "" {
+		add(b.exe, landlock.Execute|landlock.ReadFile, false)
+	}
+	return c
+}
+
+// confineThread applies every restriction to the calling OS thread, which
+// the caller has locked and will discard. Order matters: the cgroup, the
+// namespaces and the mounts need capabilities that are dropped next;
+// Landlock and seccomp need no_new_privs; seccomp comes last because it
+// denies the syscalls used before it.
+func (b *Backend) confineThread(rs *landlock.Ruleset, tmp, cgroup string) error {
+	if b.privileged {
+		if cgroup != "" {
+			tid := strconv.Itoa(unix.Gettid())
+			if err := os.WriteFile(filepath.Join(cgroup, "tasks"), []byte(tid), 0); err != nil {
+				return fmt.Errorf("enter pids cgroup: %w", err)
+			}
+		}
+		if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_NEWPID); err != nil {
+			return fmt.Errorf("create mount and pid namespaces: %w", err)
+		}
+		if err := b.readOnlyView(tmp); err != nil {
+			return err
+		}
+		if err := dropCapabilities(b.lastCap); err != nil {
+			return err
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("set no_new_privs: %w", err)
+	}
+	if err := rs.RestrictThread(); err != nil {
+		return err
+	}
+	return seccomp.InstallThread(b.filter)
+}
+
+// readOnlyView makes every mount of the thread's (private) mount namespace
+// read-only and nosuid, then mounts the root and the temporary directory
+// over themselves writable again. Landlock does not cover chmod, chown,
+// utimes, extended attributes or mknod; a read-only mount refuses them all.
+func (b *Backend) readOnlyView(tmp string) error {
+	// Private first, so that nothing done here propagates to the host.
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Propagation: unix.MS_PRIVATE}); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID}); err != nil {
+		return fmt.Errorf("make mounts read-only: %w", err)
+	}
+	for _, d := range []struct {
+		path string
+		rw   bool
+	}{{b.root, b.rootRW}, {tmp, b.tmpRW}} {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, d.path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			return fmt.Errorf("clone mount of %s: %w", d.path, err)
+		}
+		if d.rw {
+			// Only where the host mount was writable: the view never
+			// grants what the host does not.
+			err = unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY})
+		}
+		if err == nil {
+			err = unix.MoveMount(fd, "", unix.AT_FDCWD, d.path, unix.MOVE_MOUNT_F_EMPTY_PATH)
+		}
+		unix.Close(fd)
+		if err != nil {
+			return fmt.Errorf("mount %s writable: %w", d.path, err)
+		}
+	}
+	return nil
+}
+
+// dropCapabilities empties the thread's bounding, ambient, effective,
+// permitted and inheritable capability sets. uid 0 keeps owning root's
+// files, which the read-only view protects.
+func dropCapabilities(lastCap int) error {
+	for c := 0; c <= lastCap; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("drop capabilities: %w", err)
+	}
+	return nil
+}
+
+// Run runs req confined. The command's working directory is the root; HOME
+// and TMPDIR point to a private temporary directory removed afterwards.
+func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Result, error) {
+	if (req.Command == "") == (len(req.Argv) == 0) {
+		return nil, errors.New("ossandbox: exactly one of Command and Argv must be set")
+	}
+	timeout := backend.EffectiveTimeout(b.opts.Timeout, req.Timeout)
+	base := b.opts.Limits.WithDefaults(timeout)
+	if base.Processes == 0 {
+		base.Processes = DefaultProcesses
+	}
+	limits := tighten(base, req.Limits)
+	outCap := b.opts.OutputCap
+	if req.OutputCap > 0 {
+		outCap = req.OutputCap
+	}
+
+	tmp, err := os.MkdirTemp("", "helikon-os-")
+	if err != nil {
+		return nil, fmt.Errorf("ossandbox: create the command's temporary directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	rs, err := landlock.Build(b.abi, b.rules(tmp))
+	if err != nil {
+		return nil, fmt.Errorf("ossandbox: %w", err)
+	}
+	defer rs.Close()
+
+	procs := limits.Processes
+	cgroup := ""
+	if b.pids != "" {
+		cgroup, err = b.newPidsCgroup(procs)
+		if err != nil {
+			return nil, err
+		}
+		defer removeCgroup(cgroup)
+		procs = -1 // capped by the cgroup instead of RLIMIT_NPROC
+	} else if b.privileged {
+		procs = -1 // RLIMIT_NPROC does not apply to uid 0
+	}
+	pro := prologue(b.shellKind, limits, procs, currentHard)
+	var argv []string
+	if req.Command != "" {
+		argv = []string{b.shell, "-c", pro + req.Command}
+	} else {
+		argv = append([]string{b.shell, "-c", pro + `exec "$@"`, "helikon"}, req.Argv...)
+	}
+
+	allow := b.opts.EnvAllowlist
+	if allow == nil {
+		allow = backend.DefaultEnvAllowlist
+	}
+	allow = append(allow[:len(allow):len(allow)], req.Env...)
+	set := append([]string{"HOME=" + tmp, "TMPDIR=" + tmp}, req.SetEnv...)
+	spec := &proc.Spec{
+		Argv:      argv,
+		Dir:       b.root,
+		Env:       backend.ScrubEnv(os.Environ(), allow, set),
+		Stdin:     req.Stdin,
+		Stdout:    req.Stdout,
+		Stderr:    req.Stderr,
+		OutputCap: outCap,
+		Timeout:   timeout,
+		Tracking:  b.tracking,
+		Start: func(cmd *exec.Cmd) error {
+			return b.startConfined(cmd, rs, tmp, cgroup)
+		},
+	}
+	b.log.DebugContext(ctx, "ossandbox: run", "argv0", argv[0], "timeout", timeout, "privileged", b.privileged)
+	return proc.Run(ctx, spec)
+}
+
+// startConfined starts cmd from a new OS thread that is confined first: a
+// fork inherits the forking thread's Landlock domain, seccomp filter,
+// namespaces and capabilities, and the rest of this program stays as it
+// was. The thread is never unlocked, so the Go runtime terminates it when
+// the goroutine returns instead of reusing it for other goroutines.
+func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp, cgroup string) error {
+	// Descriptors this program opened without O_CLOEXEC (by cgo code or a
+	// raw syscall) would be inherited by the command and are outside
+	// Landlock's reach: mark them all close-on-exec. Go's own descriptors
+	// already are, and os/exec passes the command's descriptors by dup2.
+	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := b.confineThread(rs, tmp, cgroup); err != nil {
+			errc <- fmt.Errorf("%w: confine: %w", backend.ErrUnavailable, err)
+			return
+		}
+		errc <- cmd.Start()
+	}()
+	return <-errc
+}
+
+func (b *Backend) newPidsCgroup(max int64) (string, error) {
+	dir := filepath.Join(b.pids, fmt.Sprintf("helikon-%d-%d", os.Getpid(), b.seq.Add(1)))
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("%w: ossandbox: create pids cgroup: %w", backend.ErrUnavailable, err)
+	}
+	v := "max"
+	if max > 0 {
+		v = strconv.FormatInt(max, 10)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(v), 0); err != nil {
+		removeCgroup(dir)
+		return "", fmt.Errorf("%w: ossandbox: set pids.max: %w", backend.ErrUnavailable, err)
+	}
+	return dir, nil
+}
+
+// removeCgroup removes a per-command cgroup once its last task (the
+// confining thread, which exits asynchronously) has left.
+func removeCgroup(dir string) {
+	for i := range 100 {
+		err := unix.Rmdir(dir)
+		if err == nil || errors.Is(err, unix.ENOENT) {
+			return
+		}
+		time.Sleep(time.Duration(i+1) * 200 * time.Microsecond)
+	}
+	slog.Warn("helikon: cannot remove pids cgroup", "cgroup", dir)
+}
+
+// currentHard returns this program's hard limit for a ulimit flag, in the
+// limit's own unit (bytes, seconds, count), or -1 for unlimited.
+func currentHard(flag byte) int64 {
+	res := map[byte]int{'t': unix.RLIMIT_CPU, 'f': unix.RLIMIT_FSIZE, 'v': unix.RLIMIT_AS, 'n': unix.RLIMIT_NOFILE, 'u': unix.RLIMIT_NPROC}[flag]
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(res, &rl); err != nil || rl.Max == unix.RLIM_INFINITY || rl.Max > 1<<62 {
+		return -1
+	}
+	return int64(rl.Max)
+}

@@ -1,0 +1,77 @@
+package ossandbox
+
+import "strings"
+
+// Seatbelt profile parameters. Paths reach the profile only as parameters
+// (sandbox-exec -D NAME=VALUE), never spliced into its text, so no path can
+// change the profile's meaning.
+const (
+	seatbeltRootParam = "HELIKON_ROOT"
+	seatbeltTmpParam  = "HELIKON_TMP"
+)
+
+// seatbeltProfile returns the Seatbelt (SBPL) profile of the macOS backend:
+// deny by default; reads allowed everywhere (Seatbelt's read containment
+// breaks too much of macOS's dynamic loader and frameworks to be usable for
+// general commands); writes allowed only beneath the root and the private
+// temporary directory, and to the null and tty devices; process creation and
+// signals within the sandbox; network outbound and inbound only when
+// allowNetwork is set (which includes Unix sockets: Seatbelt's network
+// operations cover both).
+func seatbeltProfile(allowNetwork bool) string {
+	var b strings.Builder
+	b.WriteString(`(version 1)
+(deny default)
+(allow process-exec)
+(allow process-fork)
+(allow signal (target same-sandbox))
+(allow process-info* (target same-sandbox))
+(allow file-read*)
+(allow file-write*
+  (subpath (param "` + seatbeltRootParam + `"))
+  (subpath (param "` + seatbeltTmpParam + `")))
+(allow file-write-data
+  (literal "/dev/null")
+  (literal "/dev/zero")
+  (literal "/dev/dtracehelper")
+  (literal "/dev/tty"))
+(allow file-ioctl (literal "/dev/dtracehelper") (literal "/dev/tty"))
+(allow sysctl-read)
+(allow mach-lookup
+  (global-name "com.apple.system.opendirectoryd.libinfo")
+  (global-name "com.apple.system.notification_center")
+  (global-name "com.apple.logd")
+  (global-name "com.apple.system.logger")
+  (global-name "com.apple.coreservices.launchservicesd")
+  (global-name "com.apple.trustd.agent"))
+(allow ipc-posix-sem)
+(allow ipc-posix-shm-read-data ipc-posix-shm-read-metadata (ipc-posix-name "apple.shm.notification_center"))
+(allow user-preference-read)
+(allow iokit-open (iokit-registry-entry-class "RootDomainUserClient"))
+(allow pseudo-tty)
+`)
+	if allowNetwork {
+		b.WriteString(`(allow network-outbound)
+(allow network-inbound)
+(allow network-bind)
+(allow system-socket)
+(allow mach-lookup
+  (global-name "com.apple.SystemConfiguration.configd")
+  (global-name "com.apple.dnssd.service")
+  (global-name "com.apple.networkd"))
+`)
+	}
+	return b.String()
+}
+
+// seatbeltArgv returns the sandbox-exec command line that runs argv under
+// the profile with root and tmp as parameters.
+func seatbeltArgv(sandboxExec string, allowNetwork bool, root, tmp string, argv []string) []string {
+	out := []string{sandboxExec,
+		"-p", seatbeltProfile(allowNetwork),
+		"-D", seatbeltRootParam + "=" + root,
+		"-D", seatbeltTmpParam + "=" + tmp,
+		"--",
+	}
+	return append(out, argv...)
+}
