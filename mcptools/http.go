@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -151,11 +150,8 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *httpGuard) originOK(o string) bool {
-	u, err := url.Parse(o)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return false
-	}
-	return g.origins[strings.ToLower(u.Scheme+"://"+u.Host)]
+	// An Origin is scheme://host[:port] and nothing else; compare it whole.
+	return g.origins[strings.ToLower(strings.TrimSuffix(o, "/"))]
 }
 
 func (g *httpGuard) refuse(w http.ResponseWriter, r *http.Request, status int, why string) {

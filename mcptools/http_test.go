@@ -1,0 +1,195 @@
+package mcptools_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/mcptools"
+)
+
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+// refusal is the body the guard answers with, or "" when the request got
+// through to the MCP handler.
+var refusals = []string{"host not allowed", "origin not allowed", "missing or wrong bearer token"}
+
+func refusedBy(body string) string {
+	for _, r := range refusals {
+		if strings.HasPrefix(body, r) {
+			return r
+		}
+	}
+	return ""
+}
+
+func guardedHandler(t testing.TB, token string) http.Handler {
+	t.Helper()
+	srv, err := mcptools.NewServer(helikon.MustToolset(newKit(t).tools...), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mcptools.HTTPHandler(srv, "127.0.0.1:8123", &mcptools.HTTPOptions{
+		Token:          token,
+		AllowedOrigins: []string{"https://app.example"},
+		AllowedHosts:   []string{"mcp.internal"},
+	})
+}
+
+func post(h http.Handler, host, origin, auth string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/", strings.NewReader(initializeBody))
+	r.Host = host
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	if origin != "" {
+		r.Header.Set("Origin", origin)
+	}
+	if auth != "" {
+		r.Header.Set("Authorization", auth)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func TestHTTPGuardRefusesRebindingForeignOriginsAndBadTokens(t *testing.T) {
+	h := guardedHandler(t, "s3cret")
+	const ok = "Bearer s3cret"
+	tests := []struct {
+		name, host, origin, auth string
+		status                   int
+		refusal                  string
+	}{
+		{"loopback", "127.0.0.1:8123", "", ok, http.StatusOK, ""},
+		{"localhost", "localhost:8123", "", ok, http.StatusOK, ""},
+		{"ipv6 loopback", "[::1]:8123", "", ok, http.StatusOK, ""},
+		{"allowed host", "mcp.internal:8123", "", ok, http.StatusOK, ""},
+		{"allowed origin", "127.0.0.1:8123", "https://app.example", ok, http.StatusOK, ""},
+		{"dns rebinding", "evil.example:8123", "", ok, http.StatusForbidden, "host not allowed"},
+		{"rebinding with loopback-looking name", "127.0.0.1.evil.example", "", ok, http.StatusForbidden, "host not allowed"},
+		{"localhost subdomain", "x.localhost:8123", "", ok, http.StatusForbidden, "host not allowed"},
+		{"foreign origin", "127.0.0.1:8123", "http://evil.example", ok, http.StatusForbidden, "origin not allowed"},
+		{"loopback origin not listed", "127.0.0.1:8123", "http://localhost:3000", ok, http.StatusForbidden, "origin not allowed"},
+		{"null origin", "127.0.0.1:8123", "null", ok, http.StatusForbidden, "origin not allowed"},
+		{"no token", "127.0.0.1:8123", "", "", http.StatusUnauthorized, "missing or wrong bearer token"},
+		{"wrong token", "127.0.0.1:8123", "", "Bearer s3cre", http.StatusUnauthorized, "missing or wrong bearer token"},
+		{"basic auth", "127.0.0.1:8123", "", "Basic czNjcmV0", http.StatusUnauthorized, "missing or wrong bearer token"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := post(h, tt.host, tt.origin, tt.auth)
+			if w.Code != tt.status || refusedBy(w.Body.String()) != tt.refusal {
+				t.Fatalf("status %d %q, want %d %q", w.Code, w.Body.String(), tt.status, tt.refusal)
+			}
+			if tt.status == http.StatusUnauthorized && !strings.HasPrefix(w.Header().Get("WWW-Authenticate"), "Bearer") {
+				t.Error("401 without a WWW-Authenticate: Bearer challenge")
+			}
+		})
+	}
+}
+
+func TestServeHTTPRefusesNonLoopbackWithoutToken(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "x"}, nil)
+	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
+		err := mcptools.ServeHTTP(context.Background(), srv, &mcptools.HTTPOptions{Addr: addr}, nil)
+		if !errors.Is(err, mcptools.ErrInsecureListen) {
+			t.Errorf("%s: %v, want ErrInsecureListen", addr, err)
+		}
+	}
+}
+
+// TestHTTPEndToEnd serves over a real loopback listener with a token and
+// uses the tools with the helikon client.
+func TestHTTPEndToEnd(t *testing.T) {
+	k := newKit(t)
+	srv, err := mcptools.NewServer(helikon.MustToolset(k.tools...), &mcptools.ServerOptions[app]{Mode: helikon.ModePlan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan net.Addr, 1)
+	served := make(chan error, 1)
+	go func() {
+		served <- mcptools.ServeHTTP(ctx, srv, &mcptools.HTTPOptions{Addr: "127.0.0.1:0", Token: "tok"}, func(a net.Addr) { addrc <- a })
+	}()
+	var addr net.Addr
+	select {
+	case addr = <-addrc:
+	case err := <-served:
+		t.Fatal(err)
+	}
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Error(err)
+		}
+	}()
+	url := "http://" + addr.String() + "/"
+
+	if _, err := mcptools.Connect[app](ctx, mcptools.HTTP(url, nil), nil); err == nil {
+		t.Fatal("connected without the token")
+	}
+	src, err := mcptools.Connect[app](ctx, mcptools.HTTP(url, &mcptools.HTTPClientOptions{Token: "tok"}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	tools := toolsByName(t, src)
+	out, err := invoke(tools["echo"], `{"text":"over http"}`)
+	if err != nil || !strings.Contains(string(out), "over http") {
+		t.Fatalf("echo: %s %v", out, err)
+	}
+	if _, err := invoke(tools["write_note"], `{"name":"a","body":"b"}`); helikon.KindOf(err) != helikon.KindDenied {
+		t.Fatalf("write in plan mode over http: %v", err)
+	}
+}
+
+// FuzzHTTPGuard: whatever the Host, Origin and Authorization headers, a
+// request reaches the MCP handler only when the host is loopback or allowed,
+// the origin is absent or allowed, and the token is right.
+func FuzzHTTPGuard(f *testing.F) {
+	for _, s := range [][3]string{
+		{"127.0.0.1:8123", "", "Bearer s3cret"},
+		{"evil.example", "", "Bearer s3cret"},
+		{"localhost", "https://app.example", "Bearer s3cret"},
+		{"[::1]", "http://evil", "Bearer x"},
+		{"LOCALHOST.", "", "Bearer s3cret"},
+		{"127.1", "", "Bearer s3cret"},
+		{"0x7f000001", "", "Bearer s3cret"},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	h := guardedHandler(f, "s3cret")
+	f.Fuzz(func(t *testing.T, host, origin, auth string) {
+		if strings.ContainsAny(host+origin+auth, "\r\n\x00/ ?#@") || host == "" {
+			return
+		}
+		w := post(h, host, origin, auth)
+		if refusedBy(w.Body.String()) != "" {
+			return
+		}
+		hn := strings.ToLower(host)
+		if hh, _, err := net.SplitHostPort(hn); err == nil {
+			hn = hh
+		}
+		hn = strings.TrimSuffix(strings.TrimPrefix(hn, "["), "]")
+		ip := net.ParseIP(hn)
+		loop := strings.TrimSuffix(hn, ".") == "localhost" || ip != nil && ip.IsLoopback() || hn == "mcp.internal" || hn == "127.0.0.1"
+		if !loop {
+			t.Fatalf("host %q got through", host)
+		}
+		if origin != "" && strings.ToLower(strings.TrimSuffix(origin, "/")) != "https://app.example" {
+			t.Fatalf("origin %q got through", origin)
+		}
+		if auth != "Bearer s3cret" {
+			t.Fatalf("authorization %q got through", auth)
+		}
+	})
+}
