@@ -1,0 +1,226 @@
+//go:build linux
+
+package ossandbox
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The attack programs are this test binary re-executed with attackEnv set:
+// TestMain dispatches to runAttack before the testing package starts. This
+// way the attacks are Go (no python or curl needed), compiled with the
+// tests, and runnable by an unprivileged user from a binary built with
+// go test -c, without a Go toolchain at run time.
+const attackEnv = "HELIKON_OSSANDBOX_ATTACK"
+
+// Exit statuses of an attack program.
+const (
+	attackEscaped = 0 // the attack did what it tried: the guard is absent
+	attackBlocked = 3 // the kernel refused
+	attackBroken  = 4 // the attack could not be set up
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(attackEnv) == "1" {
+		os.Exit(runAttack(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// runAttack runs one attack and reports on stdout what happened.
+func runAttack(args []string) int {
+	if len(args) == 0 {
+		fmt.Println("no attack named")
+		return attackBroken
+	}
+	res := func(err error, what string) int {
+		if err != nil {
+			fmt.Printf("blocked: %s: %v\n", what, err)
+			return attackBlocked
+		}
+		fmt.Printf("escaped: %s\n", what)
+		return attackEscaped
+	}
+	arg := func(i int) string {
+		if i+1 < len(args) {
+			return args[i+1]
+		}
+		return ""
+	}
+	switch args[0] {
+	case "write":
+		return res(os.WriteFile(arg(0), []byte("pwned"), 0o644), "write "+arg(0))
+	case "truncate":
+		return res(os.Truncate(arg(0), 0), "truncate "+arg(0))
+	case "rename":
+		return res(os.Rename(arg(0), arg(1)), "rename "+arg(0)+" -> "+arg(1))
+	case "link":
+		return res(os.Link(arg(0), arg(1)), "hard link "+arg(0)+" -> "+arg(1))
+	case "symlink-write":
+		// A symbolic link inside the root pointing outside, written through.
+		if err := os.Symlink(arg(1), arg(0)); err != nil {
+			fmt.Println("symlink:", err)
+			return attackBroken
+		}
+		f, err := os.OpenFile(arg(0), os.O_WRONLY|os.O_APPEND, 0)
+		if err == nil {
+			_, err = f.WriteString("pwned")
+			f.Close()
+		}
+		return res(err, "write through symlink "+arg(0)+" -> "+arg(1))
+	case "chmod":
+		return res(os.Chmod(arg(0), 0o777), "chmod "+arg(0))
+	case "touch":
+		return res(unix.UtimesNano(arg(0), []unix.Timespec{{Sec: 1}, {Sec: 1}}), "utimes "+arg(0))
+	case "chown":
+		return res(os.Lchown(arg(0), os.Getuid(), os.Getgid()), "chown "+arg(0))
+	case "setxattr":
+		return res(unix.Setxattr(arg(0), "user.helikon", []byte("x"), 0), "setxattr "+arg(0))
+	case "read":
+		_, err := os.ReadFile(arg(0))
+		return res(err, "read "+arg(0))
+	case "list":
+		_, err := os.ReadDir(arg(0))
+		return res(err, "list "+arg(0))
+	case "socket":
+		fam, _ := strconv.ParseUint(arg(0), 0, 64)
+		typ := uintptr(unix.SOCK_STREAM)
+		if fam == unix.AF_PACKET || fam == unix.AF_NETLINK || fam&0xffffffff == unix.AF_PACKET {
+			typ = unix.SOCK_RAW
+		}
+		fd, _, errno := unix.RawSyscall(unix.SYS_SOCKET, uintptr(fam), typ, 0)
+		var err error
+		if errno != 0 {
+			err = errno
+		} else {
+			unix.Close(int(fd))
+		}
+		return res(err, fmt.Sprintf("socket(%#x)", fam))
+	case "connect-unix":
+		c, err := net.Dial("unix", arg(0))
+		if err == nil {
+			c.Close()
+		}
+		return res(err, "connect unix "+arg(0))
+	case "io-uring":
+		var params [120]byte
+		fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params)), 0)
+		if errno == 0 {
+			unix.Close(int(fd))
+			return res(nil, "io_uring_setup")
+		}
+		return res(errno, "io_uring_setup")
+	case "clone-newuser":
+		// os/exec makes the clone syscall with the namespace flags.
+		cmd := exec.Command("/bin/true")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWUSER | unix.CLONE_NEWNS}
+		return res(cmd.Run(), "clone(CLONE_NEWUSER|CLONE_NEWNS)")
+	case "unshare":
+		return res(unix.Unshare(unix.CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+	case "ptrace":
+		pid, _ := strconv.Atoi(arg(0))
+		err := unix.PtraceAttach(pid)
+		if err == nil {
+			var ws unix.WaitStatus
+			_, _ = unix.Wait4(pid, &ws, unix.WALL, nil)
+			_ = unix.PtraceDetach(pid)
+		}
+		return res(err, "ptrace attach "+arg(0))
+	case "mount":
+		err := unix.Mount("helikon", arg(0), "tmpfs", 0, "size=64k")
+		if err == nil {
+			_ = unix.Unmount(arg(0), unix.MNT_DETACH)
+		}
+		return res(err, "mount tmpfs on "+arg(0))
+	case "mknod":
+		err := unix.Mknod(arg(0), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3)))
+		if err == nil {
+			os.Remove(arg(0))
+		}
+		return res(err, "mknod char 1:3 "+arg(0))
+	case "caps":
+		// Privilege held after exec (run as a setuid-root copy).
+		st, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			fmt.Println(err)
+			return attackBroken
+		}
+		for line := range strings.Lines(string(st)) {
+			if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
+				if strings.Trim(strings.TrimSpace(v), "0") != "" || unix.Geteuid() == 0 && os.Getuid() != 0 {
+					return res(nil, "privileged: CapEff "+strings.TrimSpace(v)+" euid "+strconv.Itoa(unix.Geteuid()))
+				}
+				return res(errors.New("no capabilities, euid "+strconv.Itoa(unix.Geteuid())), "gain privilege")
+			}
+		}
+		return attackBroken
+	case "tiocsti":
+		high := arg(0) == "high"
+		req := uintptr(unix.TIOCSTI)
+		if high {
+			req |= 0xdead << 32
+		}
+		c := byte('#')
+		_, _, errno := unix.Syscall(unix.SYS_IOCTL, 0, req, uintptr(unsafe.Pointer(&c)))
+		if errno == 0 {
+			return res(nil, "TIOCSTI")
+		}
+		if errno != unix.EPERM {
+			fmt.Printf("TIOCSTI reached the tty driver: %v\n", errno)
+			return attackEscaped // the filter did not stop it; the driver did
+		}
+		return res(errno, "TIOCSTI")
+	case "signal":
+		pid, _ := strconv.Atoi(arg(0))
+		return res(unix.Kill(pid, unix.SIGCONT), "signal "+arg(0))
+	case "fds":
+		// Look for any descriptor beyond stdio: a leak from the parent.
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			fmt.Println(err)
+			return attackBroken
+		}
+		var leaked []string
+		for _, e := range ents {
+			n, _ := strconv.Atoi(e.Name())
+			if n <= 2 {
+				continue
+			}
+			target, _ := os.Readlink("/proc/self/fd/" + e.Name())
+			if strings.Contains(target, arg(0)) {
+				leaked = append(leaked, e.Name()+" -> "+target)
+			}
+		}
+		if len(leaked) > 0 {
+			return res(nil, "inherited "+strings.Join(leaked, ", "))
+		}
+		return res(errors.New("no descriptor of the parent's secret"), "inherit descriptors")
+	case "net-connect":
+		c, err := net.Dial("tcp", arg(0))
+		if err == nil {
+			c.Close()
+		}
+		return res(err, "connect "+arg(0))
+	case "mkdir-write":
+		// The cross-directory and temp-dir operations that must work.
+		err := os.MkdirAll(filepath.Dir(arg(0)), 0o755)
+		if err == nil {
+			err = os.WriteFile(arg(0), []byte("ok"), 0o644)
+		}
+		return res(err, "write "+arg(0))
+	}
+	fmt.Println("unknown attack", args[0])
+	return attackBroken
+}
