@@ -172,6 +172,10 @@ func runAttack(args []string) int {
 		if high {
 			req |= 0xdead << 32
 		}
+		// Make the terminal the controlling one, where an unprivileged
+		// TIOCSTI is allowed (dev.tty.legacy_tiocsti permitting).
+		_, _ = unix.Setsid()
+		_ = unix.IoctlSetInt(0, unix.TIOCSCTTY, 0)
 		c := byte('#')
 		_, _, errno := unix.Syscall(unix.SYS_IOCTL, 0, req, uintptr(unsafe.Pointer(&c)))
 		if errno == 0 {
