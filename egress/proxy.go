@@ -372,10 +372,10 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 		t.close()
 		return
 	}
-	defer p.untrack(t)
 	_ = client.SetDeadline(time.Time{})
 	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		t.close()
+		p.untrack(t)
 		return
 	}
 	// Bytes the client sent right after its request head (a TLS
@@ -384,10 +384,17 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 		b, _ := brw.Reader.Peek(n)
 		if _, err := up.Write(b); err != nil {
 			t.close()
+			p.untrack(t)
 			return
 		}
 	}
-	t.run(orDefault(p.IdleTimeout, DefaultIdleTimeout))
+	// The tunnel runs on fresh goroutines and the handler returns, so that
+	// the HTTP server's per-connection state (buffers, request, a stack
+	// grown while parsing) is freed for the life of the tunnel.
+	go func() {
+		defer p.untrack(t)
+		t.run(orDefault(p.IdleTimeout, DefaultIdleTimeout))
+	}()
 }
 
 func (p *Proxy) track(t *tunnel) bool {

@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// tunnelChunk is how many bytes one splice(2) run may move before the pump
-// renews its deadlines and records activity. Large enough that the
+// tunnelChunk is the most bytes one splice(2) run may move before the pump
+// renews its deadlines and records activity (it moves what is queued on the
+// socket, up to this). Large enough that the
 // per-chunk bookkeeping is invisible in throughput, small enough that a busy
 // direction reports activity often.
 const tunnelChunk = 1 << 20
@@ -71,13 +72,20 @@ func pump(dst, src net.Conn, idle time.Duration, last *atomic.Int64) error {
 		deadline := time.Now().Add(idle)
 		_ = src.SetReadDeadline(deadline)
 		_ = dst.SetWriteDeadline(deadline)
-		lr.N = tunnelChunk
-		n, err := io.Copy(dst, lr)
+		var n int64
+		queued, err := waitReadable(src)
+		if err == nil {
+			lr.N = tunnelChunk
+			if queued > 0 && queued < tunnelChunk {
+				lr.N = queued
+			}
+			n, err = io.Copy(dst, lr)
+		}
 		if n > 0 {
 			last.Store(time.Now().UnixNano())
 		}
 		switch {
-		case err == nil && lr.N > 0: // src reached EOF
+		case err == nil && lr.N > 0: // src reached EOF before the limit
 			if cw, ok := dst.(closeWriter); ok {
 				_ = cw.CloseWrite()
 			}
