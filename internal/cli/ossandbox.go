@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/backend/ossandbox"
+)
+
+func init() {
+	RegisterBackend("os", osBackend)
+	Register(&Command{Name: "guarantees", Summary: "print what a backend enforces on this machine, as JSON", Run: runGuarantees})
+	Register(&Command{Name: "doctor", Summary: "report what this machine supports (Landlock, seccomp, namespaces) and what each backend guarantees here", Run: runDoctor})
+}
+
+// osBackend builds the OS-sandbox backend: Landlock and seccomp on Linux,
+// Seatbelt on macOS; it fails (exit 125) where they are unavailable.
+func osBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend.Backend, error) {
+	if f.EgressAllow != nil && len(*f.EgressAllow) > 0 {
+		return nil, fmt.Errorf("%w: --egress-allow needs a backend that can force traffic through the egress proxy (forkd); the OS sandbox can only allow or deny the network (--allow-network)", backend.ErrUnavailable)
+	}
+	allow := slices.Clone(backend.DefaultEnvAllowlist)
+	if f.Env != nil {
+		allow = append(allow, *f.Env...)
+	}
+	opts := &ossandbox.Options{
+		AllowNetwork: f.AllowNetwork,
+		Timeout:      f.Timeout,
+		EnvAllowlist: allow,
+		Limits:       f.Limits(),
+	}
+	if f.ReadPaths != nil {
+		opts.ReadPaths = *f.ReadPaths
+	}
+	return ossandbox.New(root, opts)
+}
+
+func runGuarantees(ctx context.Context, env *Env, args []string) int {
+	fs := NewFlagSet("guarantees", "guarantees [--backend B] [backend flags]\n\nBuilds the backend as exec would and prints its guarantees as JSON:\n{\"filesystem\", \"network\", \"syscalls\"} each none, os_kernel, virtualized or\nproxied, a label, and the mechanisms active on this machine. Exits 125 when\nthe backend cannot be built here.", env.Stderr)
+	root := fs.String("root", ".", "the sandbox root `DIR` the backend would confine commands to")
+	bflags := AddBackendFlags(fs)
+	pos, done, status := ParseArgs(fs, env, args)
+	if done {
+		return status
+	}
+	if len(pos) > 0 {
+		return Failf(env, ExitUsage, "guarantees: unexpected argument %q", pos[0])
+	}
+	dir, err := (&CommonFlags{Root: *root}).RootDir()
+	if err != nil {
+		return Failf(env, ExitUsage, "guarantees: %v", err)
+	}
+	b, err := BuildBackend(ctx, env, dir, bflags)
+	if err != nil {
+		if errors.Is(err, backend.ErrUnavailable) {
+			return Failf(env, ExitUsage, "guarantees: %v", err)
+		}
+		return Failf(env, ExitOther, "guarantees: %v", err)
+	}
+	out, _ := json.MarshalIndent(b.Guarantees(), "", "  ")
+	fmt.Fprintln(env.Stdout, string(out))
+	return ExitOK
+}
+
+func runDoctor(ctx context.Context, env *Env, args []string) int {
+	fs := NewFlagSet("doctor", "doctor [--json] [--root DIR]\n\nReports, in words, what this machine supports (Landlock ABI, seccomp, user\nand mount namespaces, pids cgroup) and what each backend would guarantee\nhere. Exits 0 whether or not the OS sandbox is available.", env.Stderr)
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	root := fs.String("root", ".", "the sandbox root `DIR` to try the backends on")
+	pos, done, status := ParseArgs(fs, env, args)
+	if done {
+		return status
+	}
+	if len(pos) > 0 {
+		return Failf(env, ExitUsage, "doctor: unexpected argument %q", pos[0])
+	}
+	dir, err := (&CommonFlags{Root: *root}).RootDir()
+	if err != nil {
+		return Failf(env, ExitUsage, "doctor: %v", err)
+	}
+	sup := ossandbox.Probe()
+	type backendReport struct {
+		Name       string              `json:"name"`
+		Guarantees *backend.Guarantees `json:"guarantees,omitempty"`
+		Error      string              `json:"error,omitempty"`
+	}
+	var reports []backendReport
+	for _, name := range BackendNames() {
+		if name == "forkd" {
+			// forkd needs a controller URL and credentials; building it
+			// here would only report that they are missing.
+			reports = append(reports, backendReport{Name: name, Error: "not probed: needs a forkd controller (see helikon forkd --help)"})
+			continue
+		}
+		empty := []string{}
+		f := &BackendFlags{Name: name, Env: &empty, ReadPaths: &empty, EgressAllow: &empty}
+		b, err := BuildBackend(ctx, env, dir, f)
+		if err != nil {
+			reports = append(reports, backendReport{Name: name, Error: err.Error()})
+			continue
+		}
+		g := b.Guarantees()
+		reports = append(reports, backendReport{Name: name, Guarantees: &g})
+	}
+	if *asJSON {
+		out, _ := json.MarshalIndent(map[string]any{"machine": sup, "backends": reports}, "", "  ")
+		fmt.Fprintln(env.Stdout, string(out))
+		return ExitOK
+	}
+	w := env.Stdout
+	fmt.Fprintf(w, "This machine (%s, running as %s):\n", sup.OS, map[bool]string{true: "root", false: "an unprivileged user"}[sup.Root])
+	line := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(w, "  %-17s %s\n", k+":", v)
+		}
+	}
+	line("Landlock", sup.Landlock)
+	line("seccomp", sup.Seccomp)
+	line("user namespaces", sup.UserNamespaces)
+	line("mount namespaces", sup.MountNamespaces)
+	line("pids cgroup", sup.PidsCgroup)
+	line("Seatbelt", sup.Seatbelt)
+	if sup.Available {
+		fmt.Fprintln(w, "  OS sandbox:       available (the default backend for exec, tool Bash and mcp)")
+	} else {
+		fmt.Fprintf(w, "  OS sandbox:       UNAVAILABLE: %s\n", sup.Reason)
+		fmt.Fprintln(w, "                    commands that run programs refuse to run unless you pass --backend host")
+	}
+	fmt.Fprintln(w, "\nBackends here:")
+	for _, r := range reports {
+		if r.Guarantees == nil {
+			fmt.Fprintf(w, "  %-6s %s\n", r.Name, r.Error)
+			continue
+		}
+		g := r.Guarantees
+		fmt.Fprintf(w, "  %-6s %s: filesystem %s, network %s, syscalls %s\n", r.Name, g.Label, g.Filesystem, g.Network, g.Syscalls)
+		for _, f := range g.Features {
+			fmt.Fprintf(w, "         - %s\n", f)
+		}
+	}
+	if !sup.Available {
+		fmt.Fprintln(w, "\nTo fix: "+doctorHint(sup))
+	}
+	return ExitOK
+}
+
+// doctorHint says what would make the OS sandbox available.
+func doctorHint(s ossandbox.Support) string {
+	switch {
+	case s.OS != "linux" && s.OS != "darwin":
+		return "the OS sandbox needs Linux (Landlock, seccomp) or macOS (Seatbelt)."
+	case s.OS == "linux" && s.LandlockABI == 0:
+		return "boot a kernel with Landlock enabled (Linux 6.2+, CONFIG_SECURITY_LANDLOCK=y, landlock in lsm=)."
+	case s.OS == "linux" && strings.Contains(s.Landlock, "below"):
+		return "upgrade to Linux 6.2 or later (Landlock ABI 3)."
+	}
+	return s.Reason
+}
