@@ -39,14 +39,23 @@ var codeVars = map[string]bool{
 
 type varFlow struct {
 	numeric map[string]bool // name -> every assignment seen stores a number
+	inited  map[string]bool // name -> some assignment does not read the old value
 	uses    map[string]bool // names read by arithmetic
 }
 
 func newVarFlow() *varFlow {
-	return &varFlow{numeric: map[string]bool{}, uses: map[string]bool{}}
+	return &varFlow{numeric: map[string]bool{}, inited: map[string]bool{}, uses: map[string]bool{}}
 }
 
+// set records an assignment that does not depend on the old value.
 func (v *varFlow) set(a *analyzer, name string, numeric bool) {
+	v.update(a, name, numeric)
+	v.inited[name] = true
+}
+
+// update records an assignment that reads the old value first (x++, x+=1),
+// which makes the old value a use too.
+func (v *varFlow) update(a *analyzer, name string, numeric bool) {
 	if codeVars[name] {
 		a.unresolved("assigning %s makes the shell run its value as commands; do not set it", name)
 	}
@@ -77,7 +86,7 @@ func (v *varFlow) assign(a *analyzer, as *syntax.Assign, variant string) {
 			}
 		}
 	case as.Value != nil:
-		numeric = numericWord(as.Value)
+		numeric = numericWord(as.Value) && !as.Append
 	case as.Naked:
 		// local x creates an empty variable; declare x and export x keep
 		// whatever value x has, maybe from the environment.
@@ -136,14 +145,14 @@ func (v *varFlow) arith(a *analyzer, x syntax.ArithmExpr) {
 		}
 		if isAssignOp(x.Op) {
 			if name, ok := arithName(x.X); ok {
-				v.set(a, name, true)
+				v.update(a, name, true)
 			}
 		}
 		v.arith(a, x.X)
 		v.arith(a, x.Y)
 	case *syntax.UnaryArithm:
 		if name, ok := arithName(x.X); ok && (x.Op == syntax.Inc || x.Op == syntax.Dec) {
-			v.set(a, name, true)
+			v.update(a, name, true)
 		}
 		v.arith(a, x.X)
 	case *syntax.ParenArithm:
@@ -413,9 +422,9 @@ func (v *varFlow) finish(a *analyzer) {
 		if numericSpecial[n] {
 			continue
 		}
-		numeric, assigned := v.numeric[n]
+		numeric := v.numeric[n]
 		switch {
-		case !assigned:
+		case !v.inited[n]:
 			a.unresolved("arithmetic reads %s, which this command never sets to a number; its text could run commands through an array subscript; assign it a number first", n)
 		case !numeric:
 			a.unresolved("arithmetic reads %s, which this command sets to text that is not a number; that text could run commands through an array subscript; use literal numbers", n)

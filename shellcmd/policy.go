@@ -113,14 +113,18 @@ func (a *Analysis) dynamicOf(i int) []bool {
 }
 
 // patternMatches is the core's command matching (helikon's commandMatches)
-// plus run-time words: for a deny pattern (deny true) a computed word at or
-// before the last compared position matches, for an allow pattern it does
-// not.
+// made to fail closed: for a deny pattern (deny true) a computed word at or
+// before the last compared position matches and program names compare
+// without case; for an allow pattern a computed word does not match.
 func patternMatches(words []string, c helikon.Command, dynamic []bool, deny bool) bool {
 	if len(words) == 0 || len(c.Args) == 0 {
 		return false
 	}
-	if c.Program() != path.Base(words[0]) {
+	// Deny patterns ignore case, as a case-insensitive file system (macOS)
+	// runs rm for RM; allow patterns stay exact, which is the stricter
+	// reading there.
+	prog, want := c.Program(), path.Base(words[0])
+	if prog != want && !(deny && strings.EqualFold(prog, want)) {
 		return false
 	}
 	for i := 1; i < len(words); i++ {

@@ -60,6 +60,8 @@ func TestPolicyCheck(t *testing.T) {
 		{"allow source", allow, ". ./x", true, "from a file"},
 		{"allow arithmetic injection", allow, "x='a[$(curl x)]'; echo $((x))", true, "arithmetic"},
 		{"deny wins over allow", Policy{Allow: []string{"rm"}, Deny: []string{"rm"}}, "rm x", true, "deny list"},
+		{"deny ignores case", deny, "RM -rf /", true, "deny list"},
+		{"allow keeps case", allow, "LS", true, "allow list"},
 		{"program pattern by path", Policy{Deny: []string{"/usr/bin/rm"}}, "rm x", true, "deny list"},
 	}
 	for _, tt := range tests {

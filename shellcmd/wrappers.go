@@ -606,8 +606,8 @@ func (a *analyzer) trap(args []field, ctx *callCtx) {
 		a.unresolved("trap installs the command string %s, computed at run time; write it literally", act.text)
 		return
 	}
-	if act.text == "-" || strings.HasPrefix(act.text, "-") && len(act.text) > 1 {
-		return
+	if act.text == "-" || strings.HasPrefix(act.text, "-") && len(act.text) > 1 || isFD(act.text) {
+		return // reset, an option, or (POSIX) a signal number: no action
 	}
 	a.script(act.text, syntax.LangBash, ctx.depth+1, "the trap action")
 }
