@@ -1,0 +1,75 @@
+package filetool
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/paigasus/helikon/sandbox"
+)
+
+// FuzzApplyEdit checks applyEdit against strings.Replace: the result changes
+// the matched bytes and nothing else, and the uniqueness rule holds.
+func FuzzApplyEdit(f *testing.F) {
+	f.Add("a\nb\nc\n", "b", "B", false)
+	f.Add("x x x", "x", "y", true)
+	f.Add("x x x", "x", "y", false)
+	f.Add("one\r\ntwo\r\n", "one\ntwo", "1\n2", false)
+	f.Add("one\r\ntwo\r\n", "one\r\n", "", false)
+	f.Add("\ufeffbom\nend", "end", "fin", false)
+	f.Add("aaa", "aa", "a", true)
+	f.Add("bin\x00ary", "bin", "x", false)
+	f.Add("", "a", "b", false)
+	f.Fuzz(func(t *testing.T, content, old, repl string, all bool) {
+		if old == "" || old == repl {
+			return // refused before applyEdit runs
+		}
+		out, n, err := applyEdit([]byte(content), old, repl, all, 0)
+		exact := strings.Count(content, old)
+		switch {
+		case strings.IndexByte(content, 0) >= 0:
+			if !errors.Is(err, errBinaryEd) {
+				t.Fatalf("binary content: err = %v", err)
+			}
+		case exact > 0:
+			if exact > 1 && !all {
+				if !errors.Is(err, errNotUnique) || n != exact {
+					t.Fatalf("%d occurrences without replace_all: n = %d, err = %v", exact, n, err)
+				}
+				return
+			}
+			if err != nil || n != exact || string(out) != strings.ReplaceAll(content, old, repl) {
+				t.Fatalf("exact match: got %q, %d, %v", out, n, err)
+			}
+		case err == nil:
+			// Only the CRLF retry may succeed when old does not occur.
+			if !strings.Contains(content, "\r\n") || strings.Contains(old, "\r") || !strings.Contains(old, "\n") {
+				t.Fatalf("edit succeeded although old_string does not occur: %q", out)
+			}
+			co := strings.ReplaceAll(old, "\n", "\r\n")
+			cr := strings.ReplaceAll(strings.ReplaceAll(repl, "\r\n", "\n"), "\n", "\r\n")
+			if n != strings.Count(content, co) || string(out) != strings.ReplaceAll(content, co, cr) {
+				t.Fatalf("crlf retry: got %q, %d", out, n)
+			}
+			if n > 1 && !all {
+				t.Fatal("crlf retry ignored the uniqueness rule")
+			}
+		default:
+			if !errors.Is(err, errNotFound) && !errors.Is(err, errNotUnique) {
+				t.Fatalf("unexpected error %v", err)
+			}
+		}
+	})
+}
+
+func TestApplyEditSizeLimit(t *testing.T) {
+	_, _, err := applyEdit([]byte("abc"), "b", strings.Repeat("b", 10), false, 5)
+	if !errors.Is(err, sandbox.ErrTooLarge) {
+		t.Fatalf("err = %v", err)
+	}
+	out, _, err := applyEdit([]byte("abc"), "b", "", false, 2)
+	if err != nil || !bytes.Equal(out, []byte("ac")) {
+		t.Fatalf("shrinking edit: %q, %v", out, err)
+	}
+}

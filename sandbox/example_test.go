@@ -1,0 +1,41 @@
+package sandbox_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/sandbox"
+)
+
+func ExampleOpen() {
+	dir, _ := os.MkdirTemp("", "workspace")
+	defer os.RemoveAll(dir)
+
+	sb, err := sandbox.Open(dir)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+
+	// Writes are atomic and create parent directories inside the root.
+	res, _ := sb.WriteFile(context.Background(), "notes/todo.txt", []byte("ship it\n"))
+	fmt.Println(res.Path, res.Created)
+
+	f, _, _ := sb.OpenRegular("notes/todo.txt")
+	b, _ := io.ReadAll(f)
+	f.Close()
+	fmt.Printf("%q\n", b)
+
+	// Paths that leave the root are denied.
+	_, err = sb.WriteFile(context.Background(), "../escape.txt", []byte("x"))
+	fmt.Println(errors.Is(err, helikon.ErrDenied))
+	// Output:
+	// notes/todo.txt true
+	// "ship it\n"
+	// true
+}
