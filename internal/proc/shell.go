@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/paigasus/helikon/backend"
 )
 
@@ -90,23 +88,32 @@ func Prologue(limits backend.ResourceLimits, isBash bool) string {
 		fsizeUnit = 1024
 	}
 	var parts []string
-	add := func(flag string, v int64, unit int64, res int) {
+	add := func(flag string, v int64, unit int64, res resource) {
 		if v <= 0 {
 			return
 		}
-		var rl unix.Rlimit
-		if err := unix.Getrlimit(res, &rl); err == nil && rl.Max != unix.RLIM_INFINITY && uint64(v) > rl.Max {
-			v = int64(rl.Max)
+		if hard, ok := hardLimit(res); ok && uint64(v) > hard {
+			v = int64(hard)
 		}
 		n := max(v/unit, 1)
 		parts = append(parts, "ulimit "+flag+" "+strconv.FormatInt(n, 10))
 	}
-	add("-t", limits.CPUSeconds, 1, unix.RLIMIT_CPU)
-	add("-f", limits.FileSize, fsizeUnit, unix.RLIMIT_FSIZE)
-	add("-v", limits.AddressSpace, 1024, unix.RLIMIT_AS)
-	add("-n", limits.OpenFiles, 1, unix.RLIMIT_NOFILE)
+	add("-t", limits.CPUSeconds, 1, resCPU)
+	add("-f", limits.FileSize, fsizeUnit, resFileSize)
+	add("-v", limits.AddressSpace, 1024, resAddressSpace)
+	add("-n", limits.OpenFiles, 1, resOpenFiles)
 	if len(parts) == 0 {
 		return ""
 	}
 	return strings.Join(parts, " && ") + " || exit 125"
 }
+
+// resource names a resource limit independently of the platform.
+type resource int
+
+const (
+	resCPU resource = iota
+	resFileSize
+	resAddressSpace
+	resOpenFiles
+)
