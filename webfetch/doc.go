@@ -1,0 +1,47 @@
+// Package webfetch is the WebFetch tool: it fetches an http or https URL
+// through the SSRF guard of package ssrf and returns the page's main content
+// as Markdown.
+//
+// [New] builds the tool for a runner; [NewFetcher] and [Fetcher.Fetch] are
+// the same fetch without the tool contract (the helikon CLI's fetch command
+// uses them), and [Convert] is the extraction step alone: readability
+// (codeberg.org/readeck/go-readability/v2, a port of Mozilla's
+// Readability.js) then github.com/JohannesKaufmann/html-to-markdown/v2.
+//
+// # Guarantees
+//
+// With the default options:
+//
+//   - only http and https URLs without credentials are fetched; numeric host
+//     spellings (2130706433, 0x7f.1, 127.1) are refused outright;
+//   - no connection is made to a non-public address: the address is checked
+//     in the dialer's Control hook, right before connect(2), for every
+//     address tried, on every redirect hop, so DNS rebinding and answers
+//     mixing public and private records cannot get through, and a host with
+//     any refused record is refused whole;
+//   - redirects are followed by hand, at most [MaxRedirects], each hop
+//     vetted again (scheme, credentials, host lists, address);
+//   - proxy environment variables are ignored;
+//   - the whole fetch, body included, is bounded by Options.Timeout, and the
+//     body by Options.MaxBytes counted after decompression, so a slow drip
+//     or a gzip bomb costs at most that time and that memory;
+//   - every refusal (guard, scheme, host lists, redirect limit, the per-run
+//     budget) is a [helikon.DeniedError] decided before connecting to the
+//     refused address; network failures and timeouts are other errors.
+//     Messages name the reason and never include response bodies or query
+//     strings.
+//
+// # Limits
+//
+// The guard judges destination addresses only: a public server that
+// forwards requests inwards is out of its sight. Options.AllowPrivate opens
+// every non-public address except cloud metadata endpoints. With
+// Options.Proxy set, the proxy decides which addresses are reached (the
+// helikon egress proxy applies the same classifier). Permission rules such
+// as WebFetch(example.com) see the requested URL's host only; the tool's own
+// host lists also cover redirect hops. Extraction is heuristic: readability
+// may keep a stray block or drop a short page's content, in which case the
+// whole body minus navigation, scripts, styles, footers and cookie banners is
+// converted. JavaScript is not run, so pages that render their content in
+// the browser come back mostly empty. PDFs, images and archives are refused.
+package webfetch
