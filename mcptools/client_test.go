@@ -32,7 +32,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if helikonBin.dir != "" {
+		os.RemoveAll(helikonBin.dir)
+	}
+	os.Exit(code)
 }
 
 type weatherIn struct {

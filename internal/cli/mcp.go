@@ -31,6 +31,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	httpAddr := fs.String("http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8080) instead of stdio")
 	origins := Multi(fs, "allow-origin", "accept browser requests from `ORIGIN` such as https://app.example (repeatable, HTTP only)")
 	hosts := Multi(fs, "allow-host", "accept requests addressed to `HOST` (repeatable, HTTP only)")
+	progress := fs.Duration("progress-interval", mcptools.DefaultProgressInterval, "send progress notifications every `DURATION` while a call runs, to clients that ask for them")
 	pos, done, status := ParseArgs(fs, env, args)
 	if done {
 		return status
@@ -62,10 +63,11 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	}
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := mcptools.NewServer(set, &mcptools.ServerOptions[App]{
-		Instructions: fmt.Sprintf("helikon tools confined to %s, permission mode %s.", root, mode),
-		Permissions:  perms,
-		Mode:         mode,
-		Logger:       logger,
+		Instructions:     fmt.Sprintf("helikon tools confined to %s, permission mode %s.", root, mode),
+		Permissions:      perms,
+		Mode:             mode,
+		ProgressInterval: *progress,
+		Logger:           logger,
 	})
 	if err != nil {
 		return Failf(env, ExitOther, "mcp: %v", err)
