@@ -58,7 +58,9 @@ type buildError struct {
 	out []byte
 }
 
-func (e *buildError) Error() string { return "go build cmd/helikon: " + e.err.Error() + "\n" + string(e.out) }
+func (e *buildError) Error() string {
+	return "go build cmd/helikon: " + e.err.Error() + "\n" + string(e.out)
+}
 
 // hasBuiltin reports whether the helikon binary has the built-in tool name.
 func hasBuiltin(t testing.TB, name string) bool {
