@@ -294,9 +294,7 @@ func stdinOf(redirs []*syntax.Redirect) stdin {
 			in = stdin{}
 		case syntax.Hdoc, syntax.DashHdoc:
 			in = stdin{}
-			if r.Hdoc == nil {
-				in = stdin{kind: stdinText}
-			} else if s, ok := heredocText(r.Hdoc); ok {
+			if s, ok := heredocText(r); ok {
 				in = stdin{kind: stdinText, text: s}
 			}
 		case syntax.WordHdoc:
@@ -309,27 +307,51 @@ func stdinOf(redirs []*syntax.Redirect) stdin {
 	return in
 }
 
-// heredocText returns the body of a here-document when it holds no
-// expansion. A quoted delimiter gives one literal part; an unquoted one gives
-// literal text in which a backslash quotes only $ ` \ and newline.
-func heredocText(w *syntax.Word) (string, bool) {
+// heredocText returns the body of a here-document as the shell reads it,
+// when it holds no expansion. With a quoted delimiter (<<'EOF', <<\EOF) the
+// body is literal; otherwise a backslash quotes only $ ` \ and newline. With
+// <<- leading tabs are removed from every line.
+func heredocText(r *syntax.Redirect) (string, bool) {
+	if r.Hdoc == nil {
+		return "", true
+	}
+	quoted := false
+	if r.Word != nil {
+		for _, p := range r.Word.Parts {
+			if lit, ok := p.(*syntax.Lit); !ok || strings.Contains(lit.Value, "\\") {
+				quoted = true
+			}
+		}
+	}
 	var b strings.Builder
-	for _, p := range w.Parts {
+	for _, p := range r.Hdoc.Parts {
 		lit, ok := p.(*syntax.Lit)
 		if !ok {
 			return "", false
 		}
-		s := lit.Value
-		for i := 0; i < len(s); i++ {
-			if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\\\n", s[i+1]) >= 0 {
-				i++
-				if s[i] != '\n' {
-					b.WriteByte(s[i])
-				}
-				continue
-			}
-			b.WriteByte(s[i])
+		b.WriteString(lit.Value)
+	}
+	raw := b.String()
+	if r.Op == syntax.DashHdoc {
+		lines := strings.Split(raw, "\n")
+		for i, l := range lines {
+			lines[i] = strings.TrimLeft(l, "\t")
 		}
+		raw = strings.Join(lines, "\n")
+	}
+	if quoted {
+		return raw, true
+	}
+	b.Reset()
+	for i := 0; i < len(raw); i++ {
+		if raw[i] == '\\' && i+1 < len(raw) && strings.IndexByte("$`\\\n", raw[i+1]) >= 0 {
+			i++
+			if raw[i] != '\n' {
+				b.WriteByte(raw[i])
+			}
+			continue
+		}
+		b.WriteByte(raw[i])
 	}
 	return b.String(), true
 }

@@ -132,6 +132,9 @@ var analyzeCases = []analyzeCase{
 	{cmd: "bash script.sh arg", progs: "bash"},
 	{cmd: "bash <<'EOF'\nrm -rf /\nEOF", progs: "bash rm"},
 	{cmd: "bash <<< 'rm x'", progs: "bash rm"},
+	{cmd: "bash <<'EOF'\necho \\\\$(rm x)\nEOF", progs: "bash echo rm"},       // quoted: bash reads \\$(rm x)
+	{cmd: "bash <<EOF\necho \\$(rm x)\nEOF", progs: "bash echo rm"},           // unquoted: \$ is $ for the inner bash
+	{cmd: "bash <<-EOF\n\tcat <<X\n\tX\n\trm x\n\tEOF", progs: "bash cat rm"}, // <<- strips the tabs before X
 	{cmd: "sh < script.sh", progs: "sh"},
 	{cmd: "trap 'rm -f /tmp/x' EXIT; ls", progs: "trap rm ls"},
 	{cmd: "trap - EXIT", progs: "trap"},
