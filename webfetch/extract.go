@@ -109,7 +109,7 @@ func kindOf(mediaType string) contentKind {
 // declaration is kept as is.
 func decode(body []byte, contentType string) []byte {
 	enc, name, certain := charset.DetermineEncoding(body, contentType)
-	if name == "utf-8" || !certain && utf8.Valid(body) {
+	if name == "utf-8" || !certain && validUTF8Prefix(body) {
 		return bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	}
 	out, err := enc.NewDecoder().Bytes(body)
@@ -117,6 +117,19 @@ func decode(body []byte, contentType string) []byte {
 		return body
 	}
 	return out
+}
+
+// validUTF8Prefix reports whether body is valid UTF-8 once an incomplete
+// sequence at its end is ignored: a body cut at the byte limit may end in
+// the middle of a character, which must not make the whole page decode as
+// windows-1252.
+func validUTF8Prefix(body []byte) bool {
+	for i := 0; i <= 3 && i <= len(body); i++ {
+		if utf8.Valid(body[:len(body)-i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // mdConverter is shared: html-to-markdown's Converter is safe for concurrent

@@ -1,6 +1,7 @@
 package webfetch
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -111,6 +112,15 @@ func TestConvertPassesTextThroughAndRefusesBinary(t *testing.T) {
 		if _, err := Convert([]byte("x"), ct, nil); !errors.Is(err, ErrUnsupportedContent) {
 			t.Errorf("%s: %v, want ErrUnsupportedContent", ct, err)
 		}
+	}
+}
+
+func TestConvertTruncatedUTF8StaysUTF8(t *testing.T) {
+	body := []byte("<html><body><p>Grüße aus Köln, schöne Grüße</p></body></html>")
+	cut := body[:bytes.Index(body, []byte("ö"))+1] // ends inside "ö"
+	d, err := Convert(cut, "text/html", nil)
+	if err != nil || !strings.Contains(d.Content, "Grüße aus K") || strings.Contains(d.Content, "Ã") {
+		t.Errorf("a body cut inside a character was not kept as UTF-8: %q %v", d.Content, err)
 	}
 }
 
