@@ -267,10 +267,32 @@ func (b *Backend) probe() error {
 		return err
 	}
 	defer rs.Close()
+	return onDiscardedThread(func() error { return b.confineThread(rs, tmp, "") })
+}
+
+// onDiscardedThread runs f on an OS thread locked for it that is never
+// unlocked: when f returns, the Go runtime terminates the thread instead of
+// running other goroutines on it. The main thread is the exception (the
+// runtime parks it forever instead of terminating it, and it would stay in
+// the namespaces and cgroup), so f never runs there.
+func onDiscardedThread(f func() error) error {
 	errc := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread is discarded
-		errc <- b.confineThread(rs, tmp, "")
+		runtime.LockOSThread()
+		if unix.Gettid() != unix.Getpid() {
+			errc <- f()
+			return
+		}
+		// Hold the main thread, untouched, so that the goroutine below
+		// cannot be scheduled on it, then give it back.
+		inner := make(chan error, 1)
+		go func() {
+			runtime.LockOSThread()
+			inner <- f()
+		}()
+		err := <-inner
+		runtime.UnlockOSThread()
+		errc <- err
 	}()
 	return <-errc
 }
@@ -474,16 +496,12 @@ func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp, cgroup
 	// Landlock's reach: mark them all close-on-exec. Go's own descriptors
 	// already are, and os/exec passes the command's descriptors by dup2.
 	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
+	return onDiscardedThread(func() error {
 		if err := b.confineThread(rs, tmp, cgroup); err != nil {
-			errc <- fmt.Errorf("%w: confine: %w", backend.ErrUnavailable, err)
-			return
+			return fmt.Errorf("%w: confine: %w", backend.ErrUnavailable, err)
 		}
-		errc <- cmd.Start()
-	}()
-	return <-errc
+		return cmd.Start()
+	})
 }
 
 func (b *Backend) newPidsCgroup(max int64) (string, error) {

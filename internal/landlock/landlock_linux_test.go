@@ -34,8 +34,18 @@ func TestRestrictThreadConfinesOnlyThatThread(t *testing.T) {
 
 	type outcome struct{ readOutside, writeInside error }
 	done := make(chan outcome)
+	// Hold this goroutine's thread so that the restricted goroutine cannot
+	// land on it; if this is the main thread, which the runtime never
+	// terminates, it stays unrestricted.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread is discarded
+		if unix.Gettid() == unix.Getpid() {
+			o := outcome{readOutside: errors.New("landed on the main thread")}
+			done <- o
+			return
+		}
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			done <- outcome{readOutside: err, writeInside: err}
 			return
