@@ -88,6 +88,9 @@ type analyzer struct {
 	maxDepth int
 	res      *Analysis
 	vars     *varFlow
+	// seen, while the POSIX reading of ((...)) is walked, holds the
+	// commands already listed, so that only new ones are added.
+	seen map[string]bool
 }
 
 // unresolved records the first reason a program cannot be known.
@@ -103,6 +106,13 @@ func (a *analyzer) addCommand(fields []field) {
 	for i, f := range fields {
 		c.Args[i] = f.text
 		dyn[i] = f.dynamic
+	}
+	if a.seen != nil {
+		key := strings.Join(c.Args, "\x00")
+		if a.seen[key] {
+			return
+		}
+		a.seen[key] = true
 	}
 	a.res.Commands = append(a.res.Commands, c)
 	a.res.dynamic = append(a.res.dynamic, dyn)
@@ -120,10 +130,39 @@ func (a *analyzer) script(src string, lang syntax.LangVariant, depth int, what s
 		a.unresolved("cannot parse %s: %v; fix the syntax", what, err)
 		return
 	}
+	a.walk(f, depth, src)
+}
+
+func (a *analyzer) walk(f *syntax.File, depth int, src string) {
 	syntax.Walk(f, func(n syntax.Node) bool {
 		a.node(n, depth)
+		if ac, ok := n.(*syntax.ArithmCmd); ok {
+			a.arithCmdAsSubshells(ac, depth, src)
+		}
 		return true
 	})
+}
+
+// arithCmdAsSubshells handles ((...)) read by a POSIX sh such as dash, where
+// it is two nested subshells: ((rm -rf ~)) runs rm there. The Bash tool may
+// fall back to sh, and sh -c may be dash, so what that reading runs is added
+// (commands the bash reading already listed are not repeated).
+func (a *analyzer) arithCmdAsSubshells(ac *syntax.ArithmCmd, depth int, src string) {
+	start, end := int(ac.Left.Offset()), int(ac.Right.Offset())+2
+	if start < 0 || end > len(src) || start >= end {
+		return
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(src[start:end]), "")
+	if err != nil {
+		return // dash fails on it too
+	}
+	outer := a.seen
+	a.seen = map[string]bool{}
+	for _, c := range a.res.Commands {
+		a.seen[strings.Join(c.Args, "\x00")] = true
+	}
+	a.walk(f, depth, src[start:end])
+	a.seen = outer
 }
 
 // node analyses one syntax node; syntax.Walk visits the nodes inside it.
@@ -232,6 +271,9 @@ func assignField(as *syntax.Assign) field {
 
 // redirect records write targets.
 func (a *analyzer) redirect(r *syntax.Redirect) {
+	if a.seen != nil {
+		return // the first reading listed the same redirections
+	}
 	switch r.Op {
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.AppClob,
 		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
