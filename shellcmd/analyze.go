@@ -3,6 +3,7 @@ package shellcmd
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/paigasus/helikon"
@@ -84,6 +85,8 @@ func (o Options) Analyze(command string) *Analysis {
 	return a.res
 }
 
+var zshQualifier = regexp.MustCompile(`[*?\])]\(`)
+
 type analyzer struct {
 	maxDepth int
 	res      *Analysis
@@ -123,6 +126,13 @@ func (a *analyzer) addCommand(fields []field) {
 func (a *analyzer) script(src string, lang syntax.LangVariant, depth int, what string) {
 	if depth > a.maxDepth {
 		a.unresolved("%s nests shell command strings more than %d deep; run the inner command directly", what, a.maxDepth)
+		return
+	}
+	if lang == syntax.LangZsh && zshQualifier.MatchString(src) {
+		// A glob qualifier such as *(e:'rm x':) or *(+f) runs code; zsh
+		// support in the parser is experimental, so any ( right after a
+		// pattern character is refused.
+		a.unresolved("%s may use a zsh glob qualifier, which can run commands; use bash", what)
 		return
 	}
 	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(src), "")
