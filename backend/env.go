@@ -1,7 +1,6 @@
 package backend
 
 import (
-	"path"
 	"slices"
 	"strings"
 )
@@ -10,19 +9,26 @@ import (
 // it is given no allowlist: the search path and the home directory.
 var DefaultEnvAllowlist = []string{"PATH", "HOME"}
 
-// secretPatterns are the variable names that carry credentials or give
-// access to a more privileged process (an SSH agent, the session bus, a
-// Docker daemon). They never pass through an allowlist pattern; only an
-// allowlist entry naming the variable exactly lets one through. Patterns use
-// [path.Match] syntax and are matched against the upper-cased name.
-var secretPatterns = []string{
-	"*_API_KEY", "*_APIKEY", "*_TOKEN", "*_SECRET", "*_SECRET_*", "*_PASSWORD", "*_PASSWD",
-	"*_CREDENTIALS", "*_PRIVATE_KEY", "*_ACCESS_KEY", "*_ACCESS_KEY_ID", "*_SESSION_KEY",
-	"API_KEY", "TOKEN", "SECRET", "PASSWORD",
-	"SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS",
-	"DOCKER_HOST", "DOCKER_CONFIG", "KUBECONFIG", "XDG_RUNTIME_DIR",
-	"AWS_*", "GOOGLE_APPLICATION_CREDENTIALS", "AZURE_*", "NPM_CONFIG__AUTH*",
-}
+// The variable names that carry credentials or give access to a more
+// privileged process (an SSH agent, the session bus, a Docker daemon),
+// matched against the upper-cased name. They never pass through an allowlist
+// pattern; only an allowlist entry naming the variable exactly lets one
+// through. They are plain suffix, prefix and name sets rather than globs
+// because every command start checks every variable of the environment.
+var (
+	secretSuffixes = []string{
+		"_API_KEY", "_APIKEY", "_TOKEN", "_SECRET", "_PASSWORD", "_PASSWD", "_CREDENTIALS",
+		"_PRIVATE_KEY", "_ACCESS_KEY", "_ACCESS_KEY_ID", "_SESSION_KEY",
+	}
+	secretPrefixes = []string{"AWS_", "AZURE_", "NPM_CONFIG__AUTH"}
+	secretInfixes  = []string{"_SECRET_"}
+	secretNames    = map[string]bool{
+		"API_KEY": true, "TOKEN": true, "SECRET": true, "PASSWORD": true,
+		"SSH_AUTH_SOCK": true, "SSH_AGENT_PID": true, "GPG_AGENT_INFO": true, "DBUS_SESSION_BUS_ADDRESS": true,
+		"DOCKER_HOST": true, "DOCKER_CONFIG": true, "KUBECONFIG": true, "XDG_RUNTIME_DIR": true,
+		"GOOGLE_APPLICATION_CREDENTIALS": true,
+	}
+)
 
 // IsSecretEnv reports whether name is a variable that must not reach a
 // command unless an allowlist names it exactly: API keys, tokens, secrets and
@@ -32,12 +38,13 @@ var secretPatterns = []string{
 // XDG_RUNTIME_DIR).
 func IsSecretEnv(name string) bool {
 	u := strings.ToUpper(name)
-	for _, p := range secretPatterns {
-		if ok, _ := path.Match(p, u); ok {
-			return true
-		}
+	if secretNames[u] {
+		return true
 	}
-	return false
+	has := func(list []string, f func(string, string) bool) bool {
+		return slices.ContainsFunc(list, func(x string) bool { return f(u, x) })
+	}
+	return has(secretSuffixes, strings.HasSuffix) || has(secretPrefixes, strings.HasPrefix) || has(secretInfixes, strings.Contains)
 }
 
 // ScrubEnv returns the entries of environ (NAME=value, as from
@@ -64,10 +71,7 @@ func ScrubEnv(environ, allow, set []string) []string {
 		if exact[name] {
 			return true
 		}
-		if IsSecretEnv(name) {
-			return false
-		}
-		return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(name, p) })
+		return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(name, p) }) && !IsSecretEnv(name)
 	}
 	out := make([]string, 0, len(allow)+len(set))
 	index := make(map[string]int)
