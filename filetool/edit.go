@@ -79,7 +79,7 @@ func (t *Edit[C]) edit(tc *helikon.ToolContext[C], in EditArgs) (EditResult, err
 		return EditResult{}, helikon.InvalidArgs("new_string: it is identical to old_string, so the edit would change nothing; give the text that should replace old_string")
 	}
 	var n int
-	res, err := t.sb.UpdateFile(tc, in.Path, t.maxSize, func(old []byte) ([]byte, error) {
+	res, err := t.sb.UpdateFile(tc, in.Path, t.maxSize, func(old []byte) ([][]byte, error) {
 		updated, count, err := applyEdit(old, in.OldString, in.NewString, in.ReplaceAll, t.maxSize)
 		if err != nil {
 			return nil, editError(in, count, t.maxSize, err)
@@ -109,29 +109,44 @@ var (
 // instead, so the file's line endings stay as they were. count is the
 // number of occurrences found. A result over maxSize is an error wrapping
 // sandbox.ErrTooLarge.
-func applyEdit(content []byte, old, repl string, all bool, maxSize int64) (out []byte, count int, err error) {
+//
+// The result is returned as pieces, slices of content between the
+// replacements, so that a large file is not copied: the pieces are written
+// straight to the new file.
+func applyEdit(content []byte, old, repl string, all bool, maxSize int64) (out [][]byte, count int, err error) {
 	if bytes.IndexByte(content, 0) >= 0 {
 		return nil, 0, errBinaryEd
 	}
 	o, r := []byte(old), []byte(repl)
-	count = bytes.Count(content, o)
-	if count == 0 && strings.Contains(old, "\n") && !strings.Contains(old, "\r") && bytes.Contains(content, []byte("\r\n")) {
+	first := bytes.Index(content, o)
+	if first < 0 && strings.Contains(old, "\n") && !strings.Contains(old, "\r") && bytes.Contains(content, []byte("\r\n")) {
 		co := []byte(strings.ReplaceAll(old, "\n", "\r\n"))
-		if c := bytes.Count(content, co); c > 0 {
-			o, count = co, c
+		if i := bytes.Index(content, co); i >= 0 {
+			o, first = co, i
 			r = []byte(strings.ReplaceAll(strings.ReplaceAll(repl, "\r\n", "\n"), "\n", "\r\n"))
 		}
 	}
-	switch {
-	case count == 0:
+	if first < 0 {
 		return nil, 0, errNotFound
-	case count > 1 && !all:
-		return nil, count, errNotUnique
+	}
+	if !all {
+		if bytes.Contains(content[first+len(o):], o) {
+			return nil, bytes.Count(content, o), errNotUnique
+		}
+		out, count = [][]byte{content[:first], r, content[first+len(o):]}, 1
+	} else {
+		rest := content
+		for i := first; i >= 0; i = bytes.Index(rest, o) {
+			out = append(out, rest[:i], r)
+			rest = rest[i+len(o):]
+			count++
+		}
+		out = append(out, rest)
 	}
 	if size := int64(len(content)) + int64(count)*(int64(len(r))-int64(len(o))); maxSize > 0 && size > maxSize {
 		return nil, count, fmt.Errorf("the edited file would be %s: %w", sandbox.FormatSize(size), sandbox.ErrTooLarge)
 	}
-	return bytes.Replace(content, o, r, -1), count, nil
+	return out, count, nil
 }
 
 // editError words an applyEdit failure for the model.

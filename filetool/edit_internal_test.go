@@ -25,7 +25,8 @@ func FuzzApplyEdit(f *testing.F) {
 		if old == "" || old == repl {
 			return // refused before applyEdit runs
 		}
-		out, n, err := applyEdit([]byte(content), old, repl, all, 0)
+		pieces, n, err := applyEdit([]byte(content), old, repl, all, 0)
+		out := bytes.Join(pieces, nil)
 		exact := strings.Count(content, old)
 		switch {
 		case strings.IndexByte(content, 0) >= 0:
@@ -68,7 +69,8 @@ func TestApplyEditSizeLimit(t *testing.T) {
 	if !errors.Is(err, sandbox.ErrTooLarge) {
 		t.Fatalf("err = %v", err)
 	}
-	out, _, err := applyEdit([]byte("abc"), "b", "", false, 2)
+	pieces, _, err := applyEdit([]byte("abc"), "b", "", false, 2)
+	out := bytes.Join(pieces, nil)
 	if err != nil || !bytes.Equal(out, []byte("ac")) {
 		t.Fatalf("shrinking edit: %q, %v", out, err)
 	}

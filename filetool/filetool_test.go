@@ -64,7 +64,9 @@ func writeFile(tb testing.TB, p, content string) {
 	}
 }
 
-func (e *env) file(tb testing.TB, rel, content string) { writeFile(tb, filepath.Join(e.root, rel), content) }
+func (e *env) file(tb testing.TB, rel, content string) {
+	writeFile(tb, filepath.Join(e.root, rel), content)
+}
 
 func (e *env) content(tb testing.TB, rel string) string {
 	tb.Helper()

@@ -55,7 +55,7 @@ func FuzzPathConfinement(f *testing.F) {
 			t.Fatalf("Rel(%q) refused (%v) but OpenRegular says %v", p, relErr, err)
 		}
 		fx.sb.WriteFile(ctx, p, []byte("fuzz"))
-		fx.sb.UpdateFile(ctx, p, 1<<20, func(b []byte) ([]byte, error) { return append(b, 'x'), nil })
+		fx.sb.UpdateFile(ctx, p, 1<<20, func(b []byte) ([][]byte, error) { return [][]byte{b, []byte("x")}, nil })
 		if after := snapshot(t, base, fx.root); after != before {
 			t.Fatalf("path %q changed files outside the root:\nbefore %s\nafter  %s", p, before, after)
 		}

@@ -317,7 +317,7 @@ func TestWriteFileDeniesEveryWayOut(t *testing.T) {
 		if !errors.Is(err, helikon.ErrDenied) && !errors.Is(err, syscall.ELOOP) {
 			t.Errorf("WriteFile(%q) = %v, want denied", p, err)
 		}
-		_, err = fx.sb.UpdateFile(context.Background(), p, 0, func([]byte) ([]byte, error) { return []byte("PWNED"), nil })
+		_, err = fx.sb.UpdateFile(context.Background(), p, 0, func([]byte) ([][]byte, error) { return [][]byte{[]byte("PWNED")}, nil })
 		if !errors.Is(err, helikon.ErrDenied) && !errors.Is(err, syscall.ELOOP) {
 			t.Errorf("UpdateFile(%q) = %v, want denied", p, err)
 		}

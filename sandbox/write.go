@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -46,17 +47,22 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, data []byte) (WriteRe
 	}
 	unlock := s.locks.lock(rel)
 	defer unlock()
-	return s.replace(ctx, p, rel, data)
+	return s.replace(ctx, p, rel, [][]byte{data})
 }
 
-// UpdateFile replaces the content of the existing regular file p with
-// update(old), atomically as [Sandbox.WriteFile] does. It is the primitive
-// for edits: concurrent UpdateFile and WriteFile calls on the same path of
-// one Sandbox are serialised, so every update sees the result of the
+// UpdateFile replaces the content of the existing regular file p with what
+// update(old) returns, atomically as [Sandbox.WriteFile] does. It is the
+// primitive for edits: concurrent UpdateFile and WriteFile calls on the same
+// path of one Sandbox are serialised, so every update sees the result of the
 // previous one. A file larger than maxSize bytes (when maxSize > 0) is
 // refused with an error wrapping [ErrTooLarge] before it is read. An error
 // from update is returned as is and nothing is written.
-func (s *Sandbox) UpdateFile(ctx context.Context, p string, maxSize int64, update func(old []byte) ([]byte, error)) (WriteResult, error) {
+//
+// update returns the new content as pieces written one after the other;
+// they may be slices of old, so that an edit of a large file writes the
+// unchanged parts straight from the buffer it was read into instead of
+// copying them into a new one.
+func (s *Sandbox) UpdateFile(ctx context.Context, p string, maxSize int64, update func(old []byte) ([][]byte, error)) (WriteResult, error) {
 	rel, err := s.writablePath(p)
 	if err != nil {
 		return WriteResult{}, err
@@ -128,9 +134,9 @@ func (s *Sandbox) writablePath(p string) (string, error) {
 	return rel, nil
 }
 
-// replace writes data to a temporary file next to rel and renames it over
-// rel. The caller holds rel's lock.
-func (s *Sandbox) replace(ctx context.Context, p, rel string, data []byte) (res WriteResult, err error) {
+// replace writes the pieces of data to a temporary file next to rel and
+// renames it over rel. The caller holds rel's lock.
+func (s *Sandbox) replace(ctx context.Context, p, rel string, data [][]byte) (res WriteResult, err error) {
 	if err := ctx.Err(); err != nil {
 		return res, helikon.Other(err)
 	}
@@ -185,7 +191,17 @@ func (s *Sandbox) replace(ctx context.Context, p, rel string, data []byte) (res 
 		}
 		tmp.Close()
 	}()
-	if _, err = tmp.Write(data); err != nil {
+	// Small pieces (many replacements) are gathered into large writes;
+	// large ones go straight to the file.
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	var size int64
+	for _, d := range data {
+		if _, err = bw.Write(d); err != nil {
+			return res, s.mapErr(p, err)
+		}
+		size += int64(len(d))
+	}
+	if err = bw.Flush(); err != nil {
 		return res, s.mapErr(p, err)
 	}
 	if old != nil {
@@ -204,7 +220,7 @@ func (s *Sandbox) replace(ctx context.Context, p, rel string, data []byte) (res 
 		return res, s.mapErr(p, err)
 	}
 	syncDir(parent)
-	return WriteResult{Path: rel, Created: created, Bytes: int64(len(data))}, nil
+	return WriteResult{Path: rel, Created: created, Bytes: size}, nil
 }
 
 // syncDir flushes the directory entry of a rename; a failure only weakens

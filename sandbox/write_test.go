@@ -97,8 +97,8 @@ func TestWriteFileDoesNotWriteThroughHardLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	must(t, os.Link(outsideFile, filepath.Join(fx.root, "hardlink2.txt")))
-	if _, err := fx.sb.UpdateFile(ctx, "hardlink2.txt", 0, func(old []byte) ([]byte, error) {
-		return bytes.ReplaceAll(old, []byte("SECRET"), []byte("PWNED")), nil
+	if _, err := fx.sb.UpdateFile(ctx, "hardlink2.txt", 0, func(old []byte) ([][]byte, error) {
+		return [][]byte{bytes.ReplaceAll(old, []byte("SECRET"), []byte("PWNED"))}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -119,16 +119,16 @@ func TestWriteFileDoesNotWriteThroughHardLink(t *testing.T) {
 func TestUpdateFileLimitsAndErrors(t *testing.T) {
 	fx := newFixture(t)
 	ctx := context.Background()
-	_, err := fx.sb.UpdateFile(ctx, "hello.txt", 3, func(b []byte) ([]byte, error) { return b, nil })
+	_, err := fx.sb.UpdateFile(ctx, "hello.txt", 3, func(b []byte) ([][]byte, error) { return [][]byte{b}, nil })
 	if !errors.Is(err, sandbox.ErrTooLarge) || helikon.KindOf(err) != helikon.KindOther {
 		t.Errorf("over the limit: %v", err)
 	}
-	_, err = fx.sb.UpdateFile(ctx, "nope.txt", 0, func(b []byte) ([]byte, error) { return b, nil })
+	_, err = fx.sb.UpdateFile(ctx, "nope.txt", 0, func(b []byte) ([][]byte, error) { return [][]byte{b}, nil })
 	if !strings.HasPrefix(fmt.Sprint(err), "no such file: nope.txt") {
 		t.Errorf("missing file: %v", err)
 	}
 	boom := errors.New("boom")
-	_, err = fx.sb.UpdateFile(ctx, "hello.txt", 0, func(b []byte) ([]byte, error) { return nil, boom })
+	_, err = fx.sb.UpdateFile(ctx, "hello.txt", 0, func(b []byte) ([][]byte, error) { return nil, boom })
 	if !errors.Is(err, boom) {
 		t.Errorf("update error: %v", err)
 	}
@@ -158,8 +158,8 @@ func TestConcurrentWritesAndUpdatesNeverInterleave(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			_, err := fx.sb.UpdateFile(ctx, "doc.txt", 0, func(old []byte) ([]byte, error) {
-				return bytes.Replace(old, fmt.Appendf(nil, "slot-%02d: todo", i), fmt.Appendf(nil, "slot-%02d: done", i), 1), nil
+			_, err := fx.sb.UpdateFile(ctx, "doc.txt", 0, func(old []byte) ([][]byte, error) {
+				return [][]byte{bytes.Replace(old, fmt.Appendf(nil, "slot-%02d: todo", i), fmt.Appendf(nil, "slot-%02d: done", i), 1)}, nil
 			})
 			if err != nil {
 				t.Error(err)

@@ -1,0 +1,179 @@
+package filetool_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/filetool"
+	"github.com/paigasus/helikon/sandbox"
+)
+
+// makeLineFile writes a file of n lines of exactly width bytes each (newline
+// included): "%09d" followed by x's.
+func makeLineFile(tb testing.TB, p string, n, width int) {
+	tb.Helper()
+	f, err := os.Create(p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	line := make([]byte, width)
+	for i := range line {
+		line[i] = 'x'
+	}
+	line[width-1] = '\n'
+	for i := 1; i <= n; i++ {
+		d := strconv.AppendInt(line[:0], int64(i), 10)
+		copy(line[9-len(d):], d)
+		for j := 0; j < 9-len(d); j++ {
+			line[j] = '0'
+		}
+		w.Write(line[:width])
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// peakHeap runs f while sampling the heap in use, and returns the largest
+// growth over the heap in use before f started.
+func peakHeap(f func()) uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	done := make(chan struct{})
+	peak := make(chan uint64)
+	go func() {
+		var max uint64
+		for {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			if ms.HeapAlloc > base && ms.HeapAlloc-base > max {
+				max = ms.HeapAlloc - base
+			}
+			select {
+			case <-done:
+				peak <- max
+				return
+			default:
+			}
+		}
+	}()
+	f()
+	close(done)
+	return <-peak
+}
+
+// BenchmarkReadWindow1GB reads lines 1,000,000 to 1,002,000 of a 1 GB file
+// of 100-byte lines (10,000,000 lines; the window starts 100 MB in). It
+// reports the time per read, the bytes allocated per read and, measured
+// separately, the peak heap growth during one read. The file is generated
+// once; the first read warms the page cache.
+func BenchmarkReadWindow1GB(b *testing.B) {
+	if testing.Short() {
+		b.Skip("generates a 1 GB file; skipped under -short")
+	}
+	dir := b.TempDir()
+	makeLineFile(b, filepath.Join(dir, "big.txt"), 10_000_000, 100)
+	sb, err := sandbox.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sb.Close()
+	read := filetool.NewRead[app](sb, nil)
+	tc := helikon.NewToolContext(context.Background(), app{}, nil)
+	args := json.RawMessage(`{"path":"big.txt","offset":1000000,"limit":2001}`)
+	check := func(b *testing.B) {
+		out, err := read.Invoke(tc, args)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var res filetool.ReadResult
+		json.Unmarshal(out, &res)
+		if res.StartLine != 1_000_000 || res.EndLine != 1_002_000 || res.Content[:9] != "001000000" {
+			b.Fatalf("wrong window: %d..%d %.20q", res.StartLine, res.EndLine, res.Content)
+		}
+	}
+	b.Run("lines_1000000-1002000", func(b *testing.B) {
+		check(b) // warm the page cache and check the result
+		peak := peakHeap(func() { check(b) })
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := read.Invoke(tc, args); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(peak), "peak-heap-B")
+	})
+}
+
+// BenchmarkEdit50MB compares an Edit of one unique string in a 50 MB file
+// (read, replace, write a temporary file, fsync, rename) with writing 50 MB
+// with os.WriteFile (no fsync), and os.WriteFile followed by fsync.
+func BenchmarkEdit50MB(b *testing.B) {
+	dir := b.TempDir()
+	const lines = 500_000 // of 100 bytes: 50 MB
+	p := filepath.Join(dir, "big.txt")
+	makeLineFile(b, p, lines, 100)
+	content, err := os.ReadFile(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sb, err := sandbox.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sb.Close()
+	edit := filetool.NewEdit[app](sb, &filetool.EditOptions{MaxFileBytes: 64 << 20})
+	tc := helikon.NewToolContext(context.Background(), app{}, nil)
+	// Line 250000 is unique; swap it back and forth.
+	args := []json.RawMessage{
+		json.RawMessage(`{"path":"big.txt","old_string":"000250000xxx","new_string":"000250000yyy"}`),
+		json.RawMessage(`{"path":"big.txt","old_string":"000250000yyy","new_string":"000250000xxx"}`),
+	}
+	b.Run("Edit", func(b *testing.B) {
+		b.SetBytes(int64(len(content)))
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := edit.Invoke(tc, args[i%2]); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+		if i%2 == 1 { // leave the file as it was for the next run
+			edit.Invoke(tc, args[1])
+		}
+	})
+	b.Run("os.WriteFile", func(b *testing.B) {
+		b.SetBytes(int64(len(content)))
+		for b.Loop() {
+			if err := os.WriteFile(filepath.Join(dir, "plain.txt"), content, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("os.WriteFile+fsync", func(b *testing.B) {
+		b.SetBytes(int64(len(content)))
+		for b.Loop() {
+			f, err := os.Create(filepath.Join(dir, "synced.txt"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.Write(content)
+			f.Sync()
+			f.Close()
+		}
+	})
+}
