@@ -277,6 +277,11 @@ func Run(ctx context.Context, s *Spec) (*backend.Result, error) {
 	if err != nil {
 		closeReadEnds()
 		readers.Wait()
+		if s.Tracking == TrackAuto && tr.cannotStart(err) {
+			// The strongest tracking is unusable here (clone3 filtered by
+			// seccomp, say); nothing ran, so run with the next one.
+			return Run(ctx, s)
+		}
 		return nil, fmt.Errorf("proc: start %s: %w", s.Argv[0], err)
 	}
 	tr.started(cmd.Process.Pid)

@@ -7,9 +7,11 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -275,4 +277,39 @@ func alive(pid int) bool {
 	}
 	st, ok := readProcStat(pid)
 	return ok && st.session != -1
+}
+
+// TestCgroupStartFailureFallsBackToReaper runs in a child test process
+// because it disables cgroup tracking for the whole process.
+func TestCgroupStartFailureFallsBackToReaper(t *testing.T) {
+	if got, _ := Available(); got != TrackCgroup && os.Getenv("HELIKON_TEST_FALLBACK") == "" {
+		t.Skip("cgroup tracking is unavailable here")
+	}
+	if os.Getenv("HELIKON_TEST_FALLBACK") == "" {
+		t.Parallel()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCgroupStartFailureFallsBackToReaper$", "-test.v")
+		cmd.Env = append(os.Environ(), "HELIKON_TEST_FALLBACK=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS") {
+			t.Fatalf("child test: %v\n%s", err, out)
+		}
+		return
+	}
+	var refused bool
+	res, err := Run(context.Background(), &Spec{
+		Argv: []string{"sh", "-c", "echo ran"},
+		Start: func(cmd *exec.Cmd) error {
+			if cmd.SysProcAttr.UseCgroupFD {
+				refused = true
+				return &os.PathError{Op: "fork/exec", Path: cmd.Path, Err: syscall.ENOSYS}
+			}
+			return cmd.Start()
+		},
+	})
+	if err != nil || string(res.Stdout) != "ran\n" || !refused {
+		t.Fatalf("res %+v err %v refused %v", res, err, refused)
+	}
+	if got, why := Available(); got != TrackReaper || !strings.Contains(why, "function not implemented") {
+		t.Errorf("Available() = %s, %q after the failure", got, why)
+	}
 }

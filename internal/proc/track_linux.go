@@ -37,20 +37,39 @@ type tracker struct {
 }
 
 var (
-	cgroupOnce sync.Once
-	cgroupBase string // "" when cgroup tracking is unavailable
-	cgroupWhy  string
-	cgroupSeq  atomic.Uint64
+	cgroupOnce     sync.Once
+	cgroupBase     string // "" when cgroup tracking is unavailable
+	cgroupWhy      string
+	cgroupSeq      atomic.Uint64
+	cgroupDisabled atomic.Pointer[string] // why starting into a cgroup failed
 )
 
 // Available returns the tracking [TrackAuto] chooses on this machine and, in
 // words, why a stronger one is not used.
 func Available() (Tracking, string) {
 	cgroupOnce.Do(probeCgroup)
+	if why := cgroupDisabled.Load(); why != nil {
+		return TrackReaper, "child subreaper; cgroup unavailable: " + *why
+	}
 	if cgroupBase != "" {
 		return TrackCgroup, "cgroup v2 at " + cgroupBase
 	}
 	return TrackReaper, "child subreaper; cgroup unavailable: " + cgroupWhy
+}
+
+// cannotStart reports whether err, from starting a command, means the
+// tracking itself cannot work here; it then disables cgroup tracking for
+// this process. clone3 with CLONE_INTO_CGROUP fails with ENOSYS or EPERM
+// where a seccomp filter (a container runtime's default profile) refuses it.
+func (t *tracker) cannotStart(err error) bool {
+	if t.mode != TrackCgroup || !(errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM)) {
+		return false
+	}
+	why := "starting a process into a cgroup failed: " + err.Error()
+	if cgroupDisabled.CompareAndSwap(nil, &why) {
+		slog.Warn("helikon: cgroup process tracking disabled; falling back to a subreaper", "err", err)
+	}
+	return true
 }
 
 func newTracker(mode Tracking) (*tracker, error) {

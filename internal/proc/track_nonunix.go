@@ -36,3 +36,5 @@ func (t *tracker) close()                              {}
 func (t *tracker) waitGone(time.Duration) error        { return nil }
 func (t *tracker) waitExit(cmd *exec.Cmd)              { _ = cmd.Wait() }
 func (t *tracker) reap(*exec.Cmd) error                { return nil }
+
+func (t *tracker) cannotStart(error) bool { return false }

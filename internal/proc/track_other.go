@@ -68,3 +68,5 @@ func (t *tracker) waitGone(limit time.Duration) error {
 func (t *tracker) waitExit(cmd *exec.Cmd) { t.waitErr = cmd.Wait() }
 
 func (t *tracker) reap(*exec.Cmd) error { return t.waitErr }
+
+func (t *tracker) cannotStart(error) bool { return false }
