@@ -53,6 +53,8 @@ var analyzeCases = []analyzeCase{
 	{cmd: "cat <<EOF\nhello $(whoami)\nEOF", progs: "cat whoami"},
 	{cmd: "cat <<'EOF'\n$(rm -rf /)\nEOF", progs: "cat"},
 	{cmd: "echo {a,b}", progs: "echo echo"},
+	{cmd: "echo {1..1000000000}{1..1000000000}", progs: "echo echo"},
+	{cmd: "{1..100000}x", progs: "{1..100000}x", unres: "computed at run time"},
 
 	// Quoting and paths resolve to the program.
 	{cmd: `r\m -rf /`, progs: "rm"},

@@ -179,6 +179,11 @@ func printNode(n syntax.Node) string {
 	return b.String()
 }
 
+// maxBraceWords bounds the words one brace expansion may produce here, so
+// that {1..1000000000} cannot exhaust memory; a larger one is treated as a
+// word computed at run time.
+const maxBraceWords = 1024
+
 // wordFields returns the fields of words, brace expansion applied (bash), and
 // also, when some word had braces, the fields without it (POSIX sh, which has
 // no brace expansion). Both are analysed, so a policy holds under either
@@ -199,7 +204,21 @@ func wordFields(words []*syntax.Word) [][]field {
 			expanded = append(expanded, f)
 			continue
 		}
-		ews := expand.Braces(cp)
+		var ews []*syntax.Word
+		tooMany := false
+		for ew, err := range expand.BracesSeq(nil, cp) {
+			if err != nil || len(ews) >= maxBraceWords {
+				tooMany = true
+				break
+			}
+			ews = append(ews, ew)
+		}
+		if tooMany {
+			// Not expanded: the words are unknown, like an expansion's.
+			braces = true
+			expanded = append(expanded, field{text: f.text, dynamic: true, splits: true})
+			continue
+		}
 		if len(ews) == 1 {
 			if ef := wordField(ews[0]); ef.text == f.text {
 				expanded = append(expanded, f) // "{}" and the like
