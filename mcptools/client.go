@@ -1,7 +1,6 @@
 package mcptools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -382,19 +381,9 @@ type mcpTool[C any] struct {
 }
 
 func (t *mcpTool[C]) Invoke(tc *helikon.ToolContext[C], args json.RawMessage) (json.RawMessage, error) {
-	args = bytes.TrimSpace(args)
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	}
-	var generic any
-	if err := json.Unmarshal(args, &generic); err != nil {
-		return nil, &helikon.InvalidArgsError{Tool: t.name, Problems: []string{"the arguments are not valid JSON; send one JSON object"}}
-	}
-	if _, ok := generic.(map[string]any); !ok {
-		return nil, &helikon.InvalidArgsError{Tool: t.name, Problems: []string{"the arguments must be a JSON object"}}
-	}
-	if problems := t.check.Validate(generic); len(problems) > 0 {
-		return nil, &helikon.InvalidArgsError{Tool: t.name, Problems: problems}
+	args, err := checkArgs(t.name, t.check, args)
+	if err != nil {
+		return nil, err
 	}
 	t.src.mu.Lock()
 	_, offered := t.src.remote[t.remoteName]

@@ -176,19 +176,9 @@ func (c *servedCall[C]) handle(ctx context.Context, req *mcp.CallToolRequest) (*
 // call runs one call and returns its result and a word for the log.
 func (c *servedCall[C]) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, string) {
 	name := c.tool.Name()
-	args := bytes.TrimSpace(req.Params.Arguments)
-	if len(args) == 0 || string(args) == "null" {
-		args = []byte("{}")
-	}
-	var generic any
-	if err := json.Unmarshal(args, &generic); err != nil {
-		return errorResult(name, &helikon.InvalidArgsError{Tool: name, Problems: []string{"the arguments are not valid JSON; send one JSON object"}})
-	}
-	if _, ok := generic.(map[string]any); !ok {
-		return errorResult(name, &helikon.InvalidArgsError{Tool: name, Problems: []string{"the arguments must be a JSON object"}})
-	}
-	if problems := c.check.Validate(generic); len(problems) > 0 {
-		return errorResult(name, &helikon.InvalidArgsError{Tool: name, Problems: problems})
+	args, err := checkArgs(name, c.check, req.Params.Arguments)
+	if err != nil {
+		return errorResult(name, err)
 	}
 
 	perms := helikon.Permissions{}
@@ -200,7 +190,7 @@ func (c *servedCall[C]) call(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		asker = &elicitApprover{req: req, key: c.key, modern: req.ProtocolVersion() >= modernProtocol}
 		perms.Approver = asker
 	}
-	d := perms.Check(ctx, helikon.CallFor(c.tool, json.RawMessage(args), c.opts.Mode))
+	d := perms.Check(ctx, helikon.CallFor(c.tool, args, c.opts.Mode))
 	if !d.Allowed {
 		if asker != nil && len(asker.pending) > 0 && req.ProtocolVersion() >= modernProtocol {
 			// Multi round-trip (SEP-2322): the client asks its user and

@@ -1,0 +1,4 @@
+package mcptools
+
+// ResultJSON exposes resultJSON to the fuzz tests.
+var ResultJSON = resultJSON
