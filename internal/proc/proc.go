@@ -64,6 +64,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -170,13 +171,24 @@ func Run(ctx context.Context, s *Spec) (*backend.Result, error) {
 		return nil, err
 	}
 
+	argv := s.Argv
+	if !strings.Contains(argv[0], "/") {
+		// Resolve here, in every tracking mode alike: the reaper would
+		// otherwise search the command's PATH instead of this program's.
+		p, err := exec.LookPath(argv[0])
+		if err != nil {
+			return nil, fmt.Errorf("proc: %w", err)
+		}
+		argv = append([]string{p}, argv[1:]...)
+	}
+
 	tr, err := newTracker(s.Tracking)
 	if err != nil {
 		return nil, err
 	}
 	defer tr.close()
 
-	cmd, err := tr.command(s.Argv)
+	cmd, err := tr.command(argv)
 	if err != nil {
 		return nil, err
 	}
