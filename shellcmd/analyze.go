@@ -76,7 +76,7 @@ func Analyze(command string) *Analysis {
 
 // Analyze parses command as bash and reports every program it would run.
 func (o Options) Analyze(command string) *Analysis {
-	a := &analyzer{maxDepth: o.MaxDepth, res: &Analysis{}, vars: newVarFlow()}
+	a := &analyzer{maxDepth: o.MaxDepth, res: &Analysis{}, vars: newVarFlow(), listed: map[string]bool{}}
 	if a.maxDepth <= 0 {
 		a.maxDepth = DefaultMaxDepth
 	}
@@ -91,9 +91,10 @@ type analyzer struct {
 	maxDepth int
 	res      *Analysis
 	vars     *varFlow
-	// seen, while the POSIX reading of ((...)) is walked, holds the
-	// commands already listed, so that only new ones are added.
-	seen map[string]bool
+	// listed holds every command listed so far; while dedup is set (the
+	// POSIX reading of ((...)) is walked) only new ones are added.
+	listed map[string]bool
+	dedup  bool
 }
 
 // unresolved records the first reason a program cannot be known.
@@ -110,13 +111,11 @@ func (a *analyzer) addCommand(fields []field) {
 		c.Args[i] = f.text
 		dyn[i] = f.dynamic
 	}
-	if a.seen != nil {
-		key := strings.Join(c.Args, "\x00")
-		if a.seen[key] {
-			return
-		}
-		a.seen[key] = true
+	key := strings.Join(c.Args, "\x00")
+	if a.dedup && a.listed[key] {
+		return
 	}
+	a.listed[key] = true
 	a.res.Commands = append(a.res.Commands, c)
 	a.res.dynamic = append(a.res.dynamic, dyn)
 }
@@ -166,13 +165,10 @@ func (a *analyzer) arithCmdAsSubshells(ac *syntax.ArithmCmd, depth int, src stri
 	if err != nil {
 		return // dash fails on it too
 	}
-	outer := a.seen
-	a.seen = map[string]bool{}
-	for _, c := range a.res.Commands {
-		a.seen[strings.Join(c.Args, "\x00")] = true
-	}
+	outer := a.dedup
+	a.dedup = true
 	a.walk(f, depth, src[start:end])
-	a.seen = outer
+	a.dedup = outer
 }
 
 // node analyses one syntax node; syntax.Walk visits the nodes inside it.
@@ -281,8 +277,8 @@ func assignField(as *syntax.Assign) field {
 
 // redirect records write targets.
 func (a *analyzer) redirect(r *syntax.Redirect) {
-	if a.seen != nil {
-		return // the first reading listed the same redirections
+	if a.dedup {
+		return // the bash reading listed the same redirections
 	}
 	switch r.Op {
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.AppClob,
