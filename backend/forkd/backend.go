@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -303,19 +304,22 @@ func (b *Backend) argv(req *backend.Request) ([]string, error) {
 	return append(append([]string{"env", "--"}, set...), cmd...), nil
 }
 
-// parseProxyEndpoint accepts host:port or http://[user:pass@]host:port.
+// parseProxyEndpoint accepts host:port or http://[user:pass@]host:port and
+// returns the host:port, checked by the egress proxy's own strict parser.
 func parseProxyEndpoint(s string) (string, *url.Userinfo, error) {
-	if !strings.Contains(s, "://") {
-		if _, _, err := net.SplitHostPort(s); err != nil {
-			return "", nil, fmt.Errorf("forkd: egress proxy endpoint %q: want host:port: %w", s, err)
+	authority, user := s, (*url.Userinfo)(nil)
+	if strings.Contains(s, "://") {
+		u, err := url.Parse(s)
+		if err != nil || u.Scheme != "http" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+			return "", nil, errors.New("forkd: egress proxy endpoint: want host:port or http://[user:pass@]host:port")
 		}
-		return s, nil, nil
+		authority, user = u.Host, u.User
 	}
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme != "http" || u.Port() == "" || (u.Path != "" && u.Path != "/") {
-		return "", nil, fmt.Errorf("forkd: egress proxy endpoint: want host:port or http://[user:pass@]host:port")
+	host, port, err := egress.ParseAuthority(authority, 0)
+	if err != nil {
+		return "", nil, fmt.Errorf("forkd: egress proxy endpoint: want host:port: %w", err)
 	}
-	return u.Host, u.User, nil
+	return net.JoinHostPort(host, strconv.Itoa(port)), user, nil
 }
 
 // probeHost is a name that can never resolve (RFC 2606 .invalid): a proxy

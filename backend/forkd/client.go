@@ -348,7 +348,7 @@ func parseUnix(raw json.RawMessage) time.Time {
 		return time.Time{}
 	}
 	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil || f <= 0 || math.IsInf(f, 0) || math.IsNaN(f) || f > 1<<40 {
+	if err != nil || f < 1 || math.IsInf(f, 0) || math.IsNaN(f) || f > 1<<40 {
 		return time.Time{}
 	}
 	sec, frac := math.Modf(f)
