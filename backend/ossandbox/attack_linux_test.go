@@ -131,18 +131,18 @@ func TestAttacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lnPath.Close()
+	t.Cleanup(func() { lnPath.Close() })
 	abstract := fmt.Sprintf("@helikon-attack-%d", os.Getpid())
 	lnAbs, err := net.Listen("unix", abstract)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lnAbs.Close()
+	t.Cleanup(func() { lnAbs.Close() })
 	lnTCP, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lnTCP.Close()
+	t.Cleanup(func() { lnTCP.Close() })
 	for _, ln := range []net.Listener{lnPath, lnAbs, lnTCP} {
 		go func() {
 			for {
@@ -190,8 +190,9 @@ func TestAttacks(t *testing.T) {
 		{name: "mknod device in root", args: func(r, o string) []string { return []string{"mknod", r + "/null"} }, control: isRoot()},
 		{name: "signal a process outside", args: func(r, o string) []string { return []string{"signal", strconv.Itoa(victim)} }, control: true},
 	}
-	for _, tc := range cases {
+	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if tc.name == "list HOME" && home == "" {
 				t.Skip("this user has no readable home directory")
 			}
@@ -200,10 +201,12 @@ func TestAttacks(t *testing.T) {
 			}
 			outside := t.TempDir()
 			mustWrite(t, filepath.Join(outside, "victim"), "secret")
-			mustWrite(t, filepath.Join(b.Root(), "mine"), "mine")
-			os.Remove(filepath.Join(b.Root(), "null"))
-			os.Remove(filepath.Join(b.Root(), "sym"))
-			args := tc.args(b.Root(), outside)
+			root := filepath.Join(b.Root(), strconv.Itoa(i)) // each case its own corner of the root
+			if err := os.Mkdir(root, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			mustWrite(t, filepath.Join(root, "mine"), "mine")
+			args := tc.args(root, outside)
 			got := sandboxed(t, b, nil, args...)
 			if got.code != attackBlocked {
 				t.Errorf("sandboxed %v: %v; want blocked", args, got)
@@ -213,8 +216,8 @@ func TestAttacks(t *testing.T) {
 			if data, err := os.ReadFile(filepath.Join(outside, "victim")); err != nil || string(data) != "secret" {
 				t.Errorf("victim file changed: %q, %v", data, err)
 			}
-			os.Remove(filepath.Join(b.Root(), "sym"))
-			ctl := unconfined(t, b.Root(), nil, args...)
+			os.Remove(filepath.Join(root, "sym"))
+			ctl := unconfined(t, root, nil, args...)
 			switch {
 			case tc.control && ctl.code != attackEscaped:
 				t.Errorf("control (unconfined) %v: %v; the attack must work without the sandbox", args, ctl)
