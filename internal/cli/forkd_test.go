@@ -107,3 +107,15 @@ func TestForkdBackendSelection(t *testing.T) {
 		}
 	}
 }
+
+func TestExecWithForkdBackend(t *testing.T) {
+	ctl, vars := startForkd(t)
+	env := forkdEnv(t, vars)
+	code := cli.Main(context.Background(), env, []string{"exec", "--backend", "forkd", "--root", t.TempDir(), "--", "sh", "-c", "echo from forkd; exit 4"})
+	if code != 4 || env.Stdout.(*bytes.Buffer).String() != "from forkd\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, env.Stdout, env.Stderr)
+	}
+	if len(ctl.Live()) != 0 {
+		t.Errorf("leaked %v", ctl.Live())
+	}
+}
