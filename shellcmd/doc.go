@@ -15,7 +15,14 @@
 // shell removes it, so r""m, r\m, "rm" and $'\x72m' are rm; a program given
 // by path (/bin/rm, ./rm) is matched by its last element. Brace expansion is
 // applied (bash) and also not applied (POSIX sh), and both readings are
-// listed.
+// listed; likewise ((...)) is also read as dash reads it, as two nested
+// subshells, so ((rm)) lists rm. Write targets of redirections, nested
+// command strings included, are collected in [Analysis.Writes].
+//
+// [Policy] matches the analysis against allow and deny lists with the
+// semantics of the core's Bash(...) rules, failing closed as described
+// there. [Analysis.Targets] hands the analysis to the core's permission
+// pipeline.
 //
 // # What is guaranteed
 //
@@ -32,7 +39,7 @@
 // wrapper, or wrapper options computed at run time; a wrapper under xargs
 // whose program or options come from the input; assignments to PS0-PS4 or
 // PROMPT_COMMAND; arithmetic, [[ -eq ]], ${a[i]}, ${s:i} or read/printf -v/
-// unset names that could evaluate text not known to be a number (bash runs
+// unset and [[ -v ]] that could evaluate text not known to be a number (bash runs
 // command substitutions found in array subscripts there); ${x@P}; a line
 // that does not parse; nesting deeper than the limit.
 //
@@ -51,5 +58,10 @@
 // match. Write targets are only those of redirections; programs that write
 // files themselves (tee, cp, dd) are not reflected in [Analysis.Writes].
 // Arithmetic on a variable that is assigned a number in the line but read
-// before that assignment takes its value from the environment.
+// before that assignment takes its value from the environment. Command
+// strings for zsh are parsed with the parser's experimental zsh support, and
+// any "(" right after a pattern character is refused there rather than
+// analysed. For sh -c strings bash syntax is assumed (with the two POSIX
+// readings above); dash-only differences such as $'...' being literal are
+// not modelled.
 package shellcmd
