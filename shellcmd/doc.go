@@ -39,8 +39,9 @@
 // wrapper, or wrapper options computed at run time; a wrapper under xargs
 // whose program or options come from the input; assignments to PS0-PS4 or
 // PROMPT_COMMAND; arithmetic, [[ -eq ]], ${a[i]}, ${s:i}, and the names
-// given to read, printf -v, unset and [[ -v ]], where they could evaluate text not known to be a number (bash runs
-// command substitutions found in array subscripts there); ${x@P}; a line
+// given to read, printf -v, unset and [[ -v ]], where they could evaluate
+// text not known to be a number (bash runs command substitutions found in
+// array subscripts there); ${x@P}; a line
 // that does not parse; nesting deeper than the limit.
 //
 // # What is NOT guaranteed
