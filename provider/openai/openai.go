@@ -1,0 +1,568 @@
+// Package openai is the [helikon.Model] for OpenAI and OpenAI-compatible
+// servers (Ollama, vLLM, LiteLLM and the like), on the official SDK
+// github.com/openai/openai-go/v3. It speaks either the Chat Completions API
+// (the default, which compatible servers implement) or the Responses API,
+// always streaming.
+//
+// # Configuration
+//
+// The API key comes from [Options].APIKey or OPENAI_API_KEY; a missing key is
+// an error naming the variable (set [Options].NoAPIKey for local servers that
+// need none). The base URL comes from [Options].BaseURL or OPENAI_BASE_URL
+// (for example http://localhost:11434/v1 for Ollama); without either, the
+// SDK's default (api.openai.com) is used.
+//
+// # Guarantees
+//
+//   - Streamed tool calls are assembled by index: several parallel calls,
+//     names and arguments split across any number of chunks.
+//   - Requests answered with 408, 409, 429 or 5xx, and connection failures,
+//     are retried with exponential backoff (default 2 retries), waiting as
+//     long as Retry-After-Ms or Retry-After asks (the SDK's retry loop).
+//   - Cancelling the context aborts the request and the stream.
+//   - Tool schemas are sent in strict mode when they can be: see the comment
+//     on adaptStrict in strict.go. In short: optional properties become
+//     required-and-nullable, and a null the model sends for one is removed
+//     from the arguments before the tool sees them; schemas strict mode cannot
+//     express are sent non-strict, unchanged.
+//
+// # Not guaranteed
+//
+// Compatible servers differ: some ignore stream_options (no usage is then
+// reported), strict mode, or tool_choice. A stream that was already
+// delivering deltas is not retried: the error ends the model call.
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/paigasus/helikon"
+)
+
+// API selects the OpenAI API a model speaks.
+type API int
+
+const (
+	// ChatCompletions is /chat/completions, which OpenAI-compatible servers
+	// implement. It is the default.
+	ChatCompletions API = iota
+	// Responses is OpenAI's /responses API. Requests are sent with
+	// store=false: the whole conversation travels with every call.
+	Responses
+)
+
+// ErrMissingAPIKey is wrapped by the error of [New] when no key is configured.
+var ErrMissingAPIKey = errors.New("no OpenAI API key")
+
+// Options configures a model. Model is required; every other zero value means
+// the default.
+type Options struct {
+	// Model is the model id, such as "gpt-4.1".
+	Model string
+	// APIKey is the key; "" reads OPENAI_API_KEY.
+	APIKey string
+	// NoAPIKey allows running without a key (local compatible servers).
+	NoAPIKey bool
+	// BaseURL is the API's base URL; "" reads OPENAI_BASE_URL, and without
+	// it the SDK's default is used.
+	BaseURL string
+	API     API
+	// NoStrict sends every tool schema without strict mode.
+	NoStrict bool
+	// MaxRetries is how many times a failed request is retried (0: 2;
+	// negative: never).
+	MaxRetries int
+	// HTTPClient replaces the SDK's HTTP client.
+	HTTPClient *http.Client
+	// Getenv reads the environment (nil: os.Getenv).
+	Getenv func(string) string
+}
+
+// Model is an OpenAI model. It is safe for concurrent use.
+type Model struct {
+	client oai.Client
+	opts   Options
+	name   string
+
+	schemas sync.Map // *jsonschema.Schema -> *toolSchema
+}
+
+var _ helikon.Model = (*Model)(nil)
+
+type toolSchema struct {
+	orig   map[string]any
+	strict map[string]any // nil: not strict
+}
+
+// New returns a model.
+func New(opts Options) (*Model, error) {
+	if opts.Model == "" {
+		return nil, errors.New("openai: no model id")
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	key := opts.APIKey
+	if key == "" {
+		key = getenv("OPENAI_API_KEY")
+	}
+	if key == "" && !opts.NoAPIKey {
+		return nil, fmt.Errorf("openai: %w: set OPENAI_API_KEY (for a local server that needs no key, set any value)", ErrMissingAPIKey)
+	}
+	base := opts.BaseURL
+	if base == "" {
+		base = getenv("OPENAI_BASE_URL")
+	}
+	ropts := []option.RequestOption{option.WithAPIKey(key)}
+	if base != "" {
+		ropts = append(ropts, option.WithBaseURL(base))
+	}
+	switch {
+	case opts.MaxRetries > 0:
+		ropts = append(ropts, option.WithMaxRetries(opts.MaxRetries))
+	case opts.MaxRetries < 0:
+		ropts = append(ropts, option.WithMaxRetries(0))
+	}
+	if opts.HTTPClient != nil {
+		ropts = append(ropts, option.WithHTTPClient(opts.HTTPClient))
+	}
+	return &Model{client: oai.NewClient(ropts...), opts: opts, name: "openai:" + opts.Model}, nil
+}
+
+// Name returns "openai:" followed by the model id.
+func (m *Model) Name() string { return m.name }
+
+// Stream implements [helikon.Model].
+func (m *Model) Stream(ctx context.Context, req *helikon.ModelRequest) iter.Seq2[*helikon.ModelChunk, error] {
+	if m.opts.API == Responses {
+		return m.streamResponses(ctx, req)
+	}
+	return m.streamChat(ctx, req)
+}
+
+// schemaFor returns the cached adaptation of a tool schema.
+func (m *Model) schemaFor(s *jsonschema.Schema) (*toolSchema, error) {
+	if s != nil {
+		if ts, ok := m.schemas.Load(s); ok {
+			return ts.(*toolSchema), nil
+		}
+	}
+	orig, err := schemaMap(s)
+	if err != nil {
+		return nil, err
+	}
+	ts := &toolSchema{orig: orig}
+	if !m.opts.NoStrict {
+		fresh, _ := schemaMap(s)
+		ts.strict, _ = adaptStrict(fresh)
+	}
+	if s != nil {
+		m.schemas.Store(s, ts)
+	}
+	return ts, nil
+}
+
+// tools adapts the tool definitions and returns, by name, the original
+// schemas of those sent strict (for stripNulls).
+func (m *Model) tools(defs []helikon.ToolDef) (params []toolParam, strict map[string]map[string]any, err error) {
+	for _, d := range defs {
+		ts, err := m.schemaFor(d.Schema)
+		if err != nil {
+			return nil, nil, fmt.Errorf("openai: tool %s: schema: %w", d.Name, err)
+		}
+		p := toolParam{name: d.Name, description: d.Description, schema: ts.orig}
+		if ts.strict != nil {
+			p.schema, p.strict = ts.strict, true
+			if strict == nil {
+				strict = map[string]map[string]any{}
+			}
+			strict[d.Name] = ts.orig
+		}
+		params = append(params, p)
+	}
+	return params, strict, nil
+}
+
+type toolParam struct {
+	name, description string
+	schema            map[string]any
+	strict            bool
+}
+
+// assembler assembles streamed tool calls by index.
+type assembler struct {
+	calls map[int]*callBuf
+	order []int
+}
+
+type callBuf struct {
+	id, name string
+	args     strings.Builder
+}
+
+func (a *assembler) add(index int, id, name, args string) {
+	if a.calls == nil {
+		a.calls = map[int]*callBuf{}
+	}
+	c, ok := a.calls[index]
+	if !ok {
+		c = &callBuf{}
+		a.calls[index] = c
+		a.order = append(a.order, index)
+	}
+	if id != "" {
+		c.id = id
+	}
+	c.name += name
+	c.args.WriteString(args)
+}
+
+func (a *assembler) result(strict map[string]map[string]any) []helikon.ToolCall {
+	if len(a.order) == 0 {
+		return nil
+	}
+	idx := append([]int(nil), a.order...)
+	sort.Ints(idx)
+	out := make([]helikon.ToolCall, 0, len(idx))
+	for _, i := range idx {
+		c := a.calls[i]
+		args := c.args.String()
+		if s, ok := strict[c.name]; ok {
+			args = stripNulls(args, s)
+		}
+		id := c.id
+		if id == "" {
+			id = fmt.Sprintf("call_%d", i)
+		}
+		out = append(out, helikon.ToolCall{ID: id, Name: c.name, Args: json.RawMessage(args)})
+	}
+	return out
+}
+
+func (m *Model) streamChat(ctx context.Context, req *helikon.ModelRequest) iter.Seq2[*helikon.ModelChunk, error] {
+	return func(yield func(*helikon.ModelChunk, error) bool) {
+		params, strict, err := m.chatParams(req)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		stream := m.client.Chat.Completions.NewStreaming(ctx, params)
+		defer stream.Close()
+		var (
+			asm   assembler
+			text  strings.Builder
+			usage helikon.Usage
+			stop  helikon.StopReason
+			model string
+		)
+		for stream.Next() {
+			ch := stream.Current()
+			if ch.Model != "" {
+				model = ch.Model
+			}
+			if ch.JSON.Usage.Valid() {
+				usage.InputTokens = ch.Usage.PromptTokens
+				usage.OutputTokens = ch.Usage.CompletionTokens
+				usage.CachedInputTokens = ch.Usage.PromptTokensDetails.CachedTokens
+			}
+			for _, choice := range ch.Choices {
+				if choice.Index != 0 {
+					continue
+				}
+				if d := choice.Delta.Content; d != "" {
+					text.WriteString(d)
+					if !yield(&helikon.ModelChunk{Text: d}, nil) {
+						return
+					}
+				}
+				for _, tc := range choice.Delta.ToolCalls {
+					asm.add(int(tc.Index), tc.ID, tc.Function.Name, tc.Function.Arguments)
+					if !yield(&helikon.ModelChunk{ToolCall: &helikon.ToolCallDelta{Index: int(tc.Index), ID: tc.ID, Name: tc.Function.Name, ArgsFragment: tc.Function.Arguments}}, nil) {
+						return
+					}
+				}
+				if choice.FinishReason != "" {
+					stop = chatStop(choice.FinishReason)
+				}
+			}
+		}
+		if err := stream.Err(); err != nil {
+			yield(nil, fmt.Errorf("openai: %w", err))
+			return
+		}
+		calls := asm.result(strict)
+		if stop == "" {
+			stop = helikon.StopEndTurn
+			if len(calls) > 0 {
+				stop = helikon.StopToolCalls
+			}
+		}
+		usage.Requests = 1
+		yield(&helikon.ModelChunk{Response: &helikon.ModelResponse{
+			Message:    helikon.Message{Role: helikon.RoleAssistant, Text: text.String(), ToolCalls: calls},
+			Usage:      usage,
+			StopReason: stop,
+			Model:      model,
+		}}, nil)
+	}
+}
+
+func chatStop(r string) helikon.StopReason {
+	switch r {
+	case "stop":
+		return helikon.StopEndTurn
+	case "tool_calls", "function_call":
+		return helikon.StopToolCalls
+	case "length":
+		return helikon.StopMaxTokens
+	case "content_filter":
+		return helikon.StopContentFilter
+	}
+	return helikon.StopReason(r)
+}
+
+func (m *Model) chatParams(req *helikon.ModelRequest) (oai.ChatCompletionNewParams, map[string]map[string]any, error) {
+	p := oai.ChatCompletionNewParams{
+		Model:         shared.ChatModel(m.opts.Model),
+		StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)},
+	}
+	if req.Instructions != "" {
+		p.Messages = append(p.Messages, oai.SystemMessage(req.Instructions))
+	}
+	for _, msg := range req.Messages {
+		switch msg.Role {
+		case helikon.RoleUser:
+			p.Messages = append(p.Messages, oai.UserMessage(msg.Text))
+		case helikon.RoleAssistant:
+			a := &oai.ChatCompletionAssistantMessageParam{}
+			if msg.Text != "" {
+				a.Content.OfString = oai.String(msg.Text)
+			}
+			for _, c := range msg.ToolCalls {
+				a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
+					ID:       c.ID,
+					Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: string(c.Args)},
+				}})
+			}
+			p.Messages = append(p.Messages, oai.ChatCompletionMessageParamUnion{OfAssistant: a})
+		case helikon.RoleTool:
+			for _, r := range msg.ToolResults {
+				p.Messages = append(p.Messages, oai.ToolMessage(r.Content, r.CallID))
+			}
+		default:
+			return p, nil, fmt.Errorf("openai: message with unknown role %q", msg.Role)
+		}
+	}
+	tools, strict, err := m.tools(req.Tools)
+	if err != nil {
+		return p, nil, err
+	}
+	for _, t := range tools {
+		fd := shared.FunctionDefinitionParam{Name: t.name, Parameters: shared.FunctionParameters(t.schema)}
+		if t.description != "" {
+			fd.Description = oai.String(t.description)
+		}
+		if t.strict {
+			fd.Strict = oai.Bool(true)
+		}
+		p.Tools = append(p.Tools, oai.ChatCompletionToolUnionParam{OfFunction: &oai.ChatCompletionFunctionToolParam{Function: fd}})
+	}
+	s := req.Settings
+	if s.Temperature != nil {
+		p.Temperature = oai.Float(*s.Temperature)
+	}
+	if s.TopP != nil {
+		p.TopP = oai.Float(*s.TopP)
+	}
+	if s.MaxOutputTokens > 0 {
+		p.MaxCompletionTokens = oai.Int(int64(s.MaxOutputTokens))
+	}
+	if len(p.Tools) > 0 {
+		if s.ToolChoice != helikon.ToolChoiceAuto {
+			p.ToolChoice = oai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: oai.String(string(s.ToolChoice))}
+		}
+		if s.NoParallelToolCalls {
+			p.ParallelToolCalls = oai.Bool(false)
+		}
+	}
+	return p, strict, nil
+}
+
+func (m *Model) responsesParams(req *helikon.ModelRequest) (responses.ResponseNewParams, map[string]map[string]any, error) {
+	p := responses.ResponseNewParams{
+		Model: shared.ResponsesModel(m.opts.Model),
+		Store: oai.Bool(false),
+	}
+	if req.Instructions != "" {
+		p.Instructions = oai.String(req.Instructions)
+	}
+	var items responses.ResponseInputParam
+	for _, msg := range req.Messages {
+		switch msg.Role {
+		case helikon.RoleUser:
+			items = append(items, responses.ResponseInputItemParamOfMessage(msg.Text, responses.EasyInputMessageRoleUser))
+		case helikon.RoleAssistant:
+			if msg.Text != "" {
+				items = append(items, responses.ResponseInputItemParamOfMessage(msg.Text, responses.EasyInputMessageRoleAssistant))
+			}
+			for _, c := range msg.ToolCalls {
+				items = append(items, responses.ResponseInputItemParamOfFunctionCall(string(c.Args), c.ID, c.Name))
+			}
+		case helikon.RoleTool:
+			for _, r := range msg.ToolResults {
+				it := responses.ResponseInputItemParamOfFunctionCallOutput(r.Content)
+				it.OfFunctionCallOutput.CallID = oai.String(r.CallID)
+				items = append(items, it)
+			}
+		default:
+			return p, nil, fmt.Errorf("openai: message with unknown role %q", msg.Role)
+		}
+	}
+	p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
+	tools, strict, err := m.tools(req.Tools)
+	if err != nil {
+		return p, nil, err
+	}
+	for _, t := range tools {
+		ft := &responses.FunctionToolParam{Name: t.name, Parameters: t.schema, Strict: oai.Bool(t.strict)}
+		if t.description != "" {
+			ft.Description = oai.String(t.description)
+		}
+		p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: ft})
+	}
+	s := req.Settings
+	if s.Temperature != nil {
+		p.Temperature = oai.Float(*s.Temperature)
+	}
+	if s.TopP != nil {
+		p.TopP = oai.Float(*s.TopP)
+	}
+	if s.MaxOutputTokens > 0 {
+		p.MaxOutputTokens = oai.Int(int64(s.MaxOutputTokens))
+	}
+	if len(p.Tools) > 0 {
+		if s.ToolChoice != helikon.ToolChoiceAuto {
+			p.ToolChoice = responses.ResponseNewParamsToolChoiceUnion{OfToolChoiceMode: param.NewOpt(responses.ToolChoiceOptions(s.ToolChoice))}
+		}
+		if s.NoParallelToolCalls {
+			p.ParallelToolCalls = oai.Bool(false)
+		}
+	}
+	return p, strict, nil
+}
+
+func (m *Model) streamResponses(ctx context.Context, req *helikon.ModelRequest) iter.Seq2[*helikon.ModelChunk, error] {
+	return func(yield func(*helikon.ModelChunk, error) bool) {
+		params, strict, err := m.responsesParams(req)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		stream := m.client.Responses.NewStreaming(ctx, params)
+		defer stream.Close()
+		var (
+			asm       assembler
+			text      strings.Builder
+			final     *responses.Response
+			truncated bool
+		)
+		for stream.Next() {
+			ev := stream.Current()
+			switch ev.Type {
+			case "response.output_text.delta":
+				text.WriteString(ev.Delta)
+				if !yield(&helikon.ModelChunk{Text: ev.Delta}, nil) {
+					return
+				}
+			case "response.output_item.added":
+				if ev.Item.Type == "function_call" {
+					asm.add(int(ev.OutputIndex), ev.Item.CallID, ev.Item.Name, "")
+					if !yield(&helikon.ModelChunk{ToolCall: &helikon.ToolCallDelta{Index: int(ev.OutputIndex), ID: ev.Item.CallID, Name: ev.Item.Name}}, nil) {
+						return
+					}
+				}
+			case "response.function_call_arguments.delta":
+				asm.add(int(ev.OutputIndex), "", "", ev.Delta)
+				if !yield(&helikon.ModelChunk{ToolCall: &helikon.ToolCallDelta{Index: int(ev.OutputIndex), ArgsFragment: ev.Delta}}, nil) {
+					return
+				}
+			case "response.completed":
+				r := ev.Response
+				final = &r
+			case "response.incomplete":
+				r := ev.Response
+				final, truncated = &r, true
+			case "response.failed":
+				msg := ev.Response.Error.Message
+				if msg == "" {
+					msg = "the response failed"
+				}
+				yield(nil, fmt.Errorf("openai: %s (%s)", msg, ev.Response.Error.Code))
+				return
+			case "error":
+				yield(nil, fmt.Errorf("openai: stream error %s: %s", ev.Code, ev.Message))
+				return
+			}
+		}
+		if err := stream.Err(); err != nil {
+			yield(nil, fmt.Errorf("openai: %w", err))
+			return
+		}
+		if final == nil {
+			yield(nil, fmt.Errorf("openai: %w (no response.completed event)", helikon.ErrNoResponse))
+			return
+		}
+		// The completed response is authoritative: rebuild the message
+		// from its output items rather than from the deltas.
+		var fin assembler
+		var ftext strings.Builder
+		for i, item := range final.Output {
+			switch item.Type {
+			case "message":
+				for _, c := range item.Content {
+					if c.Type == "output_text" {
+						ftext.WriteString(c.Text)
+					}
+				}
+			case "function_call":
+				fin.add(i, item.CallID, item.Name, item.Arguments.OfString)
+			}
+		}
+		calls := fin.result(strict)
+		if len(final.Output) == 0 {
+			calls = asm.result(strict)
+			ftext.WriteString(text.String())
+		}
+		stop := helikon.StopEndTurn
+		switch {
+		case truncated:
+			stop = helikon.StopMaxTokens
+		case len(calls) > 0:
+			stop = helikon.StopToolCalls
+		}
+		u := final.Usage
+		yield(&helikon.ModelChunk{Response: &helikon.ModelResponse{
+			Message:    helikon.Message{Role: helikon.RoleAssistant, Text: ftext.String(), ToolCalls: calls},
+			Usage:      helikon.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CachedInputTokens: u.InputTokensDetails.CachedTokens, Requests: 1},
+			StopReason: stop,
+			Model:      final.Model,
+		}}, nil)
+	}
+}
