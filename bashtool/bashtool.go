@@ -76,6 +76,8 @@ type Options struct {
 	// Root is the directory relative paths in commands are resolved
 	// against when reporting targets; "" means the backend's working
 	// directory when the backend reports one (a Dir() string method).
+	// When neither is known, a command that redirects to a relative path
+	// has unresolved targets (see [Tool.Targets]).
 	Root string
 }
 
