@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -101,5 +102,5 @@ func (nopWriteCloser) Close() error { return nil }
 // isClosedStream reports the end of a stdio session: the client closed our
 // stdin.
 func isClosedStream(err error) bool {
-	return err == io.EOF || strings.Contains(err.Error(), "EOF") || strings.Contains(err.Error(), "closed")
+	return errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed)
 }
