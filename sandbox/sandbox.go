@@ -56,7 +56,7 @@
 //     descriptor) but Dir, and anything that runs a process there, does not.
 //   - Programs started by a shell in the sandbox directory are not confined
 //     by it: that is the job of an execution backend (package backend).
-//   - On platforms without flock (neither Unix nor Linux-like), stale
+//   - On platforms without flock (those that are not Unix), stale
 //     temporary files of killed writers are not cleaned up.
 package sandbox
 
