@@ -16,7 +16,11 @@
 //     result with the pipeline's reason. An "ask" (a guard that fires, a
 //     policy that asks) goes to the client as an MCP elicitation when the
 //     client declared the elicitation capability; otherwise the configured
-//     [helikon.Approver] answers, and without one the call is denied;
+//     [helikon.Approver] answers, and without one the call is denied. Before
+//     protocol 2026-07-28 the server sends elicitation/create and waits; from
+//     2026-07-28 the call returns the question as an input request
+//     (SEP-2322) and the client calls again with the answer, which counts
+//     only for the exact tool, arguments and reason it was asked about;
 //  3. the tool runs with a [helikon.ToolContext] derived from the request's
 //     context, so notifications/cancelled from the client cancels the call
 //     (a tool that runs processes must kill them on cancellation, as the
@@ -46,9 +50,16 @@
 // annotations (none: side effect), arguments are validated against the input
 // schema before anything is sent, and failures map to the three tool errors.
 // The list is fetched again on notifications/tools/list_changed, and a
-// dropped connection is re-established on the next call. [Toolset] merges
-// several sources and local tools and reports name clashes at build time;
-// [ClientOptions].Prefix resolves them.
+// dropped connection is re-established on the next call. A [Source] is an
+// llmagent.ToolSource: an agent sees the server's current tools at the start
+// of each run:
+//
+//	src, err := mcptools.Connect[App](ctx, mcptools.Command("npx -y some-mcp-server"), nil)
+//	...
+//	agent, err := llmagent.NewBuilder[App]().Name("a").Model(m).ToolSource(src).Build()
+//
+// [Toolset] merges several sources and local tools and reports name clashes
+// at build time; [ClientOptions].Prefix resolves them.
 //
 // # What is guaranteed and what is not
 //
@@ -73,4 +84,8 @@
 //
 // A call whose connection drops while it runs is reported as failed: it may
 // or may not have run on the server, and it is not retried.
+//
+// The helikon client does not answer a foreign server's own elicitation,
+// sampling or roots requests (it declares none of those capabilities), and
+// it does not forward progress notifications of foreign tools.
 package mcptools

@@ -38,9 +38,17 @@ type HTTPOptions struct {
 	// requests are accepted. A request without an Origin header (any
 	// non-browser client) is not affected.
 	AllowedOrigins []string
+	// SessionTimeout closes a session idle for that long; 0 means
+	// DefaultSessionTimeout.
+	SessionTimeout time.Duration
 	// Logger receives refused requests; nil means slog.Default.
 	Logger *slog.Logger
 }
+
+// DefaultSessionTimeout is how long an idle HTTP session is kept: long enough
+// for a person to come back to an editor, short enough that abandoned
+// sessions do not accumulate for the server's lifetime.
+const DefaultSessionTimeout = time.Hour
 
 // ErrInsecureListen is returned by [ServeHTTP] for a non-loopback address
 // without a bearer token.
@@ -54,8 +62,12 @@ func HTTPHandler(srv *mcp.Server, listen string, opts *HTTPOptions) http.Handler
 	if opts == nil {
 		opts = &HTTPOptions{}
 	}
+	timeout := opts.SessionTimeout
+	if timeout == 0 {
+		timeout = DefaultSessionTimeout
+	}
 	g := &httpGuard{
-		next:    mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil),
+		next:    mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{SessionTimeout: timeout}),
 		token:   opts.Token,
 		hosts:   map[string]bool{},
 		origins: map[string]bool{},
