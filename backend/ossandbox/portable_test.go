@@ -30,12 +30,12 @@ func TestSeatbeltProfile(t *testing.T) {
 	}
 }
 
-var prologueRE = regexp.MustCompile(`^ulimit -c 0( -[tfvnu] [0-9]+)* \|\| exit 125; $`)
+var prologueRE = regexp.MustCompile(`^ulimit -c 0( && ulimit -[tfvnu] [0-9]+)* \|\| exit 125; $`)
 
 func TestPrologue(t *testing.T) {
 	unlimited := func(byte) int64 { return -1 }
 	l := backend.ResourceLimits{CPUSeconds: 35, FileSize: 1 << 30, AddressSpace: 1 << 32, OpenFiles: 256}
-	if got, want := prologue(kindBash, l, 64, unlimited), "ulimit -c 0 -t 35 -f 1048576 -v 4194304 -n 256 -u 64 || exit 125; "; got != want {
+	if got, want := prologue(kindBash, l, 64, unlimited), "ulimit -c 0 && ulimit -t 35 && ulimit -f 1048576 && ulimit -v 4194304 && ulimit -n 256 && ulimit -u 64 || exit 125; "; got != want {
 		t.Errorf("bash: %q, want %q", got, want)
 	}
 	if got := prologue(kindSh, l, -1, unlimited); !strings.Contains(got, "-f 2097152") || strings.Contains(got, "-u") {

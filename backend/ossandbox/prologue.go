@@ -37,6 +37,7 @@ func prologue(kind shellKind, l backend.ResourceLimits, procs int64, hard hardLi
 		fsizeUnit = 512
 	}
 	var b strings.Builder
+	// One resource per ulimit: dash's ulimit takes a single option.
 	b.WriteString("ulimit -c 0")
 	add := func(flag byte, v, unit int64) {
 		if v <= 0 {
@@ -49,7 +50,7 @@ func prologue(kind shellKind, l backend.ResourceLimits, procs int64, hard hardLi
 		if h := hard(flag); h >= 0 && n > h/unit {
 			n = h / unit
 		}
-		fmt.Fprintf(&b, " -%c %d", flag, n)
+		fmt.Fprintf(&b, " && ulimit -%c %d", flag, n)
 	}
 	add('t', l.CPUSeconds, 1)
 	add('f', l.FileSize, fsizeUnit)
