@@ -127,6 +127,12 @@ func (a *analyzer) script(src string, lang syntax.LangVariant, depth int, what s
 		a.unresolved("%s nests shell command strings more than %d deep; run the inner command directly", what, a.maxDepth)
 		return
 	}
+	if strings.IndexByte(src, 0) >= 0 {
+		// A shell reads a -c string as a C string, and a program's
+		// arguments cannot hold NUL at all: what runs is not this text.
+		a.unresolved("%s contains a NUL byte; remove it", what)
+		return
+	}
 	if lang == syntax.LangZsh && zshQualifier.MatchString(src) {
 		// A glob qualifier such as *(e:'rm x':) or *(+f) runs code; zsh
 		// support in the parser is experimental, so any ( right after a

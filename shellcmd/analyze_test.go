@@ -224,6 +224,7 @@ var analyzeCases = []analyzeCase{
 	{cmd: "echo ${!x}", progs: "echo", unres: "arithmetic reads x"},
 	{cmd: "[[ -v $n ]]", progs: "", unres: "-v"},
 	{cmd: "rm 'x", unres: "cannot parse"},
+	{cmd: "ls\x00; rm x", unres: "NUL"},
 	{cmd: "if true; then", unres: "cannot parse"},
 	{cmd: "sh -c 'rm \"x'", progs: "sh", unres: "cannot parse"},
 	{cmd: "sh -c \"sh -c 'sh -c \\\"sh -c \\\\\\\"sh -c rm\\\\\\\"\\\"'\"", progs: "sh sh sh sh sh", unres: "deep"},
