@@ -60,7 +60,9 @@ type attackResult struct {
 	out  string
 }
 
-func (r attackResult) String() string { return fmt.Sprintf("exit %d: %s", r.code, strings.TrimSpace(r.out)) }
+func (r attackResult) String() string {
+	return fmt.Sprintf("exit %d: %s", r.code, strings.TrimSpace(r.out))
+}
 
 // sandboxed runs the attack inside the backend.
 func sandboxed(t *testing.T, b *Backend, stdin io.Reader, args ...string) attackResult {
