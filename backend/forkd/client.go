@@ -215,6 +215,11 @@ func (c *Client) call(ctx context.Context, op, method, path string, in, out any,
 		return resp.StatusCode, nil
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if ctx.Err() != nil {
+		// An answer that raced with the deadline or cancellation may be
+		// cut short; the call's outcome is the expiry, not a parse error.
+		return resp.StatusCode, fmt.Errorf("forkd %s: %w", op, ctx.Err())
+	}
 	if err != nil {
 		return resp.StatusCode, fmt.Errorf("forkd %s: reading response: %s", op, c.secret.redact(err.Error()))
 	}

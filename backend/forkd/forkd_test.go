@@ -134,7 +134,7 @@ func TestRunDestroysOnEveryPath(t *testing.T) {
 		name    string
 		setup   func(c *forkdfake.Controller)
 		req     backend.Request
-		cancel  time.Duration // cancel the context after this long
+		cancel  bool // cancel the context when the exec call arrives
 		wantErr string
 		check   func(t *testing.T, res *backend.Result)
 	}{
@@ -146,7 +146,7 @@ func TestRunDestroysOnEveryPath(t *testing.T) {
 				t.Errorf("result = %+v, want timed out with no exit code", res)
 			}
 		}},
-		{name: "cancelled", req: backend.Request{Command: "sleep 30"}, cancel: 300 * time.Millisecond, wantErr: "context canceled"},
+		{name: "cancelled during exec", req: backend.Request{Command: "sleep 30"}, cancel: true, wantErr: "context canceled"},
 		{name: "extra sandbox in create answer", setup: func(c *forkdfake.Controller) { c.ExtraOnCreate = 1 }, wantErr: "asked for 1 sandboxes, got 2"},
 	}
 	for _, tt := range tests {
@@ -161,10 +161,17 @@ func TestRunDestroysOnEveryPath(t *testing.T) {
 				req.Command = "echo hi"
 			}
 			ctx := context.Background()
-			if tt.cancel > 0 {
+			if tt.cancel {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithCancel(ctx)
-				time.AfterFunc(tt.cancel, cancel)
+				defer cancel()
+				c.Set(func(c *forkdfake.Controller) {
+					c.OnCall = func(endpoint string) {
+						if endpoint == forkdfake.Exec {
+							cancel()
+						}
+					}
+				})
 			}
 			res, err := b.Run(ctx, &req)
 			switch {
@@ -319,6 +326,12 @@ func TestSlowAndFailingController(t *testing.T) {
 	c.Set(func(c *forkdfake.Controller) { c.Delay = map[string]time.Duration{forkdfake.List: time.Minute} })
 	if _, err := cl.List(ctx); err == nil || !strings.Contains(err.Error(), "deadline") {
 		t.Errorf("slow list: %v", err)
+	}
+	// The rest uses a client with the default API timeout, so that a loaded
+	// machine cannot turn a failure under test into a timeout.
+	cl, err = forkd.NewClient(srv.URL, forkd.ClientOptions{Token: token, CACertPEM: srv.CAPEM})
+	if err != nil {
+		t.Fatal(err)
 	}
 	c.Set(func(c *forkdfake.Controller) { c.Delay = nil; c.Fail = map[string]int{forkdfake.Create: 503} })
 	_, err = cl.Create(ctx, "snap", 1)

@@ -81,6 +81,9 @@ type Controller struct {
 	CreateCommitsThenFails bool
 	// ExtraOnCreate adds this many unrequested sandboxes to a create answer.
 	ExtraOnCreate int
+	// OnCall, when set, is called with the endpoint of every request as it
+	// arrives (to cancel a client at a known point, for instance).
+	OnCall func(endpoint string)
 
 	calls     []Call
 	sandboxes map[string]*Entry
@@ -142,8 +145,11 @@ func (c *Controller) wrap(endpoint string, h http.HandlerFunc) http.HandlerFunc 
 	return func(w http.ResponseWriter, r *http.Request) {
 		c.mu.Lock()
 		c.calls = append(c.calls, Call{endpoint, r.Method, r.URL.Path, r.Header.Get("Authorization")})
-		delay, status, body, bad := c.Delay[endpoint], c.Fail[endpoint], c.FailBody, c.Malformed[endpoint]
+		delay, status, body, bad, onCall := c.Delay[endpoint], c.Fail[endpoint], c.FailBody, c.Malformed[endpoint], c.OnCall
 		c.mu.Unlock()
+		if onCall != nil {
+			onCall(endpoint)
+		}
 		if delay > 0 {
 			select {
 			case <-time.After(delay):
