@@ -9,7 +9,7 @@
 //   - The environment holds only the allowlisted variables (PATH and HOME by
 //     default); secrets (see [backend.IsSecretEnv]) pass only when the
 //     allowlist names them exactly.
-//   - Standard input is /dev/null.
+//   - Standard input is /dev/null unless the request connects its own.
 //   - The command runs in its own session; when its main process exits, when
 //     the timeout expires (default 30 s) or when the context is cancelled,
 //     every process it started is killed: on Linux through a cgroup v2 where
