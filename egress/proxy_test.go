@@ -533,16 +533,17 @@ func TestPipelinedBytesAfterConnectReachUpstream(t *testing.T) {
 func TestTunnelHalfCloseAndIdle(t *testing.T) {
 	up := echoServer(t)
 	port := portOf(t, up)
-	p := &egress.Proxy{
-		Policy:      egress.AllowAll().WithPorts(port),
-		Resolver:    newResolver(map[string]string{"a.test": "127.0.0.1"}),
-		CheckAddr:   allowLoopback,
-		IdleTimeout: 200 * time.Millisecond,
+	newProxy := func(idle time.Duration) string {
+		return startProxy(t, &egress.Proxy{
+			Policy:      egress.AllowAll().WithPorts(port),
+			Resolver:    newResolver(map[string]string{"a.test": "127.0.0.1"}),
+			CheckAddr:   allowLoopback,
+			IdleTimeout: idle,
+		})
 	}
-	addr := startProxy(t, p)
 
 	// Half-close: the client finishes sending and still gets the echo.
-	rc := dialProxy(t, addr)
+	rc := dialProxy(t, newProxy(0))
 	if resp := rc.do(t, connectHead("a.test:"+strconv.Itoa(port))); resp.StatusCode != 200 {
 		t.Fatal(resp.Status)
 	}
@@ -554,7 +555,7 @@ func TestTunnelHalfCloseAndIdle(t *testing.T) {
 	}
 
 	// Idle: a silent tunnel is closed by the proxy.
-	rc = dialProxy(t, addr)
+	rc = dialProxy(t, newProxy(200*time.Millisecond))
 	if resp := rc.do(t, connectHead("a.test:"+strconv.Itoa(port))); resp.StatusCode != 200 {
 		t.Fatal(resp.Status)
 	}
