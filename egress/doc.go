@@ -20,9 +20,9 @@
 // What is NOT guaranteed: the proxy filters only what is sent to it. A
 // program that ignores HTTP_PROXY, speaks UDP (DNS, QUIC) or opens raw TCP
 // is not stopped by the proxy; that takes a layer below it that forces all
-// traffic through the proxy (a network namespace whose only route is the
-// proxy, or Landlock TCP rules that allow connecting to the proxy's port
-// only). The proxy does not see inside CONNECT tunnels: a client that
+// traffic through the proxy: a network namespace whose only route is the
+// proxy. (Landlock's TCP rules filter by port, not address, so on their own
+// they would still let a command reach any host on the proxy's port.) The proxy does not see inside CONNECT tunnels: a client that
 // tunnels to an allowed name and then sends a different Host or SNI inside
 // TLS reaches whatever the allowed name's addresses serve (domain fronting
 // on a shared CDN is not prevented). Allowing a domain allows all of its
