@@ -1,0 +1,353 @@
+// Package anthropic is the [helikon.Model] for Anthropic's Messages API, on
+// the official SDK github.com/anthropics/anthropic-sdk-go (v2), always
+// streaming.
+//
+// # Configuration
+//
+// The API key comes from [Options].APIKey or ANTHROPIC_API_KEY; a missing key
+// is an error naming the variable. The base URL comes from [Options].BaseURL
+// or ANTHROPIC_BASE_URL, else the SDK's default. The Messages API requires a
+// token limit: [helikon.ModelSettings].MaxOutputTokens, or
+// [DefaultMaxTokens].
+//
+// # Guarantees
+//
+//   - Streamed content blocks are assembled by the SDK's accumulator: text,
+//     and any number of tool_use blocks whose JSON input arrives in pieces.
+//   - Requests answered with 408, 409, 429 or 5xx (and 529 overloaded), and
+//     connection failures, are retried with exponential backoff (default 2
+//     retries), waiting as long as Retry-After-Ms or Retry-After asks.
+//   - Cancelling the context aborts the request and the stream.
+//   - Tool schemas are sent as they are (Anthropic accepts JSON Schema
+//     without a strict subset); tool results go back as tool_result blocks
+//     with is_error set for failures.
+//
+// # Not guaranteed
+//
+// Extended thinking blocks are not requested and, if a server sends them,
+// not kept in the conversation. A stream that was already delivering deltas
+// is not retried.
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"os"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/paigasus/helikon"
+)
+
+// DefaultMaxTokens is the output-token limit sent when the settings give
+// none: the Messages API requires one, and this is enough for long answers
+// without inviting runaway generation.
+const DefaultMaxTokens = 8192
+
+// ErrMissingAPIKey is wrapped by the error of [New] when no key is configured.
+var ErrMissingAPIKey = errors.New("no Anthropic API key")
+
+// Options configures a model. Model is required; every other zero value means
+// the default.
+type Options struct {
+	// Model is the model id, such as "claude-sonnet-4-5".
+	Model string
+	// APIKey is the key; "" reads ANTHROPIC_API_KEY.
+	APIKey string
+	// BaseURL is the API's base URL; "" reads ANTHROPIC_BASE_URL, and
+	// without it the SDK's default is used.
+	BaseURL string
+	// MaxRetries is how many times a failed request is retried (0: 2;
+	// negative: never).
+	MaxRetries int
+	// HTTPClient replaces the SDK's HTTP client.
+	HTTPClient *http.Client
+	// Getenv reads the environment (nil: os.Getenv).
+	Getenv func(string) string
+}
+
+// Model is an Anthropic model. It is safe for concurrent use.
+type Model struct {
+	client sdk.Client
+	opts   Options
+	name   string
+}
+
+var _ helikon.Model = (*Model)(nil)
+
+// New returns a model.
+func New(opts Options) (*Model, error) {
+	if opts.Model == "" {
+		return nil, errors.New("anthropic: no model id")
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	key := opts.APIKey
+	if key == "" {
+		key = getenv("ANTHROPIC_API_KEY")
+	}
+	if key == "" {
+		return nil, fmt.Errorf("anthropic: %w: set ANTHROPIC_API_KEY", ErrMissingAPIKey)
+	}
+	base := opts.BaseURL
+	if base == "" {
+		base = getenv("ANTHROPIC_BASE_URL")
+	}
+	ropts := []option.RequestOption{option.WithAPIKey(key)}
+	if base != "" {
+		ropts = append(ropts, option.WithBaseURL(base))
+	}
+	switch {
+	case opts.MaxRetries > 0:
+		ropts = append(ropts, option.WithMaxRetries(opts.MaxRetries))
+	case opts.MaxRetries < 0:
+		ropts = append(ropts, option.WithMaxRetries(0))
+	}
+	if opts.HTTPClient != nil {
+		ropts = append(ropts, option.WithHTTPClient(opts.HTTPClient))
+	}
+	return &Model{client: sdk.NewClient(ropts...), opts: opts, name: "anthropic:" + opts.Model}, nil
+}
+
+// Name returns "anthropic:" followed by the model id.
+func (m *Model) Name() string { return m.name }
+
+// Stream implements [helikon.Model].
+func (m *Model) Stream(ctx context.Context, req *helikon.ModelRequest) iter.Seq2[*helikon.ModelChunk, error] {
+	return func(yield func(*helikon.ModelChunk, error) bool) {
+		params, err := m.params(req)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		stream := m.client.Messages.NewStreaming(ctx, params)
+		defer stream.Close()
+		var msg sdk.Message
+		for stream.Next() {
+			ev := stream.Current()
+			if err := msg.Accumulate(ev); err != nil {
+				yield(nil, fmt.Errorf("anthropic: malformed stream: %w", err))
+				return
+			}
+			switch ev.Type {
+			case "content_block_start":
+				if ev.ContentBlock.Type == "tool_use" {
+					if !yield(&helikon.ModelChunk{ToolCall: &helikon.ToolCallDelta{Index: int(ev.Index), ID: ev.ContentBlock.ID, Name: ev.ContentBlock.Name}}, nil) {
+						return
+					}
+				}
+			case "content_block_delta":
+				switch ev.Delta.Type {
+				case "text_delta":
+					if !yield(&helikon.ModelChunk{Text: ev.Delta.Text}, nil) {
+						return
+					}
+				case "input_json_delta":
+					if !yield(&helikon.ModelChunk{ToolCall: &helikon.ToolCallDelta{Index: int(ev.Index), ArgsFragment: ev.Delta.PartialJSON}}, nil) {
+						return
+					}
+				}
+			}
+		}
+		if err := stream.Err(); err != nil {
+			yield(nil, fmt.Errorf("anthropic: %w", err))
+			return
+		}
+		if msg.ID == "" && len(msg.Content) == 0 {
+			yield(nil, fmt.Errorf("anthropic: %w (no message_start event)", helikon.ErrNoResponse))
+			return
+		}
+		out := helikon.Message{Role: helikon.RoleAssistant}
+		for _, b := range msg.Content {
+			switch b.Type {
+			case "text":
+				out.Text += b.Text
+			case "tool_use":
+				args := b.Input
+				if len(args) == 0 {
+					args = json.RawMessage("{}")
+				}
+				out.ToolCalls = append(out.ToolCalls, helikon.ToolCall{ID: b.ID, Name: b.Name, Args: append(json.RawMessage(nil), args...)})
+			}
+		}
+		u := msg.Usage
+		yield(&helikon.ModelChunk{Response: &helikon.ModelResponse{
+			Message: out,
+			Usage: helikon.Usage{
+				InputTokens:       u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens,
+				OutputTokens:      u.OutputTokens,
+				CachedInputTokens: u.CacheReadInputTokens,
+				Requests:          1,
+			},
+			StopReason: stopReason(string(msg.StopReason), len(out.ToolCalls) > 0),
+			Model:      string(msg.Model),
+		}}, nil)
+	}
+}
+
+func stopReason(r string, calls bool) helikon.StopReason {
+	switch r {
+	case "tool_use":
+		return helikon.StopToolCalls
+	case "max_tokens", "model_context_window_exceeded":
+		return helikon.StopMaxTokens
+	case "refusal":
+		return helikon.StopContentFilter
+	case "end_turn", "stop_sequence", "":
+		if calls {
+			return helikon.StopToolCalls
+		}
+		return helikon.StopEndTurn
+	}
+	return helikon.StopReason(r)
+}
+
+func (m *Model) params(req *helikon.ModelRequest) (sdk.MessageNewParams, error) {
+	s := req.Settings
+	p := sdk.MessageNewParams{Model: sdk.Model(m.opts.Model), MaxTokens: DefaultMaxTokens}
+	if s.MaxOutputTokens > 0 {
+		p.MaxTokens = int64(s.MaxOutputTokens)
+	}
+	if req.Instructions != "" {
+		p.System = []sdk.TextBlockParam{{Text: req.Instructions}}
+	}
+	// add appends blocks as a message of role user or assistant, merging
+	// with the previous message of the same role: the API wants turns to
+	// alternate, and tool results travel in a user turn.
+	add := func(user bool, blocks ...sdk.ContentBlockParamUnion) {
+		if len(blocks) == 0 {
+			return
+		}
+		if n := len(p.Messages); n > 0 {
+			last := &p.Messages[n-1]
+			if user && last.OfUser != nil {
+				last.OfUser.Content = append(last.OfUser.Content, blocks...)
+				return
+			}
+			if !user && last.OfAssistant != nil {
+				last.OfAssistant.Content = append(last.OfAssistant.Content, blocks...)
+				return
+			}
+		}
+		if user {
+			p.Messages = append(p.Messages, sdk.NewUserMessage(blocks...))
+		} else {
+			p.Messages = append(p.Messages, sdk.NewAssistantMessage(blocks...))
+		}
+	}
+	for _, msg := range req.Messages {
+		switch msg.Role {
+		case helikon.RoleUser:
+			add(true, sdk.NewTextBlock(msg.Text))
+		case helikon.RoleAssistant:
+			var blocks []sdk.ContentBlockParamUnion
+			if msg.Text != "" {
+				blocks = append(blocks, sdk.NewTextBlock(msg.Text))
+			}
+			for _, c := range msg.ToolCalls {
+				var input any = json.RawMessage(c.Args)
+				if !json.Valid(c.Args) {
+					input = map[string]any{} // malformed arguments were reported to the model already
+				}
+				blocks = append(blocks, sdk.NewToolUseBlock(c.ID, input, c.Name))
+			}
+			add(false, blocks...)
+		case helikon.RoleTool:
+			var blocks []sdk.ContentBlockParamUnion
+			for _, r := range msg.ToolResults {
+				blocks = append(blocks, sdk.NewToolResultBlock(r.CallID, r.Content, r.IsError))
+			}
+			add(true, blocks...)
+		default:
+			return p, fmt.Errorf("anthropic: message with unknown role %q", msg.Role)
+		}
+	}
+	for _, d := range req.Tools {
+		schema, err := inputSchema(d.Schema)
+		if err != nil {
+			return p, fmt.Errorf("anthropic: tool %s: schema: %w", d.Name, err)
+		}
+		t := &sdk.ToolParam{Name: d.Name, InputSchema: schema}
+		if d.Description != "" {
+			t.Description = sdk.String(d.Description)
+		}
+		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: t})
+	}
+	// This SDK version has no typed sampling parameters; the API still
+	// accepts temperature and top_p on the models that support them.
+	extra := map[string]any{}
+	if s.Temperature != nil {
+		extra["temperature"] = *s.Temperature
+	}
+	if s.TopP != nil {
+		extra["top_p"] = *s.TopP
+	}
+	if len(extra) > 0 {
+		p.SetExtraFields(extra)
+	}
+	if len(p.Tools) > 0 {
+		switch s.ToolChoice {
+		case helikon.ToolChoiceNone:
+			p.ToolChoice = sdk.ToolChoiceUnionParam{OfNone: &sdk.ToolChoiceNoneParam{}}
+		case helikon.ToolChoiceRequired:
+			anyp := &sdk.ToolChoiceAnyParam{}
+			if s.NoParallelToolCalls {
+				anyp.DisableParallelToolUse = sdk.Bool(true)
+			}
+			p.ToolChoice = sdk.ToolChoiceUnionParam{OfAny: anyp}
+		default:
+			if s.NoParallelToolCalls {
+				p.ToolChoice = sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{DisableParallelToolUse: sdk.Bool(true)}}
+			}
+		}
+	}
+	return p, nil
+}
+
+// inputSchema converts a tool schema to the SDK's input-schema parameter:
+// properties and required in their fields, every other keyword kept as is.
+func inputSchema(s *jsonschema.Schema) (sdk.ToolInputSchemaParam, error) {
+	out := sdk.ToolInputSchemaParam{}
+	if s == nil {
+		out.Properties = map[string]any{}
+		return out, nil
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return out, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return out, err
+	}
+	out.Properties = m["properties"]
+	if out.Properties == nil {
+		out.Properties = map[string]any{}
+	}
+	if rs, ok := m["required"].([]any); ok {
+		for _, r := range rs {
+			if s, ok := r.(string); ok {
+				out.Required = append(out.Required, s)
+			}
+		}
+	}
+	for k, v := range m {
+		switch k {
+		case "type", "properties", "required", "$schema":
+		default:
+			if out.ExtraFields == nil {
+				out.ExtraFields = map[string]any{}
+			}
+			out.ExtraFields[k] = v
+		}
+	}
+	return out, nil
+}
