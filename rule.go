@@ -138,12 +138,14 @@ type targetsInfo struct {
 	why   string // when !known
 }
 
-// items returns the target items r's family matches, as match functions.
-func (r Rule) matchItems(ti *targetsInfo) (n int, matched func(i int) bool) {
+// matchItems returns the number of target items r's family matches and a
+// function matching item i; deny selects fail-closed matching of computed
+// command words.
+func (r Rule) matchItems(ti *targetsInfo, deny bool) (n int, matched func(i int) bool) {
 	switch r.family() {
 	case familyCommand:
 		words := strings.Fields(r.Pattern)
-		return len(ti.t.Commands), func(i int) bool { return commandMatches(words, ti.t.Commands[i]) }
+		return len(ti.t.Commands), func(i int) bool { return ti.t.Commands[i].MatchPattern(words, deny) }
 	case familyReadPath, familyWritePath:
 		write := r.family() == familyWritePath
 		var idx []int
@@ -164,7 +166,7 @@ func (r Rule) matchItems(ti *targetsInfo) (n int, matched func(i int) bool) {
 		case i < np+nh:
 			return hostmatch.Match(r.Pattern, ti.t.Hosts[i-np])
 		default:
-			return commandMatches(strings.Fields(r.Pattern), ti.t.Commands[i-np-nh])
+			return ti.t.Commands[i-np-nh].MatchPattern(strings.Fields(r.Pattern), deny)
 		}
 	}
 }
@@ -181,7 +183,7 @@ func (r Rule) denyMatch(tool string, ti *targetsInfo) bool {
 	if !ti.known {
 		return true
 	}
-	n, match := r.matchItems(ti)
+	n, match := r.matchItems(ti, true)
 	for i := range n {
 		if match(i) {
 			return true
@@ -208,14 +210,14 @@ func allowMatch(rules []Rule, tool string, ti *targetsInfo) (Rule, bool) {
 	}
 	// Every item must be covered by some rule; a call that reports no items
 	// is not permitted by pattern rules (nothing was shown to match).
-	n, _ := applicable[0].matchItems(ti)
+	n, _ := applicable[0].matchItems(ti, false)
 	if n == 0 {
 		return Rule{}, false
 	}
 	for i := range n {
 		covered := false
 		for _, r := range applicable {
-			if _, m := r.matchItems(ti); m(i) {
+			if _, m := r.matchItems(ti, false); m(i) {
 				covered = true
 				break
 			}
@@ -225,22 +227,6 @@ func allowMatch(rules []Rule, tool string, ti *targetsInfo) (Rule, bool) {
 		}
 	}
 	return applicable[0], true
-}
-
-// commandMatches reports whether c's program and first arguments are words.
-func commandMatches(words []string, c Command) bool {
-	if len(words) == 0 || len(c.Args) < len(words) {
-		return false
-	}
-	if c.Program() != path.Base(words[0]) {
-		return false
-	}
-	for i := 1; i < len(words); i++ {
-		if c.Args[i] != words[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // globMatch matches a rule's path pattern against a path target.

@@ -191,3 +191,32 @@ func TestGuards(t *testing.T) {
 		})
 	}
 }
+
+func TestCommandRulesFailClosedOnComputedWords(t *testing.T) {
+	ctx := context.Background()
+	dyn := helikon.Command{Args: []string{"git", "$x"}, Dynamic: []bool{false, true}}
+	shifted := helikon.Command{Args: []string{"git", "$opt", "push"}, Dynamic: []bool{false, true, false}}
+	upper := helikon.Command{Args: []string{"RM", "-r", "x"}}
+	for _, tt := range []struct {
+		rule  string
+		c     helikon.Command
+		deny  bool // the deny rule matches
+		allow bool // the allow rule permits
+	}{
+		{"Bash(git push)", dyn, true, false},
+		{"Bash(git push)", shifted, true, false},
+		{"Bash(git)", dyn, true, true},
+		{"Bash(rm)", upper, true, false},
+		{"Bash(git push)", helikon.Command{Args: []string{"git", "push"}}, true, true},
+	} {
+		tg := fakeTargeter{t: helikon.Targets{Commands: []helikon.Command{tt.c}}}
+		d := (&helikon.Permissions{Deny: []helikon.Rule{helikon.MustParseRule(tt.rule)}}).Check(ctx, call("Bash", helikon.EffectSideEffect, helikon.ModeBypass, tg))
+		if got := !d.Allowed; got != tt.deny {
+			t.Errorf("deny %s on %v: matched=%v, want %v", tt.rule, tt.c.Args, got, tt.deny)
+		}
+		a := (&helikon.Permissions{Allow: []helikon.Rule{helikon.MustParseRule(tt.rule)}}).Check(ctx, call("Bash", helikon.EffectSideEffect, helikon.ModeDontAsk, tg))
+		if a.Allowed != tt.allow {
+			t.Errorf("allow %s on %v: allowed=%v, want %v", tt.rule, tt.c.Args, a.Allowed, tt.allow)
+		}
+	}
+}

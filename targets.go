@@ -1,6 +1,9 @@
 package helikon
 
-import "path"
+import (
+	"path"
+	"strings"
+)
 
 // Targets is what a tool call would touch, as reported by a [Targeter] before
 // the call runs. Permission rules and guards are matched against it.
@@ -47,6 +50,10 @@ type Command struct {
 	// program as written, which may be a path such as /bin/rm. A word the
 	// shell would expand at run time is kept as written (for example $HOME).
 	Args []string
+	// Dynamic, when not nil, has one entry per element of Args: true for a
+	// word computed at run time (git $sub), whose value cannot be known
+	// before the command runs.
+	Dynamic []bool
 }
 
 // Program returns the program name: the last element of Args[0], so that
@@ -56,4 +63,32 @@ func (c Command) Program() string {
 		return ""
 	}
 	return path.Base(c.Args[0])
+}
+
+// MatchPattern reports whether c matches a program pattern: the program name
+// followed by leading arguments ("git", "push"). The program is compared by
+// its last path element. It fails closed in both directions: for a deny
+// pattern (deny true) a word computed at run time at or before a compared
+// position matches, and program names compare without case (a
+// case-insensitive file system runs rm for RM); for an allow pattern a
+// computed word does not match and names compare exactly.
+func (c Command) MatchPattern(words []string, deny bool) bool {
+	if len(words) == 0 || len(c.Args) == 0 {
+		return false
+	}
+	prog, want := c.Program(), path.Base(words[0])
+	if prog != want && !(deny && strings.EqualFold(prog, want)) {
+		return false
+	}
+	shifted := false // a computed word earlier may have moved the arguments
+	for i := 1; i < len(words); i++ {
+		if i < len(c.Dynamic) && c.Dynamic[i] || shifted {
+			return deny
+		}
+		if i >= len(c.Args) || c.Args[i] != words[i] {
+			return false
+		}
+		shifted = i < len(c.Dynamic) && c.Dynamic[i]
+	}
+	return true
 }

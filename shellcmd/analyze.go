@@ -110,6 +110,9 @@ func (a *analyzer) addCommand(fields []field) {
 	for i, f := range fields {
 		c.Args[i] = f.text
 		dyn[i] = f.dynamic
+		if f.dynamic {
+			c.Dynamic = dyn
+		}
 	}
 	key := strings.Join(c.Args, "\x00")
 	if a.dedup && a.listed[key] {

@@ -3,7 +3,6 @@ package shellcmd
 import (
 	"errors"
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/paigasus/helikon"
@@ -78,10 +77,9 @@ func (p *Policy) CheckAnalysis(a *Analysis) error {
 		}
 		return helikon.Denied("a command %s list is in force and %s", list, a.Unresolved)
 	}
-	for i, c := range a.Commands {
-		dyn := a.dynamicOf(i)
+	for _, c := range a.Commands {
 		for _, pat := range p.Deny {
-			if patternMatches(strings.Fields(pat), c, dyn, true) {
+			if c.MatchPattern(strings.Fields(pat), true) {
 				return helikon.Denied("the command runs %q, which the deny list forbids (pattern %q); do not run %s", strings.Join(c.Args, " "), pat, c.Program())
 			}
 		}
@@ -89,11 +87,10 @@ func (p *Policy) CheckAnalysis(a *Analysis) error {
 	if len(p.Allow) == 0 {
 		return nil
 	}
-	for i, c := range a.Commands {
-		dyn := a.dynamicOf(i)
+	for _, c := range a.Commands {
 		ok := false
 		for _, pat := range p.Allow {
-			if patternMatches(strings.Fields(pat), c, dyn, false) {
+			if c.MatchPattern(strings.Fields(pat), false) {
 				ok = true
 				break
 			}
@@ -103,48 +100,4 @@ func (p *Policy) CheckAnalysis(a *Analysis) error {
 		}
 	}
 	return nil
-}
-
-func (a *Analysis) dynamicOf(i int) []bool {
-	if len(a.dynamic) != len(a.Commands) || len(a.dynamic[i]) != len(a.Commands[i].Args) {
-		return nil
-	}
-	return a.dynamic[i]
-}
-
-// patternMatches is the core's command matching (helikon's commandMatches)
-// made to fail closed: for a deny pattern (deny true) a computed word at or
-// before the last compared position matches and program names compare
-// without case; for an allow pattern a computed word does not match.
-func patternMatches(words []string, c helikon.Command, dynamic []bool, deny bool) bool {
-	if len(words) == 0 || len(c.Args) == 0 {
-		return false
-	}
-	// Deny patterns ignore case, as a case-insensitive file system (macOS)
-	// runs rm for RM; allow patterns stay exact, which is the stricter
-	// reading there.
-	prog, want := c.Program(), path.Base(words[0])
-	if prog != want && !(deny && strings.EqualFold(prog, want)) {
-		return false
-	}
-	for i := 1; i < len(words); i++ {
-		if i < len(dynamic) && dynamic[i] || i < len(c.Args) && argMayShift(dynamic, i) {
-			return deny
-		}
-		if i >= len(c.Args) || c.Args[i] != words[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// argMayShift reports whether a computed word before position i may have
-// moved the argument at i.
-func argMayShift(dynamic []bool, i int) bool {
-	for j := 1; j < i && j < len(dynamic); j++ {
-		if dynamic[j] {
-			return true
-		}
-	}
-	return false
 }
