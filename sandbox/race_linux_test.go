@@ -35,10 +35,14 @@ func TestSymlinkSwapRaceCannotEscape(t *testing.T) {
 
 	stop := make(chan struct{})
 	swapper := make(chan int)
+	started := make(chan struct{})
 	go func() {
 		swaps := 0
 		defer func() { swapper <- swaps }()
 		for {
+			if swaps == 16 {
+				close(started)
+			}
 			select {
 			case <-stop:
 				return
@@ -49,12 +53,20 @@ func TestSymlinkSwapRaceCannotEscape(t *testing.T) {
 			}
 		}
 	}()
+	<-started
 	var wg sync.WaitGroup
 	var reads, writes, denials int
 	var mu sync.Mutex
+	// Run until both sides of the swap have been seen (at least 300
+	// rounds, at most 5000): how the two interleave is up to the scheduler.
+	exercised := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return denials > 0 && writes+reads > 0
+	}
 	for w := range 2 {
 		wg.Go(func() {
-			for i := range 300 {
+			for i := 0; i < 300 || !exercised() && i < 5000; i++ {
 				_, err := fx.sb.WriteFile(ctx, fmt.Sprintf("d/w%d-%d.txt", w, i%5), []byte("PWNED"))
 				f, _, rerr := fx.sb.OpenRegular("d/secret.txt")
 				if rerr == nil {
