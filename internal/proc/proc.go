@@ -21,6 +21,12 @@
 //     past the reaper, which Linux does not allow while the reaper lives.
 //   - [TrackGroup]: the process group and session of the command. A process
 //     that calls setsid and double-forks escapes it.
+//   - [TrackPidNamespace] (Linux, chosen explicitly, never by [TrackAuto]):
+//     the caller starts the command as the first process of a new pid
+//     namespace (see [Spec].Start). When that process exits the kernel has
+//     already killed and released every other process of the namespace, so
+//     nothing is scanned or waited for: the cheapest mode, and as strong as
+//     cgroup tracking.
 //
 // When the command's main process exits, when the timeout expires or when
 // the context is cancelled, everything left of the tree is killed with
@@ -86,6 +92,11 @@ const (
 	TrackReaper
 	// TrackGroup relies on the command's session and process group.
 	TrackGroup
+	// TrackPidNamespace relies on the command's main process being the
+	// init of its own pid namespace, which the caller arranges (Linux
+	// only): the kernel kills the whole namespace when it exits, and
+	// killing it kills the namespace.
+	TrackPidNamespace
 )
 
 // String returns auto, cgroup, reaper or group.
@@ -99,6 +110,8 @@ func (t Tracking) String() string {
 		return "reaper"
 	case TrackGroup:
 		return "group"
+	case TrackPidNamespace:
+		return "pid-namespace"
 	}
 	return fmt.Sprintf("Tracking(%d)", int(t))
 }

@@ -81,7 +81,7 @@ func newTracker(mode Tracking) (*tracker, error) {
 		if m, why := Available(); m != TrackCgroup {
 			return nil, fmt.Errorf("proc: cgroup tracking: %w: %s", backend.ErrUnavailable, why)
 		}
-	case TrackReaper, TrackGroup:
+	case TrackReaper, TrackGroup, TrackPidNamespace:
 	default:
 		return nil, fmt.Errorf("proc: unknown tracking %d", int(mode))
 	}
@@ -164,6 +164,9 @@ func (t *tracker) kill() {
 		// Only the process group here: waitGone scans the session for
 		// members that moved to another group.
 		_ = unix.Kill(-t.pid, unix.SIGKILL)
+	case TrackPidNamespace:
+		// SIGKILL to the init of a pid namespace kills the namespace.
+		_ = unix.Kill(t.pid, unix.SIGKILL)
 	}
 }
 
@@ -197,6 +200,11 @@ func (t *tracker) waitGone(limit time.Duration) error {
 			return fmt.Errorf("proc: reaper of pid %d ended without confirming the tree is gone (%q): %w", t.pid, b, ErrSurvivors)
 		}
 		t.status = &st
+		return nil
+	case TrackPidNamespace:
+		// The main process (the namespace's init) has exited, and the
+		// kernel releases every other process of the namespace before
+		// the init becomes reapable (zap_pid_ns_processes).
 		return nil
 	default:
 		for delay := 500 * time.Microsecond; ; delay = min(delay*2, 20*time.Millisecond) {
