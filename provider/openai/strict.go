@@ -22,7 +22,9 @@ import (
 //     the property as absent and applies its default, exactly as it would
 //     without strict mode. A null the tool itself would have accepted for an
 //     optional property is therefore indistinguishable from absence;
-//   - "default" is dropped (strict mode refuses it; the tool applies it).
+//   - "default", "minLength" and "maxLength" are dropped from what the model
+//     sees (strict mode refuses them); the tool still applies the default
+//     and enforces the lengths, and a violation goes back to the model.
 //
 // A schema that cannot be expressed in strict mode (an object open to extra
 // properties, a map, allOf/oneOf/not/if, patternProperties and the like) is
@@ -73,7 +75,7 @@ func strictNode(v any) (any, bool) {
 		out := make(map[string]any, len(n)+2)
 		for k, val := range n {
 			switch k {
-			case "default", "$schema":
+			case "default", "$schema", "minLength", "maxLength":
 				continue
 			case "properties", "$defs", "definitions":
 				props, ok := val.(map[string]any)

@@ -1,0 +1,13 @@
+// Package examples holds runnable programs that show helikon end to end. Each
+// is a main package in its own directory:
+//
+//	budget_assistant  an LLM agent with two typed function tools (the seed's
+//	                  budget assistant), on OpenAI
+//	explore_sandbox   Read, Write, Edit and Bash over a directory, with a deny
+//	                  rule on Bash, as in the seed
+//	loop_agent        a loop agent whose tool escalates to stop the loop
+//
+// They read OPENAI_API_KEY, and OPENAI_BASE_URL for an OpenAI-compatible
+// server, and OPENAI_MODEL for the model id. Their tests run them against a
+// local server that speaks OpenAI's wire format (provider/openai/openaitest).
+package examples
