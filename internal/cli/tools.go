@@ -9,6 +9,7 @@ import (
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/sandbox"
 )
 
 // App is the application context type of the CLI's tools: the CLI has none.
@@ -25,6 +26,18 @@ type ToolEnv struct {
 	backendOnce sync.Once
 	backend     backend.Backend
 	backendErr  error
+
+	sandboxOnce sync.Once
+	sandbox     *sandbox.Sandbox
+	sandboxErr  error
+}
+
+// Sandbox returns the sandbox over Root, opened once and shared by every tool
+// of the command, so that the file tools share one per-path write lock (which
+// makes concurrent Edits of a file all apply).
+func (te *ToolEnv) Sandbox() (*sandbox.Sandbox, error) {
+	te.sandboxOnce.Do(func() { te.sandbox, te.sandboxErr = sandbox.Open(te.Root) })
+	return te.sandbox, te.sandboxErr
 }
 
 // Backend returns the execution backend the flags select, built once and
