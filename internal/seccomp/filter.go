@@ -36,7 +36,14 @@
 //     pathname-socket connects, see [Policy]), gets EPERM from
 //     socket(AF_UNIX) and from socketpair of any type but SOCK_STREAM and
 //     SOCK_SEQPACKET (a datagram pair can be re-connected or sent to any
-//     path).
+//     path);
+//   - when the policy allows TCP only ([Policy].TCPOnly), gets EPERM from
+//     socket for every family but AF_INET and AF_INET6 with type
+//     SOCK_STREAM and protocol 0 or IPPROTO_TCP (no UDP, raw, netlink or
+//     packet sockets), and from sendto, sendmsg and sendmmsg with
+//     MSG_FASTOPEN (which would connect without connect(2));
+//   - blocks in the syscalls of [Policy].Notify until a supervisor holding
+//     the filter's listener answers (see [InstallThreadListener]).
 //
 // Arguments are compared on their low 32 bits wherever the kernel reads only
 // those.
@@ -61,6 +68,7 @@ import (
 const (
 	RetKillProcess uint32 = 0x80000000
 	RetErrno       uint32 = 0x00050000
+	RetUserNotif   uint32 = 0x7fc00000
 	RetAllow       uint32 = 0x7fff0000
 )
 
@@ -87,6 +95,10 @@ const (
 	sockTypeMask   = 0xf
 	sockStream     = 1
 	sockSeqpacket  = 5
+	afInet         = 2
+	afInet6        = 10
+	ipprotoTCP     = 6
+	msgFastOpen    = 0x20000000
 	tiocsti        = 0x5412
 	tioclinux      = 0x541c
 	x32SyscallBit  = 0x40000000
@@ -110,6 +122,17 @@ type Policy struct {
 	// otherwise a command can connect to any listening socket it can name
 	// (a Docker daemon, an SSH agent, the session bus).
 	AllowUnixSockets bool
+	// TCPOnly, with AllowNetwork, narrows the network to TCP: socket
+	// creates only AF_INET and AF_INET6 stream sockets with protocol 0 or
+	// IPPROTO_TCP, and sends with MSG_FASTOPEN are refused. Where the
+	// addresses are confined elsewhere (a network namespace, Landlock TCP
+	// port rules) this leaves no datagram or raw path around them.
+	TCPOnly bool
+	// Notify names syscalls answered with SECCOMP_RET_USER_NOTIF: the
+	// calling thread blocks until the supervisor holding the filter's
+	// listener answers ([InstallThreadListener], [Listener]). A name the
+	// architecture lacks is an error.
+	Notify []string
 }
 
 // Arch describes one architecture the filter supports.
@@ -263,6 +286,12 @@ func Build(arch *Arch, p Policy) ([]bpf.Instruction, error) {
 		lPair   label = "socketpair"
 		lClone  label = "clone"
 		lIoctl  label = "ioctl"
+		lNotify label = "notify"
+		lSend   label = "send"
+		lTCP    label = "tcp"
+
+		lSendmsg  label = "sendmsg"
+		lSendmmsg label = "sendmmsg"
 	)
 	need := func(name string) uint32 {
 		n, ok := arch.nr[name]
@@ -283,6 +312,18 @@ func Build(arch *Arch, p Policy) ([]bpf.Instruction, error) {
 	for _, name := range Denied {
 		if n, ok := arch.nr[name]; ok {
 			a.jeq(n, lEPERM)
+		}
+	}
+	for _, name := range p.Notify {
+		n, ok := arch.nr[name]
+		if !ok {
+			return nil, fmt.Errorf("seccomp: %s has no syscall %q to notify", arch.Name, name)
+		}
+		a.jeq(n, lNotify)
+	}
+	if p.AllowNetwork && p.TCPOnly {
+		for _, name := range []string{"sendto", "sendmsg", "sendmmsg"} {
+			a.jeq(need(name), lSend)
 		}
 	}
 	a.jeq(need("clone3"), lENOSYS)
@@ -313,10 +354,45 @@ func Build(arch *Arch, p Policy) ([]bpf.Instruction, error) {
 	} else {
 		a.jeq(afUnix, lEPERM)
 	}
-	if p.AllowNetwork {
-		a.jumpTo(lAllow)
-	} else {
+	switch {
+	case p.AllowNetwork && p.TCPOnly:
+		// socket(AF_INET or AF_INET6, SOCK_STREAM | flags, 0 or
+		// IPPROTO_TCP): type and protocol are ints too.
+		a.jeq(afInet, lTCP)
+		a.jeq(afInet6, lTCP)
 		a.jumpTo(lEPERM)
+		a.mark(lTCP)
+		a.load(argLow(1))
+		a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask})
+		a.jif(bpf.JumpEqual, sockStream, "", lEPERM)
+		a.load(argLow(2))
+		a.jeq(0, lAllow)
+		a.jeq(ipprotoTCP, lAllow)
+		a.jumpTo(lEPERM)
+	case p.AllowNetwork:
+		a.jumpTo(lAllow)
+	default:
+		a.jumpTo(lEPERM)
+	}
+
+	if p.AllowNetwork && p.TCPOnly {
+		// sendto(fd, buf, len, flags, ...), sendmsg(fd, msg, flags) and
+		// sendmmsg(fd, vec, vlen, flags): flags is an int.
+		a.mark(lSend)
+		a.emit(bpf.LoadAbsolute{Off: offNr, Size: 4})
+		a.jeq(need("sendmsg"), lSendmsg)
+		a.jeq(need("sendmmsg"), lSendmmsg)
+		a.load(argLow(3))
+		a.jset(msgFastOpen, lEPERM)
+		a.jumpTo(lAllow)
+		a.mark(lSendmsg)
+		a.load(argLow(2))
+		a.jset(msgFastOpen, lEPERM)
+		a.jumpTo(lAllow)
+		a.mark(lSendmmsg)
+		a.load(argLow(3))
+		a.jset(msgFastOpen, lEPERM)
+		a.jumpTo(lAllow)
 	}
 
 	// socketpair(domain, type, protocol, sv).
@@ -333,6 +409,8 @@ func Build(arch *Arch, p Policy) ([]bpf.Instruction, error) {
 
 	a.mark(lAllow)
 	a.ret(RetAllow)
+	a.mark(lNotify)
+	a.ret(RetUserNotif)
 	a.mark(lEPERM)
 	a.ret(RetErrno | errnoEPERM)
 	a.mark(lENOSYS)

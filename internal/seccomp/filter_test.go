@@ -60,6 +60,12 @@ func expect(arch *Arch, p Policy, c call) uint32 {
 	switch {
 	case slices.Contains(Denied, name):
 		return eperm
+	case slices.Contains(p.Notify, name):
+		return RetUserNotif
+	case p.AllowNetwork && p.TCPOnly && (name == "sendto" || name == "sendmmsg") && low(3)&msgFastOpen != 0:
+		return eperm
+	case p.AllowNetwork && p.TCPOnly && name == "sendmsg" && low(2)&msgFastOpen != 0:
+		return eperm
 	case name == "clone3":
 		return RetErrno | errnoENOSYS
 	case name == "clone" && low(0)&cloneNamespace != 0:
@@ -74,6 +80,9 @@ func expect(arch *Arch, p Policy, c call) uint32 {
 			return eperm
 		}
 		if !p.AllowNetwork {
+			return eperm
+		}
+		if p.TCPOnly && (low(0) != afInet && low(0) != afInet6 || low(1)&sockTypeMask != sockStream || low(2) != 0 && low(2) != ipprotoTCP) {
 			return eperm
 		}
 	case name == "socketpair":
@@ -96,6 +105,7 @@ func TestFilterDecisions(t *testing.T) {
 		afInet = 2
 	)
 	strict := Policy{}
+	tcp := Policy{AllowNetwork: true, TCPOnly: true}
 	tests := []struct {
 		name string
 		p    Policy
@@ -129,6 +139,24 @@ func TestFilterDecisions(t *testing.T) {
 		{"tiocsti high bits denied", strict, call{x.Audit, nr("ioctl"), [6]uint64{0, 0xdead0000_00005412}}, eperm},
 		{"tioclinux denied", strict, call{x.Audit, nr("ioctl"), [6]uint64{0, tioclinux}}, eperm},
 		{"tcgets allowed", strict, call{x.Audit, nr("ioctl"), [6]uint64{0, 0x5401}}, RetAllow},
+		{"setsid notified", Policy{Notify: []string{"setsid"}}, call{x.Audit, nr("setsid"), [6]uint64{}}, RetUserNotif},
+		{"setsid allowed without notify", strict, call{x.Audit, nr("setsid"), [6]uint64{}}, RetAllow},
+		{"tcp socket allowed", tcp, call{x.Audit, nr("socket"), [6]uint64{afInet, sockStream | 0x80800}}, RetAllow},
+		{"tcp6 socket with IPPROTO_TCP allowed", tcp, call{x.Audit, nr("socket"), [6]uint64{afInet6, sockStream, ipprotoTCP}}, RetAllow},
+		{"udp socket denied", tcp, call{x.Audit, nr("socket"), [6]uint64{afInet, 2}}, eperm},
+		{"udp with high bits denied", tcp, call{x.Audit, nr("socket"), [6]uint64{afInet, 0xffffffff_00000002}}, eperm},
+		{"stream with high bits is stream", tcp, call{x.Audit, nr("socket"), [6]uint64{afInet, 0xffffffff_00000001}}, RetAllow},
+		{"mptcp denied", tcp, call{x.Audit, nr("socket"), [6]uint64{afInet, sockStream, 262}}, eperm},
+		{"raw inet denied", tcp, call{x.Audit, nr("socket"), [6]uint64{afInet, 3, 1}}, eperm},
+		{"netlink denied", tcp, call{x.Audit, nr("socket"), [6]uint64{16, 3}}, eperm},
+		{"packet denied", tcp, call{x.Audit, nr("socket"), [6]uint64{17, 3}}, eperm},
+		{"sendto fastopen denied", tcp, call{x.Audit, nr("sendto"), [6]uint64{3, 0, 0, msgFastOpen}}, eperm},
+		{"sendto fastopen high bits denied", tcp, call{x.Audit, nr("sendto"), [6]uint64{3, 0, 0, 0xffffffff_20000000}}, eperm},
+		{"sendmsg fastopen denied", tcp, call{x.Audit, nr("sendmsg"), [6]uint64{3, 0, msgFastOpen}}, eperm},
+		{"sendmmsg fastopen denied", tcp, call{x.Audit, nr("sendmmsg"), [6]uint64{3, 0, 1, msgFastOpen}}, eperm},
+		{"sendto plain allowed", tcp, call{x.Audit, nr("sendto"), [6]uint64{3, 0, 0, 0x4000}}, RetAllow},
+		{"sendmsg plain allowed", tcp, call{x.Audit, nr("sendmsg"), [6]uint64{3, 0, 0x40}}, RetAllow},
+		{"sendto fastopen allowed with full network", Policy{AllowNetwork: true}, call{x.Audit, nr("sendto"), [6]uint64{3, 0, 0, msgFastOpen}}, RetAllow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -201,24 +229,33 @@ func TestAssembleRaw(t *testing.T) {
 // FuzzFilter checks the assembled filter against the reference on arbitrary
 // syscalls, on both architectures and every policy.
 func FuzzFilter(f *testing.F) {
-	f.Add(uint8(0), uint32(0xc000003e), uint32(41), uint64(2), uint64(1))
-	f.Add(uint8(1), uint32(0xc000003e), uint32(16), uint64(0), uint64(0x5412))
-	f.Add(uint8(2), uint32(0xc00000b7), uint32(220), uint64(0x10000000), uint64(0))
-	f.Add(uint8(3), uint32(0xc000003e), uint32(0x40000001), uint64(0), uint64(0))
+	f.Add(uint8(0), uint32(0xc000003e), uint32(41), uint64(2), uint64(1), uint64(0), uint64(0))
+	f.Add(uint8(1), uint32(0xc000003e), uint32(16), uint64(0), uint64(0x5412), uint64(0), uint64(0))
+	f.Add(uint8(2), uint32(0xc00000b7), uint32(220), uint64(0x10000000), uint64(0), uint64(0), uint64(0))
+	f.Add(uint8(3), uint32(0xc000003e), uint32(0x40000001), uint64(0), uint64(0), uint64(0), uint64(0))
+	f.Add(uint8(9), uint32(0xc000003e), uint32(41), uint64(2), uint64(2), uint64(0), uint64(0))
+	f.Add(uint8(25), uint32(0xc000003e), uint32(112), uint64(0), uint64(0), uint64(0), uint64(0))
 	progs := map[uint8][]bpf.Instruction{}
-	for i := range uint8(8) {
+	policy := func(sel uint8) Policy {
+		p := Policy{AllowNetwork: sel&1 != 0, AllowUnixSockets: sel&2 != 0, TCPOnly: sel&8 != 0}
+		if sel&16 != 0 {
+			p.Notify = []string{"setsid"}
+		}
+		return p
+	}
+	for i := range uint8(32) {
 		arch := amd64
 		if i&4 != 0 {
 			arch = arm64
 		}
-		prog, err := Build(arch, Policy{AllowNetwork: i&1 != 0, AllowUnixSockets: i&2 != 0})
+		prog, err := Build(arch, policy(i))
 		if err != nil {
 			f.Fatal(err)
 		}
 		progs[i] = prog
 	}
-	f.Fuzz(func(t *testing.T, sel uint8, auditArch, nr uint32, a0, a1 uint64) {
-		sel &= 7
+	f.Fuzz(func(t *testing.T, sel uint8, auditArch, nr uint32, a0, a1, a2, a3 uint64) {
+		sel &= 31
 		arch := amd64
 		if sel&4 != 0 {
 			arch = arm64
@@ -231,10 +268,10 @@ func FuzzFilter(f *testing.F) {
 		if nr&0x80000000 != 0 {
 			nr &= 0x1ff
 		}
-		p := Policy{AllowNetwork: sel&1 != 0, AllowUnixSockets: sel&2 != 0}
-		c := call{arch: auditArch, nr: nr, args: [6]uint64{a0, a1}}
+		p := policy(sel)
+		c := call{arch: auditArch, nr: nr, args: [6]uint64{a0, a1, a2, a3}}
 		if got, want := run(t, progs[sel], c), expect(arch, p, c); got != want {
-			t.Fatalf("%s %+v nr=%d args=%#x,%#x: filter %#x, reference %#x", arch.Name, p, nr, a0, a1, got, want)
+			t.Fatalf("%s %+v nr=%d args=%#x,%#x,%#x,%#x: filter %#x, reference %#x", arch.Name, p, nr, a0, a1, a2, a3, got, want)
 		}
 	})
 }
