@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/paigasus/helikon"
+)
+
+// ErrNoTerminal is returned by [TerminalApprover] when there is no terminal
+// to ask on; the call is then denied.
+var ErrNoTerminal = errors.New("approval needed but there is no terminal to ask on")
+
+// maxShownArgs bounds the arguments shown in an approval prompt.
+const maxShownArgs = 2000
+
+// TerminalApprover asks the user on a terminal whether a tool call may run. It
+// shows the tool, its arguments and the reason, and reads y (yes), n (no) or
+// a (always: yes now and for every later call of the same tool in this
+// process, except calls a built-in guard stopped, which are always asked).
+// Without a terminal it denies with [ErrNoTerminal]. It asks one question at a
+// time.
+type TerminalApprover struct {
+	In  *bufio.Reader
+	Out io.Writer
+	// IsTerminal reports whether In and Out are a terminal; nil means no.
+	IsTerminal func() bool
+	// Before is called before a prompt is shown (to stop a spinner).
+	Before func()
+
+	mu     sync.Mutex
+	always map[string]bool
+}
+
+var _ helikon.Approver = (*TerminalApprover)(nil)
+
+// NewTerminalApprover returns an approver on env's stdin and stderr.
+func NewTerminalApprover(env *Env) *TerminalApprover {
+	return &TerminalApprover{In: bufio.NewReader(env.Stdin), Out: env.Stderr, IsTerminal: env.IsTerminal}
+}
+
+// Approve implements [helikon.Approver].
+func (a *TerminalApprover) Approve(ctx context.Context, req *helikon.ApprovalRequest) (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !req.Guard && a.always[req.Tool] {
+		return true, nil
+	}
+	if a.IsTerminal == nil || !a.IsTerminal() {
+		return false, fmt.Errorf("%w: rerun on a terminal, or permit the call with --allow %s or --mode", ErrNoTerminal, req.Tool)
+	}
+	if a.Before != nil {
+		a.Before()
+	}
+	args := string(req.Args)
+	var pretty strings.Builder
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, req.Args, "    ", "  "); err == nil {
+		args = indented.String()
+	}
+	if len(args) > maxShownArgs {
+		args = args[:maxShownArgs] + fmt.Sprintf("… (%d more bytes)", len(args)-maxShownArgs)
+	}
+	fmt.Fprintf(&pretty, "\nhelikon: %s wants to run (%s).\n", req.Tool, req.Effect)
+	fmt.Fprintf(&pretty, "  why asked: %s\n", req.Reason)
+	fmt.Fprintf(&pretty, "  arguments: %s\n", args)
+	choices := "[y]es, [n]o, [a]lways for " + req.Tool
+	if req.Guard {
+		choices = "[y]es, [n]o"
+	}
+	for {
+		fmt.Fprintf(a.Out, "%s  allow? %s: ", pretty.String(), choices)
+		pretty.Reset()
+		line, err := readLine(ctx, a.In)
+		if err != nil {
+			fmt.Fprintln(a.Out)
+			return false, fmt.Errorf("reading the answer: %w", err)
+		}
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			return true, nil
+		case "n", "no", "":
+			return false, nil
+		case "a", "always":
+			if req.Guard {
+				break
+			}
+			if a.always == nil {
+				a.always = map[string]bool{}
+			}
+			a.always[req.Tool] = true
+			return true, nil
+		}
+		fmt.Fprintf(a.Out, "  please answer %s\n", choices)
+	}
+}
+
+// readLine reads a line from r, giving up when ctx is done. The read itself
+// cannot be interrupted; on cancellation it is left to finish in the
+// background (the process is about to exit).
+func readLine(ctx context.Context, r *bufio.Reader) (string, error) {
+	type result struct {
+		s   string
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		s, err := r.ReadString('\n')
+		if err == io.EOF && s != "" {
+			err = nil
+		}
+		ch <- result{s, err}
+	}()
+	select {
+	case res := <-ch:
+		return res.s, res.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}

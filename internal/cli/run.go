@@ -1,0 +1,329 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent/llmagent"
+	"github.com/paigasus/helikon/agent/runner"
+	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/provider/anthropic"
+	"github.com/paigasus/helikon/provider/openai"
+	"github.com/paigasus/helikon/session/sqlitestore"
+	"github.com/paigasus/helikon/websearch"
+)
+
+func init() {
+	Register(&Command{Name: "run", Summary: "run a coding agent on PROMPT over the sandboxed toolset in --root", Run: runAgent})
+}
+
+// ModelEnv is the environment variable naming the default model.
+const ModelEnv = "HELIKON_MODEL"
+
+// SessionDBEnv is the environment variable naming the session database.
+const SessionDBEnv = "HELIKON_SESSION_DB"
+
+const modelHelp = `set one with --model PROVIDER:MODEL or the HELIKON_MODEL environment variable, for example
+  --model openai:gpt-4.1            (OPENAI_API_KEY; OPENAI_BASE_URL for a compatible server)
+  --model openai-responses:gpt-4.1  (the same, over the Responses API)
+  --model anthropic:claude-sonnet-4-5 (ANTHROPIC_API_KEY)
+  --model ollama:llama3.1           (OLLAMA_HOST, default http://localhost:11434)`
+
+// NewModel returns the model a "provider:id" spec names.
+func NewModel(spec string, getenv func(string) string) (helikon.Model, error) {
+	provider, id, ok := strings.Cut(spec, ":")
+	if !ok || provider == "" || id == "" {
+		return nil, fmt.Errorf("model %q is not of the form PROVIDER:MODEL; %s", spec, modelHelp)
+	}
+	switch provider {
+	case "openai":
+		return openai.New(openai.Options{Model: id, Getenv: getenv})
+	case "openai-responses":
+		return openai.New(openai.Options{Model: id, API: openai.Responses, Getenv: getenv})
+	case "anthropic":
+		return anthropic.New(anthropic.Options{Model: id, Getenv: getenv})
+	case "ollama":
+		host := getenv("OLLAMA_HOST")
+		if host == "" {
+			host = "http://localhost:11434"
+		}
+		if !strings.Contains(host, "://") {
+			host = "http://" + host
+		}
+		return openai.New(openai.Options{Model: id, BaseURL: strings.TrimSuffix(host, "/") + "/v1", NoAPIKey: true, APIKey: "ollama", Getenv: getenv})
+	}
+	return nil, fmt.Errorf("unknown model provider %q; %s", provider, modelHelp)
+}
+
+const defaultInstructions = `You are a coding agent working in the directory %s. Use the tools to inspect and change files there: Read before you Edit, and prefer Edit for small changes. Bash runs commands in that directory. A tool call may be denied by the user's permission settings; then do not retry it, find another way or explain what you would have done. Finish with a short summary of what you did.`
+
+func runAgent(ctx context.Context, env *Env, args []string) int {
+	fs := NewFlagSet("run", "run PROMPT [flags]\n\nRuns a coding agent on PROMPT over the sandboxed toolset in --root (Read, Write,\nEdit, Bash, WebFetch, and WebSearch when BRAVE_API_KEY or TAVILY_API_KEY is set).\nThe answer streams to stdout; tool calls and their outcomes go to stderr.\nCalls that need approval are asked on the terminal (y/n/always) and denied\nwithout one. Every run is saved: --session ID resumes one.", env.Stderr)
+	common := AddCommonFlags(fs)
+	bflags := AddBackendFlags(fs)
+	tflags := AddToolFlags(fs)
+	modelSpec := fs.String("model", "", "the model as `PROVIDER:MODEL` (default $"+ModelEnv+")")
+	maxTurns := fs.Int("max-turns", llmagent.DefaultMaxTurns, "stop after `N` model calls")
+	sessionID := fs.String("session", "", "resume the session `ID` (default: a new session)")
+	sessionDB := fs.String("session-db", "", "the session database `FILE` (default $"+SessionDBEnv+", else $XDG_STATE_HOME/helikon/sessions.db)")
+	jsonOut := fs.Bool("json", false, "print the event stream as JSON lines on stdout")
+	system := fs.String("instructions", "", "replace the agent's system prompt with `TEXT`")
+	pos, done, status := ParseArgs(fs, env, args)
+	if done {
+		return status
+	}
+	if len(pos) == 0 {
+		return Failf(env, ExitUsage, "run: want a PROMPT")
+	}
+	prompt := strings.Join(pos, " ")
+	spec := *modelSpec
+	if spec == "" {
+		spec = env.getenv(ModelEnv)
+	}
+	if spec == "" {
+		return Failf(env, ExitUsage, "run: no model; %s", modelHelp)
+	}
+	model, err := NewModel(spec, env.getenv)
+	if err != nil {
+		return Failf(env, ExitUsage, "run: %v", err)
+	}
+	root, err := common.RootDir()
+	if err != nil {
+		return Failf(env, ExitUsage, "run: %v", err)
+	}
+	perms, mode, err := common.Permissions()
+	if err != nil {
+		return Failf(env, ExitUsage, "run: %v", err)
+	}
+	te := &ToolEnv{Ctx: ctx, Env: env, Root: root, Common: common, BackendFlags: bflags}
+	names := tflags.Names(false)
+	if env.getenv(websearch.BraveKeyEnv) == "" && env.getenv(websearch.TavilyKeyEnv) == "" {
+		names = slices.DeleteFunc(names, func(n string) bool { return n == websearch.Name })
+	}
+	toolset, err := tflags.BuildSet(te, names)
+	if err != nil {
+		if errors.Is(err, backend.ErrUnavailable) {
+			return Failf(env, ExitUsage, "run: %v", err)
+		}
+		return Failf(env, ExitOther, "run: %v", err)
+	}
+	dbPath := *sessionDB
+	if dbPath == "" {
+		if dbPath, err = defaultSessionDB(env); err != nil {
+			return Failf(env, ExitUsage, "run: %v; set --session-db", err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(dbPath), 0o700); err != nil {
+		return Failf(env, ExitOther, "run: session database: %v", err)
+	}
+	store, err := sqlitestore.Open(ctx, dbPath, nil)
+	if err != nil {
+		return Failf(env, ExitOther, "run: %v", err)
+	}
+	defer store.Close()
+
+	instructions := *system
+	if instructions == "" {
+		instructions = fmt.Sprintf(defaultInstructions, root)
+	}
+	agent, err := llmagent.New(llmagent.Config[App]{
+		Name:         "helikon",
+		Instructions: instructions,
+		Model:        model,
+		Tools:        toolset.Tools(),
+		MaxTurns:     *maxTurns,
+	})
+	if err != nil {
+		return Failf(env, ExitOther, "run: %v", err)
+	}
+	term := env.IsTerminal != nil && env.IsTerminal()
+	out := &renderer{env: env, spin: term && !*jsonOut}
+	approver := NewTerminalApprover(env)
+	approver.Before = out.pause
+	perms.Approver = approver
+	perms.Policy = askUnlessReadOnly
+	r, err := runner.New(runner.Config[App]{Agent: agent, Store: store, Permissions: perms, Mode: mode})
+	if err != nil {
+		return Failf(env, ExitOther, "run: %v", err)
+	}
+	defer out.pause()
+	var runErr error
+	var id string
+	enc := json.NewEncoder(env.Stdout)
+	for ev, err := range r.Run(ctx, *sessionID, prompt) {
+		if ev != nil && ev.SessionID != "" {
+			id = ev.SessionID
+		}
+		if *jsonOut {
+			if ev != nil {
+				enc.Encode(ev)
+			}
+		} else if ev != nil {
+			out.event(ev)
+		}
+		if err != nil {
+			runErr = err
+		}
+	}
+	out.pause()
+	if id != "" && !*jsonOut {
+		fmt.Fprintf(env.Stderr, "helikon: session %s (resume with --session %s)\n", id, id)
+	}
+	if runErr != nil {
+		fmt.Fprintf(env.Stderr, "helikon: run: %v\n", runErr)
+		switch {
+		case errors.Is(runErr, helikon.ErrInvalidArgs):
+			return ExitInvalidArgs
+		case errors.Is(runErr, backend.ErrUnavailable):
+			return ExitUsage
+		}
+		return ExitOther
+	}
+	return ExitOK
+}
+
+// askUnlessReadOnly is the CLI's policy: read-only calls run, anything else
+// asks (AcceptEdits has already let writes through, Bypass everything).
+var askUnlessReadOnly = helikon.PolicyFunc(func(_ context.Context, c *helikon.Call, _ *helikon.Targets) (helikon.PolicyDecision, error) {
+	if c.Effect == helikon.EffectReadOnly {
+		return helikon.Allow(), nil
+	}
+	return helikon.Ask(fmt.Sprintf("%s has effect %s; --mode accept-edits approves writes, --allow %s permits it", c.Tool, c.Effect, c.Tool)), nil
+})
+
+func defaultSessionDB(env *Env) (string, error) {
+	if p := env.getenv(SessionDBEnv); p != "" {
+		return p, nil
+	}
+	if d := env.getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "helikon", "sessions.db"), nil
+	}
+	home := env.getenv("HOME")
+	if home == "" {
+		return "", errors.New("no HOME to keep the session database in")
+	}
+	return filepath.Join(home, ".local", "state", "helikon", "sessions.db"), nil
+}
+
+// renderer prints a run for a person: the answer on stdout as it streams,
+// tool calls and outcomes on stderr, and a spinner on a terminal while the
+// model is thinking.
+type renderer struct {
+	env       *Env
+	spin      bool
+	midLine   bool // stdout does not end in a newline
+	mu        sync.Mutex
+	spinning  bool
+	spinStop  chan struct{}
+	spinGroup sync.WaitGroup
+}
+
+func (r *renderer) event(ev *helikon.Event) {
+	switch ev.Kind {
+	case helikon.EventTurnStarted:
+		r.startSpinner()
+	case helikon.EventTextDelta:
+		r.pause()
+		io.WriteString(r.env.Stdout, ev.Text)
+		r.midLine = !strings.HasSuffix(ev.Text, "\n")
+	case helikon.EventToolCall:
+		r.pause()
+		r.endLine()
+		fmt.Fprintf(r.env.Stderr, "→ %s %s\n", ev.ToolCall.Name, clip(string(ev.ToolCall.Args), 160))
+	case helikon.EventPermissionDenied:
+		r.pause()
+		fmt.Fprintf(r.env.Stderr, "✗ %s denied: %s\n", ev.ToolCall.Name, ev.Reason)
+	case helikon.EventToolResult:
+		r.pause()
+		if ev.ToolResult.IsError {
+			if ev.ToolResult.Kind != helikon.KindDenied {
+				fmt.Fprintf(r.env.Stderr, "✗ %s %s: %s\n", ev.ToolCall.Name, ev.ToolResult.Kind, clip(ev.ToolResult.Content, 200))
+			}
+		} else {
+			fmt.Fprintf(r.env.Stderr, "✓ %s %s\n", ev.ToolCall.Name, clip(ev.ToolResult.Content, 120))
+		}
+	case helikon.EventTurnCompleted:
+		r.pause()
+	case helikon.EventRunCompleted:
+		r.pause()
+		r.endLine()
+		if u := ev.Usage; u != nil {
+			fmt.Fprintf(r.env.Stderr, "helikon: %d model calls, %d input and %d output tokens\n", u.Requests, u.InputTokens, u.OutputTokens)
+		}
+	case helikon.EventRunFailed:
+		r.pause()
+		r.endLine()
+	}
+}
+
+func (r *renderer) endLine() {
+	if r.midLine {
+		fmt.Fprintln(r.env.Stdout)
+		r.midLine = false
+	}
+}
+
+// clip shortens s to n bytes on one line.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+func (r *renderer) startSpinner() {
+	if !r.spin {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.spinning {
+		return
+	}
+	r.spinning = true
+	r.spinStop = make(chan struct{})
+	stop := r.spinStop
+	r.spinGroup.Go(func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			fmt.Fprintf(r.env.Stderr, "\r%s thinking…", spinnerFrames[i%len(spinnerFrames)])
+			select {
+			case <-stop:
+				fmt.Fprint(r.env.Stderr, "\r\033[K")
+				return
+			case <-t.C:
+			}
+		}
+	})
+}
+
+// pause stops the spinner and clears its line.
+func (r *renderer) pause() {
+	r.mu.Lock()
+	if !r.spinning {
+		r.mu.Unlock()
+		return
+	}
+	r.spinning = false
+	close(r.spinStop)
+	r.mu.Unlock()
+	r.spinGroup.Wait()
+}
