@@ -36,23 +36,19 @@ func stepTool(escalateAt int64) helikon.Tool[App] {
 }
 
 // worker calls step once per run, then answers.
-func worker(t *testing.T, name string, tools ...helikon.Tool[App]) (*llmagent.Agent[App], *agenttest.Model) {
+func worker(name string, tools ...helikon.Tool[App]) (*llmagent.Agent[App], *agenttest.Model) {
 	m := &agenttest.Model{Func: func(req *helikon.ModelRequest) agenttest.Reply {
 		if len(tools) > 0 && req.Messages[len(req.Messages)-1].Role != helikon.RoleTool {
 			return agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("", "step", `{}`)}}
 		}
 		return agenttest.Reply{Text: name + " done"}
 	}}
-	a, err := llmagent.New(llmagent.Config[App]{Name: name, Model: m, Tools: tools})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a, m
+	return llmagent.Must(llmagent.New(llmagent.Config[App]{Name: name, Model: m, Tools: tools})), m
 }
 
 func TestLoopStopsAfterTheIterationThatEscalated(t *testing.T) {
-	w, wm := worker(t, "worker", stepTool(3))
-	reviewer, rm := worker(t, "reviewer")
+	w, wm := worker("worker", stepTool(3))
+	reviewer, rm := worker("reviewer")
 	loop, err := loopagent.New(loopagent.Config[App]{Name: "loop", SubAgents: []helikon.Agent[App]{w, reviewer}, MaxIterations: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +80,7 @@ func TestLoopStopsAfterTheIterationThatEscalated(t *testing.T) {
 }
 
 func TestLoopStopsAtMaxIterations(t *testing.T) {
-	w, wm := worker(t, "worker", stepTool(-1))
+	w, wm := worker("worker", stepTool(-1))
 	loop, _ := loopagent.New(loopagent.Config[App]{Name: "loop", SubAgents: []helikon.Agent[App]{w}, MaxIterations: 4})
 	r, _ := runner.New(runner.Config[App]{Agent: loop})
 	if _, err := helikon.Collect(r.Run(context.Background(), "", "work")); err != nil {
@@ -96,7 +92,7 @@ func TestLoopStopsAtMaxIterations(t *testing.T) {
 }
 
 func TestNestedLoopEscalationStopsOnlyTheInnerLoop(t *testing.T) {
-	w, wm := worker(t, "worker", stepTool(2))
+	w, wm := worker("worker", stepTool(2))
 	inner, _ := loopagent.New(loopagent.Config[App]{Name: "inner", SubAgents: []helikon.Agent[App]{w}, MaxIterations: 5})
 	outer, _ := loopagent.New(loopagent.Config[App]{Name: "outer", SubAgents: []helikon.Agent[App]{inner}, MaxIterations: 2})
 	r, _ := runner.New(runner.Config[App]{Agent: outer})
