@@ -207,3 +207,22 @@ func TestConsecutiveUserTurnsAreMerged(t *testing.T) {
 		t.Errorf("malformed arguments replayed as %v", in)
 	}
 }
+
+func TestSettingsOnTheWire(t *testing.T) {
+	srv := anthropictest.NewServer(anthropictest.Reply{Text: "ok"})
+	defer srv.Close()
+	temp := 0.3
+	req := &helikon.ModelRequest{
+		Messages: []helikon.Message{helikon.UserMessage("hi")},
+		Tools:    []helikon.ToolDef{helikon.ToolDefOf[App](spendTool)},
+		Settings: helikon.ModelSettings{Temperature: &temp, MaxOutputTokens: 77, ToolChoice: helikon.ToolChoiceRequired, NoParallelToolCalls: true},
+	}
+	if _, err := helikon.Generate(context.Background(), newModel(t, srv), req); err != nil {
+		t.Fatal(err)
+	}
+	b := srv.Requests()[0].Body
+	tc, _ := b["tool_choice"].(map[string]any)
+	if b["temperature"] != 0.3 || b["max_tokens"] != float64(77) || tc["type"] != "any" || tc["disable_parallel_tool_use"] != true {
+		t.Errorf("body %v", b)
+	}
+}

@@ -339,3 +339,26 @@ func TestNonStrictSchemaSentUnchanged(t *testing.T) {
 		t.Errorf("schema changed:\n%s\n%s", b, got)
 	}
 }
+
+func TestSettingsOnTheWire(t *testing.T) {
+	temp, topP := 0.2, 0.9
+	settings := helikon.ModelSettings{Temperature: &temp, TopP: &topP, MaxOutputTokens: 123, ToolChoice: helikon.ToolChoiceRequired, NoParallelToolCalls: true}
+	for _, api := range apis {
+		t.Run(api.name, func(t *testing.T) {
+			srv := openaitest.NewServer(openaitest.Reply{Text: "ok"})
+			defer srv.Close()
+			req := &helikon.ModelRequest{Messages: []helikon.Message{helikon.UserMessage("hi")}, Tools: []helikon.ToolDef{helikon.ToolDefOf[App](budgetTool)}, Settings: settings}
+			if _, err := helikon.Generate(context.Background(), newModel(t, srv, api.api), req); err != nil {
+				t.Fatal(err)
+			}
+			b := srv.Requests()[0].Body
+			maxKey := "max_completion_tokens"
+			if api.api == openai.Responses {
+				maxKey = "max_output_tokens"
+			}
+			if b["temperature"] != 0.2 || b["top_p"] != 0.9 || b[maxKey] != float64(123) || b["tool_choice"] != "required" || b["parallel_tool_calls"] != false {
+				t.Errorf("body %v", b)
+			}
+		})
+	}
+}
