@@ -55,7 +55,9 @@ type Config[C any] struct {
 	Tracer trace.Tracer
 	// MaxAgentDepth bounds sub-agent nesting (0: the default, 8).
 	MaxAgentDepth int
-	// Logger receives diagnostics (nil: slog.Default()).
+	// Logger receives diagnostics (nil: slog.Default()): run failures at
+	// Warn, completions at Debug. Prompts, tool arguments and outputs are
+	// never logged.
 	Logger *slog.Logger
 }
 
@@ -98,6 +100,7 @@ func (r *Runner[C]) Run(ctx context.Context, sessionID, prompt string) iter.Seq2
 			id = session.NewID()
 		}
 		failed := func(err error) {
+			r.log.LogAttrs(ctx, slog.LevelWarn, "run failed", slog.String("agent", r.cfg.Agent.Name()), slog.String("session", id), slog.String("error", err.Error()))
 			yield(&helikon.Event{Kind: helikon.EventRunFailed, Agent: r.cfg.Agent.Name(), SessionID: id, Error: err.Error()}, err)
 		}
 		if err := session.ValidateID(id); err != nil {
@@ -160,6 +163,8 @@ func (r *Runner[C]) Run(ctx context.Context, sessionID, prompt string) iter.Seq2
 				return
 			}
 		}
+		r.log.LogAttrs(ctx, slog.LevelDebug, "run completed", slog.String("agent", r.cfg.Agent.Name()), slog.String("session", id),
+			slog.Int64("requests", usage.Requests), slog.Int64("input_tokens", usage.InputTokens), slog.Int64("output_tokens", usage.OutputTokens))
 		yield(&helikon.Event{Kind: helikon.EventRunCompleted, Agent: r.cfg.Agent.Name(), SessionID: id, Text: text, Usage: &usage}, nil)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -153,7 +154,8 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 	approver.Before = out.pause
 	perms.Approver = approver
 	perms.Policy = askUnlessReadOnly
-	r, err := runner.New(runner.Config[App]{Agent: agent, Store: store, Permissions: perms, Mode: mode})
+	// The command reports failures itself; the runner's log would repeat them.
+	r, err := runner.New(runner.Config[App]{Agent: agent, Store: store, Permissions: perms, Mode: mode, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return Failf(env, ExitOther, "run: %v", err)
 	}
