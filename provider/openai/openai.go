@@ -352,7 +352,7 @@ func (m *Model) chatParams(req *helikon.ModelRequest) (oai.ChatCompletionNewPara
 			p.Messages = append(p.Messages, oai.UserMessage(msg.Text))
 		case helikon.RoleAssistant:
 			a := &oai.ChatCompletionAssistantMessageParam{}
-			if msg.Text != "" {
+			if msg.Text != "" || len(msg.ToolCalls) == 0 { // an assistant message needs content or tool calls
 				a.Content.OfString = oai.String(msg.Text)
 			}
 			for _, c := range msg.ToolCalls {
