@@ -19,6 +19,7 @@ import (
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/mcptools"
 	"github.com/paigasus/helikon/provider/anthropic"
 	"github.com/paigasus/helikon/provider/openai"
 	"github.com/paigasus/helikon/session/sqlitestore"
@@ -80,6 +81,8 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 	sessionDB := fs.String("session-db", "", "the session database `FILE` (default $"+SessionDBEnv+", else $XDG_STATE_HOME/helikon/sessions.db)")
 	jsonOut := fs.Bool("json", false, "print the event stream as JSON lines on stdout")
 	system := fs.String("instructions", "", "replace the agent's system prompt with `TEXT`")
+	mcpServers := Multi(fs, "mcp", "add the tools of the MCP server that `COMMAND` starts (a command line; repeatable)")
+	mcpPrefix := fs.String("mcp-prefix", "", "prepend `PREFIX` to the names of the MCP servers' tools")
 	pos, done, status := ParseArgs(fs, env, args)
 	if done {
 		return status
@@ -119,6 +122,29 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 		}
 		return Failf(env, ExitOther, "run: %v", err)
 	}
+	var sources []llmagent.ToolSource[App]
+	var mcpSources []*mcptools.Source[App]
+	for _, cmdline := range *mcpServers {
+		src, err := mcptools.Connect[App](ctx, mcptools.Command(cmdline), &mcptools.ClientOptions{Prefix: *mcpPrefix})
+		if err != nil {
+			return Failf(env, ExitOther, "run: --mcp %q: %v", cmdline, err)
+		}
+		defer src.Close()
+		sources = append(sources, src)
+		mcpSources = append(mcpSources, src)
+	}
+	if len(mcpSources) > 0 {
+		// Name clashes between the built-in tools and the servers' are an
+		// error now, not when the model calls one of them.
+		if _, err := mcptools.Toolset(ctx, toolset.Tools(), mcpSources...); err != nil {
+			return Failf(env, ExitUsage, "run: %v", err)
+		}
+	}
+	tracer, stopTracing, err := setupTracing(ctx, env)
+	if err != nil {
+		return Failf(env, ExitUsage, "run: %v", err)
+	}
+	defer stopTracing(context.WithoutCancel(ctx))
 	dbPath := *sessionDB
 	if dbPath == "" {
 		if dbPath, err = defaultSessionDB(env); err != nil {
@@ -143,6 +169,7 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 		Instructions: instructions,
 		Model:        model,
 		Tools:        toolset.Tools(),
+		ToolSources:  sources,
 		MaxTurns:     *maxTurns,
 	})
 	if err != nil {
@@ -155,7 +182,7 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 	perms.Approver = approver
 	perms.Policy = askUnlessReadOnly
 	// The command reports failures itself; the runner's log would repeat them.
-	r, err := runner.New(runner.Config[App]{Agent: agent, Store: store, Permissions: perms, Mode: mode, Logger: slog.New(slog.DiscardHandler)})
+	r, err := runner.New(runner.Config[App]{Agent: agent, Store: store, Permissions: perms, Mode: mode, Tracer: tracer, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return Failf(env, ExitOther, "run: %v", err)
 	}

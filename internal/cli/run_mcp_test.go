@@ -1,0 +1,90 @@
+package cli_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/provider/openai/openaitest"
+)
+
+// buildHelikon builds the helikon binary for tests that need a real process.
+func buildHelikon(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "helikon")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/paigasus/helikon/cmd/helikon").CombinedOutput(); err != nil {
+		t.Fatalf("building helikon: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func TestRunUsesToolsOfAnMCPServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the helikon binary; skipped with -short")
+	}
+	bin := buildHelikon(t)
+	dir := t.TempDir()
+	srv := openaitest.NewServer(
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "calc_add", Args: `{"a":19.99,"b":4.5}`}}},
+		openaitest.Reply{Text: "24.49"},
+	)
+	defer srv.Close()
+	mcp := bin + " mcp --root " + dir + " --backend host --tools add"
+	code, stdout, stderr := runAgentCLI(t, runEnv{vars: openaiEnv(t, srv)}, "--root", dir, "--backend", "host", "--json",
+		"--mcp", mcp, "--mcp-prefix", "calc_", "add two amounts")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	var result *helikon.ToolResult
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	for sc.Scan() {
+		var ev helikon.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("not a JSON line: %q", sc.Text())
+		}
+		if ev.Kind == helikon.EventToolResult {
+			result = ev.ToolResult
+		}
+	}
+	if result == nil || result.IsError || !strings.Contains(result.Content, `"total":24.49`) {
+		t.Fatalf("tool result of the MCP tool: %+v", result)
+	}
+	// A clash between a server's tool and a built-in one is refused before the run.
+	clash := bin + " mcp --root " + dir + " --backend host --tools Read"
+	code, _, stderr = runAgentCLI(t, runEnv{vars: openaiEnv(t, srv)}, "--root", dir, "--backend", "host", "--mcp", clash, "read")
+	if code != 125 || !strings.Contains(stderr, "Read") {
+		t.Errorf("clash: exit %d, stderr %s", code, stderr)
+	}
+}
+
+func TestRunExportsTracesWhenConfigured(t *testing.T) {
+	var posts atomic.Int32
+	var body atomic.Int64
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/traces" {
+			n, _ := io.Copy(io.Discard, r.Body)
+			body.Add(n)
+			posts.Add(1)
+		}
+	}))
+	defer collector.Close()
+	srv := openaitest.NewServer(openaitest.Reply{Text: "hello"})
+	defer srv.Close()
+	vars := openaiEnv(t, srv)
+	vars["OTEL_EXPORTER_OTLP_ENDPOINT"] = collector.URL
+	code, stdout, stderr := runAgentCLI(t, runEnv{vars: vars}, "--root", t.TempDir(), "--backend", "host", "say hello")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	if posts.Load() == 0 || body.Load() == 0 {
+		t.Errorf("no spans exported to the collector (%d posts, %d bytes)", posts.Load(), body.Load())
+	}
+}
