@@ -223,6 +223,28 @@ var analyzeCases = []analyzeCase{
 	{cmd: "echo ${x@P}", progs: "echo", unres: "@P"},
 	{cmd: "echo ${!x}", progs: "echo", unres: "arithmetic reads x"},
 	{cmd: "[[ -v $n ]]", progs: "", unres: "-v"},
+	// Shell start-up files and exported functions run code the line does not
+	// show: bash -c expands BASH_ENV (command substitution included) and
+	// sources the file it names, an interactive sh does the same with ENV,
+	// --rcfile/--init-file name a file an interactive bash sources, and bash
+	// imports BASH_FUNC_name%% variables as functions that replace commands.
+	{cmd: "BASH_ENV='$(rm -rf x)' bash -c :", progs: "bash :", unres: "BASH_ENV"},
+	{cmd: "BASH_ENV=<(echo rm x) bash -c :", progs: "bash : echo", unres: "BASH_ENV"},
+	{cmd: "export BASH_ENV='`rm x`'; bash -c :", progs: "export bash :", unres: "BASH_ENV"},
+	{cmd: "read -r BASH_ENV; bash -c :", progs: "read bash :", unres: "BASH_ENV"},
+	{cmd: "env 'BASH_ENV=$(rm x)' bash -c :", progs: "env bash :", unres: "BASH_ENV"},
+	{cmd: "ENV='$(rm x)' sh -i <<< ''", progs: "sh", unres: "ENV"},
+	{cmd: "env 'BASH_FUNC_ls%%=() { rm -rf x; }' bash -c ls", progs: "env bash ls", unres: "BASH_FUNC_"},
+	{cmd: "env A=1 \"${x:=rm}\" -rf x", progs: "env", unres: "computed at run time"},
+	{cmd: "bash --rcfile <(echo rm x) -i <<< ''", progs: "bash echo", unres: "rcfile"},
+	{cmd: "bash --init-file <(echo rm x) -i <<< ''", progs: "bash echo", unres: "init-file"},
+	{cmd: "sudo A=1 -u root rm x", progs: "sudo rm"}, // sudo reads variables between options
+	{cmd: "sudo ./a=b rm x", progs: "sudo rm"},       // a variable for sudo: no leading /
+	{cmd: "sudo 'BASH_FUNC_ls%%=() { rm; }' bash -c ls", progs: "sudo bash ls", unres: "BASH_FUNC_"},
+	// ... while plain values stay usable: a file name is like a script.
+	{cmd: "ENV=production ./deploy.sh", progs: "deploy.sh"},
+	{cmd: "BASH_ENV=./env.sh bash -c make", progs: "bash make"},
+	{cmd: "env ENV=prod make", progs: "env make"},
 	{cmd: "rm 'x", unres: "cannot parse"},
 	{cmd: "ls\x00; rm x", unres: "NUL"},
 	{cmd: "if true; then", unres: "cannot parse"},

@@ -37,6 +37,18 @@ var codeVars = map[string]bool{
 	"PS0": true, "PS1": true, "PS2": true, "PS3": true, "PS4": true, "PROMPT_COMMAND": true,
 }
 
+// startupVars name a file of commands a shell reads when it starts: bash -c
+// reads BASH_ENV, an interactive sh reads ENV. The shell first expands the
+// value with parameter expansion and command substitution, so
+// BASH_ENV='$(rm x)' runs rm, and a value computed at run time may name a
+// file the line wrote or a process substitution. Only a plain file name is
+// accepted; its contents are not read, like a script's.
+var startupVars = map[string]bool{"BASH_ENV": true, "ENV": true}
+
+// plainFileName reports whether text, the static value assigned to a
+// start-up variable, expands to itself.
+func plainFileName(text string) bool { return !strings.ContainsAny(text, "$`") }
+
 type varFlow struct {
 	numeric map[string]bool // name -> every assignment seen stores a number
 	inited  map[string]bool // name -> some assignment does not read the old value
@@ -47,17 +59,34 @@ func newVarFlow() *varFlow {
 	return &varFlow{numeric: map[string]bool{}, inited: map[string]bool{}, uses: map[string]bool{}}
 }
 
-// set records an assignment that does not depend on the old value.
+// set records an assignment that does not depend on the old value and whose
+// text is not known (a number when numeric).
 func (v *varFlow) set(a *analyzer, name string, numeric bool) {
-	v.update(a, name, numeric)
+	v.record(a, name, numeric, numeric)
+	v.inited[name] = true
+}
+
+// setPlain is set for an assignment whose value is known to be plain text
+// that expands to itself (see [startupVars]).
+func (v *varFlow) setPlain(a *analyzer, name string, numeric bool) {
+	v.record(a, name, numeric, true)
 	v.inited[name] = true
 }
 
 // update records an assignment that reads the old value first (x++, x+=1),
 // which makes the old value a use too.
 func (v *varFlow) update(a *analyzer, name string, numeric bool) {
+	v.record(a, name, numeric, numeric)
+}
+
+// record records an assignment of name; plain reports that the value is
+// static text without expansions.
+func (v *varFlow) record(a *analyzer, name string, numeric, plain bool) {
 	if codeVars[name] {
 		a.unresolved("assigning %s makes the shell run its value as commands; do not set it", name)
+	}
+	if startupVars[name] && !plain {
+		a.unresolved("%s names a file of commands that a shell expands (running command substitutions) and reads when it starts; this value is computed at run time or holds $ or `: set it to a plain file name, or unset it", name)
 	}
 	if old, ok := v.numeric[name]; ok {
 		numeric = numeric && old
@@ -65,9 +94,17 @@ func (v *varFlow) update(a *analyzer, name string, numeric bool) {
 	v.numeric[name] = numeric
 }
 
-// envAssign records NAME=value given to env or sudo, which only the child
-// sees; a later arithmetic use in a child shell reads it.
-func (v *varFlow) envAssign(a *analyzer, name string) { v.set(a, name, false) }
+// envAssign records a NAME=value word given to env or sudo, which only the
+// child sees; a later arithmetic use in a child shell reads it. f is the
+// whole word, which must start with a static NAME= (see envName).
+func (v *varFlow) envAssign(a *analyzer, f field) {
+	name, val, _ := strings.Cut(f.text, "=")
+	if !f.dynamic && plainFileName(val) {
+		v.setPlain(a, name, false)
+		return
+	}
+	v.set(a, name, false)
+}
 
 // assign records a shell assignment.
 func (v *varFlow) assign(a *analyzer, as *syntax.Assign, variant string) {
@@ -87,12 +124,18 @@ func (v *varFlow) assign(a *analyzer, as *syntax.Assign, variant string) {
 		}
 	case as.Value != nil:
 		numeric = numericWord(as.Value) && !as.Append
+		if text, ok := staticText(as.Value); ok && !as.Append && as.Index == nil && plainFileName(text) {
+			v.setPlain(a, as.Name.Value, numeric)
+			return
+		}
 	case as.Naked:
 		// local x creates an empty variable; declare x and export x keep
 		// whatever value x has, maybe from the environment.
 		if variant != "local" {
 			return
 		}
+		v.setPlain(a, as.Name.Value, numeric)
+		return
 	}
 	v.set(a, as.Name.Value, numeric)
 }

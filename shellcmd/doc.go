@@ -38,7 +38,11 @@
 // package does not parse (fish, csh, pwsh, ...); unknown options of a
 // wrapper, or wrapper options computed at run time; a wrapper under xargs
 // whose program or options come from the input; assignments to PS0-PS4 or
-// PROMPT_COMMAND; arithmetic, [[ -eq ]], ${a[i]}, ${s:i}, and the names
+// PROMPT_COMMAND; assignments to BASH_ENV or ENV (start-up files a shell
+// expands and sources) of anything but a plain file name; BASH_FUNC_*
+// functions exported through env or sudo; a --rcfile or --init-file
+// computed at run time; an env or sudo operand computed at run time that
+// may or may not be an assignment; arithmetic, [[ -eq ]], ${a[i]}, ${s:i}, and the names
 // given to read, printf -v, unset and [[ -v ]], where they could evaluate
 // text not known to be a number (bash runs command substitutions found in
 // array subscripts there); ${x@P}; a line
@@ -50,7 +54,10 @@
 // programs on its own: an allow list must name only programs that do not
 // (an allowed python, awk, make, git with aliases, npm, ssh, or a script the
 // command wrote earlier can run anything). The contents of script files are
-// not read: bash ./x.sh and ./x.sh are listed as bash and x.sh. PATH, which
+// not read: bash ./x.sh and ./x.sh are listed as bash and x.sh, and neither
+// are start-up files named by a plain BASH_ENV, ENV or --rcfile value.
+// Variables that make a program load code (LD_PRELOAD, PYTHONSTARTUP,
+// GIT_SSH_COMMAND, ...) are not modelled. PATH, which
 // the line may change, decides which file a name runs; a deny list of names
 // does not stop a copy or link of a program under another name. Wrappers not
 // listed above (strace, nsenter, unshare, systemd-run, parallel, ...) are

@@ -242,6 +242,28 @@ func (a *analyzer) simple(prog string, spec optSpec, args []field, ctx *callCtx)
 	return a.need(prog, rest, ctx)
 }
 
+// envOperand checks f, an operand env or sudo takes for a NAME=value
+// assignment for the program it runs. It returns false, with the line
+// unresolved, when the assignment can make that program run code the line
+// does not show and the program's position is unknown too.
+func (a *analyzer) envOperand(prog string, f field) bool {
+	switch {
+	case envName.MatchString(f.text):
+		// The name is static (what precedes "=" holds no expansion).
+		a.vars.envAssign(a, f)
+	case f.dynamic:
+		// "${x:=rm}" shows an "=" that its value lacks: the value may be
+		// the program itself, or any variable name.
+		a.unresolved("cannot tell whether %s takes %s for a variable or for the program to run: it is computed at run time; write NAME=value literally", prog, f.text)
+		return false
+	case strings.HasPrefix(f.text, "BASH_FUNC_"):
+		// bash imports BASH_FUNC_name%%=() {...} as a function that
+		// replaces the command name.
+		a.unresolved("%s %s exports a function that bash runs in place of a command; define the function in the command line instead", prog, strings.SplitN(f.text, "=", 2)[0])
+	}
+	return true
+}
+
 // anyOpt reports whether a static short-option word among args holds c.
 func anyOpt(args []field, c byte) bool {
 	for _, f := range args {
@@ -267,9 +289,10 @@ func (a *analyzer) env(args []field, ctx *callCtx) []field {
 		for len(rest) > 0 && !rest[0].dynamic && rest[0].text == "-" {
 			rest = rest[1:]
 		}
+		// env takes every operand holding "=" for an assignment.
 		for len(rest) > 0 && !rest[0].splits && strings.Contains(rest[0].text, "=") {
-			if envName.MatchString(rest[0].text) {
-				a.vars.envAssign(a, strings.SplitN(rest[0].text, "=", 2)[0])
+			if !a.envOperand("env", rest[0]) {
+				return nil
 			}
 			rest = rest[1:]
 		}
@@ -311,15 +334,23 @@ func (a *analyzer) sudo(prog string, args []field, ctx *callCtx) []field {
 		return nil
 	}
 	if prog == "sudo" {
+		// sudo takes an operand that holds "=" and does not start with /
+		// for a variable, and goes on reading options after it.
+		for len(rest) > 0 && !rest[0].splits && !strings.HasPrefix(rest[0].text, "/") && strings.Contains(rest[0].text, "=") {
+			if !a.envOperand(prog, rest[0]) {
+				return nil
+			}
+			more, r, err := spec.parse(prog, rest[1:])
+			if a.optErr(prog, err, ctx) {
+				return nil
+			}
+			opts, rest = append(opts, more...), r
+		}
 		if has(opts, "e", "edit", "l", "list", "v", "validate", "K", "remove-timestamp", "V", "version", "help") {
 			return nil
 		}
 		if v, ok := value(opts, "h"); !ok && has(opts, "h") || ok && v == "" {
 			return nil // -h alone is --help
-		}
-		for len(rest) > 0 && !rest[0].splits && envName.MatchString(rest[0].text) {
-			a.vars.envAssign(a, strings.SplitN(rest[0].text, "=", 2)[0])
-			rest = rest[1:]
 		}
 	} else if has(opts, "C", "L") {
 		return nil
@@ -535,6 +566,12 @@ options:
 			name, _, hasVal := strings.Cut(t[2:], "=")
 			if shellLong[name] == argRequired && !hasVal {
 				i++
+				// --rcfile and --init-file name a file an interactive
+				// shell sources: a process substitution there is code.
+				if i < len(args) && args[i].dynamic {
+					a.unresolved("cannot tell what %s runs: the file given to --%s, %s, is computed at run time", prog, name, args[i].text)
+					return
+				}
 			}
 		case len(t) > 1 && (t[0] == '-' || t[0] == '+'):
 			for j := 1; j < len(t); j++ {
