@@ -37,6 +37,7 @@ import (
 	"iter"
 	"net/http"
 	"os"
+	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -158,7 +159,7 @@ func (m *Model) Stream(ctx context.Context, req *helikon.ModelRequest) iter.Seq2
 			}
 		}
 		if err := stream.Err(); err != nil {
-			yield(nil, fmt.Errorf("anthropic: %w", err))
+			yield(nil, fmt.Errorf("anthropic: %w", redactAPIError(err)))
 			return
 		}
 		if msg.ID == "" && len(msg.Content) == 0 {
@@ -191,6 +192,31 @@ func (m *Model) Stream(ctx context.Context, req *helikon.ModelRequest) iter.Seq2
 			Model:      string(msg.Model),
 		}}, nil)
 	}
+}
+
+// redactedError is an SDK API error whose message has the credentials of
+// the request URL masked. The SDK's own message quotes the URL whole, so a
+// base URL such as https://user:password@proxy/ would otherwise put the
+// password in run_failed events, logs and spans. errors.As still finds the
+// *sdk.Error with every field.
+type redactedError struct {
+	msg string
+	err *sdk.Error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redactAPIError masks the user information (user name and password, or a
+// token in their place) of the request URL in err's message when err is an
+// API error.
+func redactAPIError(err error) error {
+	var ae *sdk.Error
+	if !errors.As(err, &ae) || ae.Request == nil || ae.Request.URL == nil || ae.Request.URL.User == nil {
+		return err
+	}
+	msg := strings.ReplaceAll(err.Error(), ae.Request.URL.User.String()+"@", "***@")
+	return &redactedError{msg: msg, err: ae}
 }
 
 func stopReason(r string, calls bool) helikon.StopReason {

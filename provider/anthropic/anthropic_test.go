@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
@@ -224,5 +226,29 @@ func TestSettingsOnTheWire(t *testing.T) {
 	tc, _ := b["tool_choice"].(map[string]any)
 	if b["temperature"] != 0.3 || b["max_tokens"] != float64(77) || tc["type"] != "any" || tc["disable_parallel_tool_use"] != true {
 		t.Errorf("body %v", b)
+	}
+}
+
+func TestAPIErrorsDoNotShowBaseURLCredentials(t *testing.T) {
+	srv := anthropictest.NewServer(anthropictest.Reply{Status: http.StatusBadRequest})
+	defer srv.Close()
+	base := strings.Replace(srv.BaseURL(), "http://", "http://proxyuser:hunter2@", 1)
+	m, err := anthropic.New(anthropic.Options{Model: "c", APIKey: "k", BaseURL: base, MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = helikon.Generate(context.Background(), m, &helikon.ModelRequest{Messages: []helikon.Message{helikon.UserMessage("hi")}})
+	if err == nil {
+		t.Fatal("no error for a 400")
+	}
+	if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "proxyuser") {
+		t.Errorf("error shows the base URL's credentials: %v", err)
+	}
+	if !strings.Contains(err.Error(), "400") {
+		t.Errorf("error lost the status: %v", err)
+	}
+	var ae *sdk.Error
+	if !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest {
+		t.Errorf("the SDK error is not reachable with errors.As: %v", err)
 	}
 }
