@@ -42,6 +42,7 @@ import (
 	"iter"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -295,6 +296,10 @@ func (r *run[C]) main(ctx context.Context) {
 		total.Add(resp.Usage)
 		msg := resp.Message
 		msg.Role = helikon.RoleAssistant
+		// runTools fills in missing call ids: work on a copy, the response
+		// belongs to the model (a scripted one may hand out the same reply
+		// to concurrent runs).
+		msg.ToolCalls = slices.Clone(msg.ToolCalls)
 		if len(msg.ToolCalls) == 0 {
 			r.inv.Append(msg)
 			usage := resp.Usage

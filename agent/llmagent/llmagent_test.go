@@ -560,3 +560,34 @@ func FuzzToolCallArguments(f *testing.F) {
 		}
 	})
 }
+
+// TestModelResponseIsNotModified runs two runs at once on a model that hands
+// both the same reply, whose tool call has no id: the agent names the call
+// on its own copy (run with -race).
+func TestModelResponseIsNotModified(t *testing.T) {
+	shared := agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("", "budget_status", `{"category":"x"}`)}}
+	m := &agenttest.Model{NoRecord: true, Func: func(req *helikon.ModelRequest) agenttest.Reply {
+		if agenttest.LastToolResults(req) != nil {
+			return agenttest.Reply{Text: "ok"}
+		}
+		return shared
+	}}
+	a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "shared", Model: m, Tools: []helikon.Tool[App]{budgetStatus}}))
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			res, err := run(t, runner.Config[App]{Agent: a}, "go")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if id := find(res.Events, helikon.EventToolResult)[0].ToolResult.CallID; id == "" {
+				t.Error("the call got no id")
+			}
+		})
+	}
+	wg.Wait()
+	if id := shared.ToolCalls[0].ID; id != "" {
+		t.Errorf("the model's reply was modified: call id %q", id)
+	}
+}
