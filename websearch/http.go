@@ -32,15 +32,39 @@ type BackendOptions struct {
 	// path prefix), for tests and for API gateways.
 	BaseURL string
 	// HTTPClient sends the requests; nil means a client with
-	// [DefaultHTTPTimeout].
+	// [DefaultHTTPTimeout]. Unless its CheckRedirect is set, redirects to
+	// another scheme, host or port are refused, since they would carry the
+	// key there (see [sameOrigin]).
 	HTTPClient *http.Client
 }
 
 func (o *BackendOptions) client() *http.Client {
+	c := http.Client{Timeout: DefaultHTTPTimeout}
 	if o.HTTPClient != nil {
-		return o.HTTPClient
+		c = *o.HTTPClient
 	}
-	return &http.Client{Timeout: DefaultHTTPTimeout}
+	if c.CheckRedirect == nil {
+		c.CheckRedirect = sameOrigin
+	}
+	return &c
+}
+
+// errCrossOrigin is returned for a redirect that leaves the API's origin.
+var errCrossOrigin = errors.New("the service redirected to another origin")
+
+// sameOrigin refuses a redirect to another scheme, host or port. Go's client
+// drops Authorization only when the host name changes, keeps custom headers
+// such as Brave's X-Subscription-Token whatever the destination, and
+// re-sends a POST body (Tavily's) on 307 and 308: following such a redirect
+// would hand the key to whoever it points at.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if prev := via[0].URL; req.URL.Scheme != prev.Scheme || req.URL.Host != prev.Host {
+		return fmt.Errorf("%w (%s://%s); check BaseURL", errCrossOrigin, req.URL.Scheme, req.URL.Host)
+	}
+	return nil
 }
 
 // do sends req and decodes a 2xx JSON answer into v. Errors say what happened
