@@ -17,13 +17,13 @@ var DefaultEnvAllowlist = []string{"PATH", "HOME"}
 // because every command start checks every variable of the environment.
 var (
 	secretSuffixes = []string{
-		"_API_KEY", "_APIKEY", "_TOKEN", "_SECRET", "_PASSWORD", "_PASSWD", "_CREDENTIALS",
-		"_PRIVATE_KEY", "_ACCESS_KEY", "_ACCESS_KEY_ID", "_SESSION_KEY",
+		"_KEY", "_APIKEY", "_ACCESS_KEY_ID", "_TOKEN", "_SECRET", "_PAT", "PASSWORD", "_PASSWD", "_PWD", "_PASS",
+		"_CREDENTIALS", "_CREDENTIAL", "_AUTH", "_DSN",
 	}
 	secretPrefixes = []string{"AWS_", "AZURE_", "NPM_CONFIG__AUTH"}
 	secretInfixes  = []string{"_SECRET_"}
 	secretNames    = map[string]bool{
-		"API_KEY": true, "TOKEN": true, "SECRET": true, "PASSWORD": true,
+		"API_KEY": true, "TOKEN": true, "SECRET": true, "DATABASE_URL": true, "NETRC": true,
 		"SSH_AUTH_SOCK": true, "SSH_AGENT_PID": true, "GPG_AGENT_INFO": true, "DBUS_SESSION_BUS_ADDRESS": true,
 		"DOCKER_HOST": true, "DOCKER_CONFIG": true, "KUBECONFIG": true, "XDG_RUNTIME_DIR": true,
 		"GOOGLE_APPLICATION_CREDENTIALS": true,
@@ -32,7 +32,8 @@ var (
 
 // IsSecretEnv reports whether name is a variable that must not reach a
 // command unless an allowlist names it exactly: API keys, tokens, secrets and
-// passwords (*_API_KEY, *_TOKEN, *_SECRET, *_PASSWORD, …), cloud credentials
+// passwords (*_KEY, *_TOKEN, *_SECRET, *PASSWORD, *_PWD, *_PAT, *_DSN,
+// DATABASE_URL, …), cloud credentials
 // (AWS_*, AZURE_*, GOOGLE_APPLICATION_CREDENTIALS) and handles on more
 // privileged processes (SSH_AUTH_SOCK, DBUS_SESSION_BUS_ADDRESS, DOCKER_HOST,
 // XDG_RUNTIME_DIR).

@@ -105,12 +105,16 @@ func TestIsSecretEnv(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"OPENAI_API_KEY", "anthropic_api_key", "GH_TOKEN", "GITHUB_TOKEN", "SSH_AUTH_SOCK",
 		"DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "DB_PASSWORD", "CLIENT_SECRET",
-		"GOOGLE_APPLICATION_CREDENTIALS", "KUBECONFIG", "TOKEN", "NPM_CONFIG__AUTH"} {
+		"GOOGLE_APPLICATION_CREDENTIALS", "KUBECONFIG", "TOKEN", "NPM_CONFIG__AUTH",
+		// Common spellings without the usual suffixes.
+		"PGPASSWORD", "MYSQL_PWD", "REDIS_PASS", "STRIPE_KEY", "OPENAI_KEY", "GITHUB_PAT", "SENTRY_DSN",
+		"DATABASE_URL", "AZURE_CREDENTIAL", "BASIC_AUTH", "NETRC"} {
 		if !backend.IsSecretEnv(name) {
 			t.Errorf("IsSecretEnv(%q) = false", name)
 		}
 	}
-	for _, name := range []string{"PATH", "HOME", "LANG", "TERM", "GOPATH", "TOKENIZERS_PARALLELISM", "KEYBOARD", "SHELL"} {
+	for _, name := range []string{"PATH", "HOME", "LANG", "TERM", "GOPATH", "TOKENIZERS_PARALLELISM", "KEYBOARD", "SHELL",
+		"PWD", "OLDPWD", "SSH_ASKPASS_REQUIRE", "KEYMAP", "BYPASS_CACHE", "AUTHOR"} {
 		if backend.IsSecretEnv(name) {
 			t.Errorf("IsSecretEnv(%q) = true", name)
 		}
