@@ -69,7 +69,8 @@ func (b *Builder[C]) MaxTurns(n int) *Builder[C] { b.cfg.MaxTurns = n; return b 
 // MaxParallelTools sets how many tool calls of a turn may run at once.
 func (b *Builder[C]) MaxParallelTools(n int) *Builder[C] { b.cfg.MaxParallelTools = n; return b }
 
-// RepairBudget sets how many invalid calls in a row of a tool are fed back.
+// RepairBudget sets in how many turns in a row invalid calls of a tool are
+// fed back for repair.
 func (b *Builder[C]) RepairBudget(n int) *Builder[C] { b.cfg.RepairBudget = n; return b }
 
 // Build builds the agent.

@@ -13,10 +13,11 @@
 //     (including malformed JSON), denials, other errors, unknown tool names
 //     (the result lists the available tools) and panics (recovered into an
 //     other error) all become error results and the run continues. The one
-//     exception is the repair budget: a tool whose arguments are invalid
-//     more than RepairBudget times in a row (default once, then fail) fails
-//     the run with an error wrapping [ErrRepairBudget] and the
-//     [helikon.InvalidArgsError].
+//     exception is the repair budget: a tool called with invalid arguments
+//     in more than RepairBudget turns in a row (default once, then fail)
+//     fails the run with an error wrapping [ErrRepairBudget] and the
+//     [helikon.InvalidArgsError]. Several invalid calls of a tool in one
+//     turn count once: the model has not seen any of their errors yet.
 //   - Tool calls of one turn run concurrently, at most MaxParallelTools at a
 //     time; permission checks (and so approval prompts) happen one by one in
 //     call order before any of them starts; results are reported and fed
@@ -62,8 +63,8 @@ const (
 	// DefaultMaxParallelTools bounds the tool calls of one turn running at
 	// once.
 	DefaultMaxParallelTools = 8
-	// DefaultRepairBudget is how many invalid calls in a row of one tool the
-	// model may repair: the seed's "feed the errors back to the model once".
+	// DefaultRepairBudget is in how many turns in a row the model may
+	// repair invalid calls of one tool: the seed's "feed the errors back to the model once".
 	DefaultRepairBudget = 1
 )
 
@@ -100,8 +101,8 @@ type Config[C any] struct {
 	// MaxParallelTools bounds the concurrent tool calls of one turn
 	// (0: DefaultMaxParallelTools; 1 runs them one after another).
 	MaxParallelTools int
-	// RepairBudget is how many invalid calls in a row of one tool are fed
-	// back for repair before the run fails (0: DefaultRepairBudget; a
+	// RepairBudget is in how many turns in a row invalid calls of one tool
+	// are fed back for repair before the run fails (0: DefaultRepairBudget; a
 	// negative value fails at the first invalid call).
 	RepairBudget int
 	// Logger receives diagnostics (nil: slog.Default()). It never receives
@@ -477,28 +478,68 @@ func (r *run[C]) runTools(ctx, toolCtx context.Context, msg *helikon.Message) ([
 	}
 
 	results := make([]helikon.ToolResult, len(ps))
-	var failErr error
+	failErr := r.countRepairs(ps)
 	for i := range ps {
 		p := &ps[i]
 		results[i] = helikon.ToolResultFor(*p.call, p.out, p.err)
-		if p.known {
-			if helikon.KindOf(p.err) == helikon.KindInvalidArgs {
-				if r.invalid == nil {
-					r.invalid = map[string]int{}
-				}
-				r.invalid[p.call.Name]++
-				if n := r.invalid[p.call.Name]; n > r.a.repair && failErr == nil {
-					failErr = fmt.Errorf("llmagent %s: tool %s was called with invalid arguments %d times in a row: %w: %w", r.a.cfg.Name, p.call.Name, n, ErrRepairBudget, p.err)
-				}
-			} else if r.invalid != nil {
-				delete(r.invalid, p.call.Name)
-			}
-		}
 		if !r.emit(&helikon.Event{Kind: helikon.EventToolResult, ToolCall: p.call, ToolResult: &results[i]}) {
 			return nil, errStopped
 		}
 	}
 	return results, failErr
+}
+
+// countRepairs updates the repair budget after a turn and returns the
+// repair-budget failure, if any. The budget counts turns, not calls: the
+// model sees the errors of a turn only in the next one, so several invalid
+// calls of one tool in a turn (parallel calls) are one strike. A turn in
+// which every call of a tool was valid clears that tool's strikes.
+func (r *run[C]) countRepairs(ps []pending[C]) error {
+	const invalid, counted = 1, 2
+	var turn map[string]int // tool name -> invalid or counted this turn
+	for i := range ps {
+		if p := &ps[i]; p.known && helikon.KindOf(p.err) == helikon.KindInvalidArgs {
+			if turn == nil {
+				turn = map[string]int{}
+			}
+			turn[p.call.Name] = invalid
+		}
+	}
+	if turn == nil && r.invalid == nil {
+		return nil // the common case: nothing to count, nothing to clear
+	}
+	var failErr error
+	for i := range ps {
+		p := &ps[i]
+		if !p.known {
+			continue
+		}
+		name := p.call.Name
+		switch turn[name] {
+		case 0: // every call of the tool this turn was valid
+			delete(r.invalid, name)
+		case invalid:
+			turn[name] = counted
+			if r.invalid == nil {
+				r.invalid = map[string]int{}
+			}
+			r.invalid[name]++
+			if n := r.invalid[name]; n > r.a.repair && failErr == nil {
+				failErr = fmt.Errorf("llmagent %s: tool %s was called with invalid arguments in %d turns in a row: %w: %w", r.a.cfg.Name, name, n, ErrRepairBudget, firstInvalid(ps, name))
+			}
+		}
+	}
+	return failErr
+}
+
+// firstInvalid returns the first invalid-arguments error of a call of tool.
+func firstInvalid[C any](ps []pending[C], tool string) error {
+	for i := range ps {
+		if ps[i].call.Name == tool && helikon.KindOf(ps[i].err) == helikon.KindInvalidArgs {
+			return ps[i].err
+		}
+	}
+	return nil
 }
 
 func (r *run[C]) invoke(ctx context.Context, p *pending[C]) {

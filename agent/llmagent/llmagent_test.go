@@ -244,6 +244,29 @@ func TestInvalidArgumentsRepairedOnceThenFailTheRun(t *testing.T) {
 			}
 		})
 	}
+	t.Run("parallel invalid calls count once", func(t *testing.T) {
+		// Two invalid calls of one tool in the same turn, then a repair:
+		// the model saw the errors only once, so it may still repair.
+		bad2 := agenttest.Call("c1b", "lookup_spending", `{"month":"2026-10"}`)
+		m := agenttest.New(agenttest.Reply{ToolCalls: []helikon.ToolCall{bad, bad2}}, agenttest.Reply{ToolCalls: []helikon.ToolCall{good}}, agenttest.Reply{Text: "ok"})
+		a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "r", Model: m, Tools: []helikon.Tool[App]{lookupSpending}}))
+		res, err := run(t, runner.Config[App]{Agent: a}, "go")
+		if err != nil {
+			t.Fatalf("run failed after one turn of invalid calls: %v", err)
+		}
+		if res.Text != "ok" || m.Calls() != 3 {
+			t.Errorf("text %q after %d model calls", res.Text, m.Calls())
+		}
+	})
+	t.Run("a valid call in the turn does not clear the strike", func(t *testing.T) {
+		// Turn 1: invalid then valid (one strike, whatever the order);
+		// turn 2: invalid again fails the run.
+		m := agenttest.New(agenttest.Reply{ToolCalls: []helikon.ToolCall{bad, good}}, agenttest.Reply{ToolCalls: []helikon.ToolCall{bad}}, agenttest.Reply{Text: "never"})
+		a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "r", Model: m, Tools: []helikon.Tool[App]{lookupSpending}}))
+		if _, err := run(t, runner.Config[App]{Agent: a}, "go"); !errors.Is(err, llmagent.ErrRepairBudget) {
+			t.Fatalf("err = %v; want the repair budget exhausted", err)
+		}
+	})
 	t.Run("budget configurable", func(t *testing.T) {
 		m := agenttest.New(agenttest.Reply{ToolCalls: []helikon.ToolCall{bad}}, agenttest.Reply{ToolCalls: []helikon.ToolCall{bad}}, agenttest.Reply{Text: "ok"})
 		a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "r", Model: m, Tools: []helikon.Tool[App]{lookupSpending}, RepairBudget: 2}))
