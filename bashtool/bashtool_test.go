@@ -236,6 +236,20 @@ func TestPermissionRulesUseTheMatcher(t *testing.T) {
 		{&helikon.Permissions{}, helikon.ModeBypass, "echo x > .git/config", false},
 		{&helikon.Permissions{}, helikon.ModeBypass, "rm -rf /", false},
 		{&helikon.Permissions{}, helikon.ModeBypass, "echo x > notes.txt", true},
+		// The shell's working directory and $HOME, not the sandbox root,
+		// decide where a relative or $HOME-based redirection writes.
+		{&helikon.Permissions{}, helikon.ModeBypass, "cd /etc && echo x > passwd", false},
+		{&helikon.Permissions{}, helikon.ModeBypass, "cd /; cd etc; echo x >> hosts", false},
+		{&helikon.Permissions{}, helikon.ModeBypass, "pushd /usr/lib >/dev/null; echo x > libc.so.6", false},
+		{&helikon.Permissions{}, helikon.ModeBypass, "cd; echo key >> .ssh/authorized_keys", false},
+		{&helikon.Permissions{}, helikon.ModeBypass, "cd ~/.ssh && echo key >> authorized_keys", false},
+		{&helikon.Permissions{}, helikon.ModeBypass, "echo x > \"$HOME/../../etc/passwd\"", false},
+		{&helikon.Permissions{}, helikon.ModeBypass, "echo key >> ${HOME}/.ssh/authorized_keys", false},
+		{&helikon.Permissions{}, helikon.ModeBypass, "cd sub && echo x > notes.txt", true},
+		// A computed target is reported as written and does not fail
+		// closed (see Tool.Targets): ordinary commands stay usable.
+		{&helikon.Permissions{}, helikon.ModeBypass, "out=log.txt; make > \"$out\"", true},
+		{allow, helikon.ModeDontAsk, "echo hi > \"$out\"", true},
 	}
 	for _, tt := range tests {
 		args, _ := json.Marshal(map[string]string{"command": tt.command})

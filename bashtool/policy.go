@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/paigasus/helikon"
@@ -33,11 +34,23 @@ func (cp *commandPolicy) check(command string) error {
 
 // Targets reports what a call would run and write, for the permission
 // pipeline: every simple command (wrappers and nested shells looked
-// through), the targets of write redirections resolved against the sandbox
-// root, and, in Unresolved, why some program cannot be known before the
-// command runs. Write targets computed at run time (> "$f") are reported as
-// written; they do not make the targets unresolved, so a Bash(program) rule
-// still matches such a command by its programs. Invalid arguments are an
+// through), the targets of write redirections, and, in Unresolved, why some
+// program cannot be known before the command runs.
+//
+// A relative redirection target is reported resolved against the sandbox
+// root and also against every directory the line changes into with a
+// literal cd or pushd (a bare cd, ~ and $HOME being the home directory), so
+// that "cd /etc && echo x > passwd" shows /etc/passwd to the guards. A
+// leading ~ or $HOME in a target is the home directory.
+//
+// Write targets computed at run time (> "$f") are reported as written and do
+// NOT make the targets unresolved; neither does a cd to a computed
+// directory. This is a decision, not an oversight: Unresolved makes every
+// Bash(...) deny pattern match and no allow pattern match, so failing closed
+// here would refuse "make > "$out"" under any deny rule, while the guards it
+// would serve are accident catchers that programs writing files themselves
+// (cp, tee, sed -i, dd) get past anyway. Keeping a command inside its
+// directory is the job of a containing backend. Invalid arguments are an
 // error.
 func (t *Tool[C]) Targets(args json.RawMessage) (helikon.Targets, error) {
 	in, err := t.Decode(args)
@@ -46,26 +59,93 @@ func (t *Tool[C]) Targets(args json.RawMessage) (helikon.Targets, error) {
 	}
 	a := shellcmd.Analyze(in.Command)
 	tg := a.Targets()
+	home, _ := os.UserHomeDir()
+	var bases []string
+	if t.root != "" {
+		bases = workDirs(a.Commands, t.root, home)
+	}
 	for _, w := range a.Writes {
-		// A target computed at run time ($f, ~/x) is kept as written and
+		// A target computed at run time ($f) is kept as written and
 		// reported anyway: resolved as if literal it still shows the guards
 		// a protected prefix or a .git/.ssh/.env element it contains.
-		p := w
-		if p == "~" || strings.HasPrefix(p, "~/") {
-			if home, err := os.UserHomeDir(); err == nil {
-				p = filepath.Join(home, strings.TrimPrefix(p[1:], "/"))
-			}
+		p := expandHome(w, home)
+		if filepath.IsAbs(p) {
+			tg.Paths = append(tg.Paths, helikon.PathTarget{Path: filepath.Clean(p), Root: t.root, Access: helikon.AccessWrite})
+			continue
 		}
-		if !filepath.IsAbs(p) {
-			if t.root == "" {
-				if tg.Unresolved == "" {
-					tg.Unresolved = fmt.Sprintf("the command writes to %q and the directory it is relative to is unknown", w)
-				}
-				continue
+		if t.root == "" {
+			if tg.Unresolved == "" {
+				tg.Unresolved = fmt.Sprintf("the command writes to %q and the directory it is relative to is unknown", w)
 			}
-			p = filepath.Join(t.root, p)
+			continue
 		}
-		tg.Paths = append(tg.Paths, helikon.PathTarget{Path: filepath.Clean(p), Root: t.root, Access: helikon.AccessWrite})
+		for _, b := range bases {
+			tg.Paths = append(tg.Paths, helikon.PathTarget{Path: filepath.Join(b, p), Root: t.root, Access: helikon.AccessWrite})
+		}
 	}
 	return tg, nil
+}
+
+// expandHome replaces a leading ~, $HOME or ${HOME} of p by home.
+func expandHome(p, home string) string {
+	if home == "" {
+		return p
+	}
+	for _, pre := range []string{"~", "$HOME", "${HOME}"} {
+		if rest, ok := strings.CutPrefix(p, pre); ok && (rest == "" || rest[0] == '/') {
+			return filepath.Join(home, rest)
+		}
+	}
+	return p
+}
+
+// maxWorkDirs bounds the directories relative writes are resolved against;
+// a line with more cds than that is not one a person writes.
+const maxWorkDirs = 16
+
+// workDirs returns root and every directory a literal cd or pushd in cmds
+// may change into, each cd resolved against the directories before it.
+// Directories computed at run time and cd - are left out (see Targets).
+func workDirs(cmds []helikon.Command, root, home string) []string {
+	dirs := []string{root}
+	add := func(d string) {
+		d = filepath.Clean(d)
+		if len(dirs) < maxWorkDirs && !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	for _, c := range cmds {
+		if p := c.Program(); p != "cd" && p != "pushd" {
+			continue
+		}
+		i := 1
+		for i < len(c.Args) && strings.HasPrefix(c.Args[i], "-") && c.Args[i] != "-" {
+			if c.Args[i] == "--" {
+				i++
+				break
+			}
+			i++
+		}
+		if i >= len(c.Args) {
+			if c.Program() == "cd" && home != "" {
+				add(home)
+			}
+			continue
+		}
+		if i < len(c.Dynamic) && c.Dynamic[i] && expandHome(c.Args[i], home) == c.Args[i] {
+			continue
+		}
+		d := expandHome(c.Args[i], home)
+		if d == "-" || strings.HasPrefix(d, "+") {
+			continue // the previous directory, or a pushd stack entry
+		}
+		if filepath.IsAbs(d) {
+			add(d)
+			continue
+		}
+		for _, b := range slices.Clone(dirs) {
+			add(filepath.Join(b, d))
+		}
+	}
+	return dirs
 }
