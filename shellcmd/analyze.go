@@ -233,19 +233,7 @@ func (a *analyzer) decl(d *syntax.DeclClause) {
 		case as.Naked && as.Name == nil && as.Value != nil:
 			f := wordField(as.Value)
 			fields = append(fields, f)
-			if f.dynamic {
-				a.unresolved("%s %s: a name computed at run time can run commands hidden in an array subscript; write the name literally", variant, f.text)
-				continue
-			}
-			if strings.HasPrefix(f.text, "-") || strings.HasPrefix(f.text, "+") {
-				if variant != "export" && variant != "readonly" && strings.ContainsAny(f.text[1:], "in") {
-					a.unresolved("%s %s: integer and nameref variables evaluate assigned text as code; use plain variables", variant, f.text)
-				}
-				continue
-			}
-			// A quoted "name=value" operand assigns at run time.
-			name, _, _ := strings.Cut(f.text, "=")
-			a.vars.nameOperand(a, variant, name)
+			a.vars.declOperand(a, variant, f)
 		default:
 			fields = append(fields, assignField(as))
 			a.vars.assign(a, as, variant)

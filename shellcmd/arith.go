@@ -438,20 +438,27 @@ func (v *varFlow) builtin(a *analyzer, prog string, args []field) {
 	case "declare", "typeset", "local", "export", "readonly":
 		// Reached only when quoted ('declare' x), so not a DeclClause.
 		for _, f := range args {
-			if f.dynamic {
-				a.unresolved("%s %s: a name computed at run time can run commands hidden in a subscript; write the name literally", prog, f.text)
-				return
-			}
-			if strings.HasPrefix(f.text, "-") || strings.HasPrefix(f.text, "+") {
-				if prog != "export" && prog != "readonly" && strings.ContainsAny(f.text[1:], "in") {
-					a.unresolved("%s %s: integer and nameref variables evaluate assigned text as code; use plain variables", prog, f.text)
-				}
-				continue
-			}
-			name, _, _ := strings.Cut(f.text, "=")
-			v.nameOperand(a, prog, name)
+			v.declOperand(a, prog, f)
 		}
 	}
+}
+
+// declOperand checks a word operand of declare, typeset, local, export or
+// readonly that the parser did not take for an assignment (an option, or a
+// quoted "name=value", which assigns at run time).
+func (v *varFlow) declOperand(a *analyzer, variant string, f field) {
+	if f.dynamic {
+		a.unresolved("%s %s: a name computed at run time can run commands hidden in an array subscript; write the name literally", variant, f.text)
+		return
+	}
+	if strings.HasPrefix(f.text, "-") || strings.HasPrefix(f.text, "+") {
+		if variant != "export" && variant != "readonly" && strings.ContainsAny(f.text[1:], "in") {
+			a.unresolved("%s %s: integer and nameref variables evaluate assigned text as code; use plain variables", variant, f.text)
+		}
+		return
+	}
+	name, _, _ := strings.Cut(f.text, "=")
+	v.nameOperand(a, variant, name)
 }
 
 // finish refuses arithmetic reads of variables not known to be numbers.
