@@ -277,6 +277,11 @@ func (a *analyzer) redirect(r *syntax.Redirect) {
 	if a.dedup {
 		return // the bash reading listed the same redirections
 	}
+	if r.N != nil && strings.HasPrefix(r.N.Value, "{") {
+		// {var}> stores the descriptor in var; a subscript there is
+		// arithmetic, where a variable's text can run commands.
+		a.vars.nameOperand(a, "the descriptor variable", strings.Trim(r.N.Value, "{}"))
+	}
 	switch r.Op {
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.AppClob,
 		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:

@@ -241,6 +241,14 @@ var analyzeCases = []analyzeCase{
 	{cmd: "sudo A=1 -u root rm x", progs: "sudo rm"}, // sudo reads variables between options
 	{cmd: "sudo ./a=b rm x", progs: "sudo rm"},       // a variable for sudo: no leading /
 	{cmd: "sudo 'BASH_FUNC_ls%%=() { rm; }' bash -c ls", progs: "sudo bash ls", unres: "BASH_FUNC_"},
+	// bash's command hash table and alias table are arrays: an entry makes a
+	// name run another program, as hash -p and alias do.
+	{cmd: "BASH_CMDS['ls']=/bin/rm; ls x", progs: "ls", unres: "BASH_CMDS"},
+	{cmd: "declare -A BASH_CMDS=(['ls']=/bin/rm); ls x", progs: "declare ls", unres: "BASH_CMDS"},
+	{cmd: "shopt -s expand_aliases; BASH_ALIASES['ls']=rm\nls x", progs: "shopt ls", unres: "BASH_ALIASES"},
+	// A named descriptor {var}> assigns var, evaluating a subscript in it.
+	{cmd: "x='a[$(rm x)]'; echo {a[x]}>/dev/null", progs: "echo", unres: "descriptor variable a[x]"},
+	{cmd: "exec {fd}>log; echo hi >&$fd", progs: "exec echo"},
 	// ... while plain values stay usable: a file name is like a script.
 	{cmd: "ENV=production ./deploy.sh", progs: "deploy.sh"},
 	{cmd: "BASH_ENV=./env.sh bash -c make", progs: "bash make"},

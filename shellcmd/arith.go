@@ -37,6 +37,10 @@ var codeVars = map[string]bool{
 	"PS0": true, "PS1": true, "PS2": true, "PS3": true, "PS4": true, "PROMPT_COMMAND": true,
 }
 
+// tableVars are bash's command hash table and alias table: an entry such as
+// BASH_CMDS[ls]=/bin/rm makes a name run another program, like hash -p.
+var tableVars = map[string]bool{"BASH_CMDS": true, "BASH_ALIASES": true}
+
 // startupVars name a file of commands a shell reads when it starts: bash -c
 // reads BASH_ENV, an interactive sh reads ENV. The shell first expands the
 // value with parameter expansion and command substitution, so
@@ -84,6 +88,9 @@ func (v *varFlow) update(a *analyzer, name string, numeric bool) {
 func (v *varFlow) record(a *analyzer, name string, numeric, plain bool) {
 	if codeVars[name] {
 		a.unresolved("assigning %s makes the shell run its value as commands; do not set it", name)
+	}
+	if tableVars[name] {
+		a.unresolved("assigning %s makes a command name run another program; call the program directly", name)
 	}
 	if startupVars[name] && !plain {
 		a.unresolved("%s names a file of commands that a shell expands (running command substitutions) and reads when it starts; this value is computed at run time or holds $ or `: set it to a plain file name, or unset it", name)

@@ -8,7 +8,8 @@ import (
 	"testing"
 )
 
-// TestStartupFileAttacksAgainstBash runs each attack with the real bash and
+// TestStartupFileAttacksAgainstBash runs each attack (start-up files,
+// exported functions, the command hash table, named descriptors) with the real bash and
 // checks that it does run touch without the command showing it, and that
 // Analyze then either lists touch or reports the line unresolved. A deny
 // list of touch would otherwise pass these lines.
@@ -26,6 +27,8 @@ func TestStartupFileAttacksAgainstBash(t *testing.T) {
 		"bash --rcfile <(echo touch pwned) -i <<< ''",
 		"bash --init-file <(echo touch pwned) -i <<< ''",
 		"env A=1 \"${x:=touch}\" pwned",
+		"BASH_CMDS['ls']=$(command -v touch); ls pwned",
+		"x='a[$(touch pwned)]'; echo {a[x]}>/dev/null",
 	}
 	if _, err := exec.LookPath("sh"); err == nil {
 		attacks = append(attacks, "ENV='$(touch pwned)' sh -i <<< ''")
