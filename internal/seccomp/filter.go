@@ -41,9 +41,7 @@
 //     socket for every family but AF_INET and AF_INET6 with type
 //     SOCK_STREAM and protocol 0 or IPPROTO_TCP (no UDP, raw, netlink or
 //     packet sockets), and from sendto, sendmsg and sendmmsg with
-//     MSG_FASTOPEN (which would connect without connect(2));
-//   - blocks in the syscalls of [Policy].Notify until a supervisor holding
-//     the filter's listener answers (see [InstallThreadListener]).
+//     MSG_FASTOPEN (which would connect without connect(2)).
 //
 // Arguments are compared on their low 32 bits wherever the kernel reads only
 // those.
@@ -68,7 +66,6 @@ import (
 const (
 	RetKillProcess uint32 = 0x80000000
 	RetErrno       uint32 = 0x00050000
-	RetUserNotif   uint32 = 0x7fc00000
 	RetAllow       uint32 = 0x7fff0000
 )
 
@@ -128,11 +125,6 @@ type Policy struct {
 	// addresses are confined elsewhere (a network namespace, Landlock TCP
 	// port rules) this leaves no datagram or raw path around them.
 	TCPOnly bool
-	// Notify names syscalls answered with SECCOMP_RET_USER_NOTIF: the
-	// calling thread blocks until the supervisor holding the filter's
-	// listener answers ([InstallThreadListener], [Listener]). A name the
-	// architecture lacks is an error.
-	Notify []string
 }
 
 // Arch describes one architecture the filter supports.
@@ -286,7 +278,6 @@ func Build(arch *Arch, p Policy) ([]bpf.Instruction, error) {
 		lPair   label = "socketpair"
 		lClone  label = "clone"
 		lIoctl  label = "ioctl"
-		lNotify label = "notify"
 		lSend   label = "send"
 		lTCP    label = "tcp"
 
@@ -313,13 +304,6 @@ func Build(arch *Arch, p Policy) ([]bpf.Instruction, error) {
 		if n, ok := arch.nr[name]; ok {
 			a.jeq(n, lEPERM)
 		}
-	}
-	for _, name := range p.Notify {
-		n, ok := arch.nr[name]
-		if !ok {
-			return nil, fmt.Errorf("seccomp: %s has no syscall %q to notify", arch.Name, name)
-		}
-		a.jeq(n, lNotify)
 	}
 	if p.AllowNetwork && p.TCPOnly {
 		for _, name := range []string{"sendto", "sendmsg", "sendmmsg"} {
@@ -409,8 +393,6 @@ func Build(arch *Arch, p Policy) ([]bpf.Instruction, error) {
 
 	a.mark(lAllow)
 	a.ret(RetAllow)
-	a.mark(lNotify)
-	a.ret(RetUserNotif)
 	a.mark(lEPERM)
 	a.ret(RetErrno | errnoEPERM)
 	a.mark(lENOSYS)

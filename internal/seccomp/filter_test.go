@@ -60,8 +60,6 @@ func expect(arch *Arch, p Policy, c call) uint32 {
 	switch {
 	case slices.Contains(Denied, name):
 		return eperm
-	case slices.Contains(p.Notify, name):
-		return RetUserNotif
 	case p.AllowNetwork && p.TCPOnly && (name == "sendto" || name == "sendmmsg") && low(3)&msgFastOpen != 0:
 		return eperm
 	case p.AllowNetwork && p.TCPOnly && name == "sendmsg" && low(2)&msgFastOpen != 0:
@@ -139,8 +137,6 @@ func TestFilterDecisions(t *testing.T) {
 		{"tiocsti high bits denied", strict, call{x.Audit, nr("ioctl"), [6]uint64{0, 0xdead0000_00005412}}, eperm},
 		{"tioclinux denied", strict, call{x.Audit, nr("ioctl"), [6]uint64{0, tioclinux}}, eperm},
 		{"tcgets allowed", strict, call{x.Audit, nr("ioctl"), [6]uint64{0, 0x5401}}, RetAllow},
-		{"setsid notified", Policy{Notify: []string{"setsid"}}, call{x.Audit, nr("setsid"), [6]uint64{}}, RetUserNotif},
-		{"setsid allowed without notify", strict, call{x.Audit, nr("setsid"), [6]uint64{}}, RetAllow},
 		{"tcp socket allowed", tcp, call{x.Audit, nr("socket"), [6]uint64{afInet, sockStream | 0x80800}}, RetAllow},
 		{"tcp6 socket with IPPROTO_TCP allowed", tcp, call{x.Audit, nr("socket"), [6]uint64{afInet6, sockStream, ipprotoTCP}}, RetAllow},
 		{"udp socket denied", tcp, call{x.Audit, nr("socket"), [6]uint64{afInet, 2}}, eperm},
@@ -234,16 +230,11 @@ func FuzzFilter(f *testing.F) {
 	f.Add(uint8(2), uint32(0xc00000b7), uint32(220), uint64(0x10000000), uint64(0), uint64(0), uint64(0))
 	f.Add(uint8(3), uint32(0xc000003e), uint32(0x40000001), uint64(0), uint64(0), uint64(0), uint64(0))
 	f.Add(uint8(9), uint32(0xc000003e), uint32(41), uint64(2), uint64(2), uint64(0), uint64(0))
-	f.Add(uint8(25), uint32(0xc000003e), uint32(112), uint64(0), uint64(0), uint64(0), uint64(0))
 	progs := map[uint8][]bpf.Instruction{}
 	policy := func(sel uint8) Policy {
-		p := Policy{AllowNetwork: sel&1 != 0, AllowUnixSockets: sel&2 != 0, TCPOnly: sel&8 != 0}
-		if sel&16 != 0 {
-			p.Notify = []string{"setsid"}
-		}
-		return p
+		return Policy{AllowNetwork: sel&1 != 0, AllowUnixSockets: sel&2 != 0, TCPOnly: sel&8 != 0}
 	}
-	for i := range uint8(32) {
+	for i := range uint8(16) {
 		arch := amd64
 		if i&4 != 0 {
 			arch = arm64
@@ -255,7 +246,7 @@ func FuzzFilter(f *testing.F) {
 		progs[i] = prog
 	}
 	f.Fuzz(func(t *testing.T, sel uint8, auditArch, nr uint32, a0, a1, a2, a3 uint64) {
-		sel &= 31
+		sel &= 15
 		arch := amd64
 		if sel&4 != 0 {
 			arch = arm64

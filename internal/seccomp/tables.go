@@ -12,7 +12,7 @@ var amd64 = &Arch{
 	Audit: 0xc000003e, // AUDIT_ARCH_X86_64
 	X32:   true,
 	nr: map[string]uint32{
-		"ioctl": 16, "socket": 41, "sendto": 44, "sendmsg": 46, "setsid": 112, "sendmmsg": 307, "socketpair": 53, "clone": 56, "ptrace": 101, "syslog": 103,
+		"ioctl": 16, "socket": 41, "sendto": 44, "sendmsg": 46, "sendmmsg": 307, "socketpair": 53, "clone": 56, "ptrace": 101, "syslog": 103,
 		"vhangup": 153, "pivot_root": 155, "adjtimex": 159, "chroot": 161, "acct": 163,
 		"settimeofday": 164, "mount": 165, "umount2": 166, "swapon": 167, "swapoff": 168,
 		"reboot": 169, "iopl": 172, "ioperm": 173, "init_module": 175, "delete_module": 176,
@@ -32,7 +32,7 @@ var arm64 = &Arch{
 	Name:  "arm64",
 	Audit: 0xc00000b7, // AUDIT_ARCH_AARCH64
 	nr: map[string]uint32{
-		"ioctl": 29, "umount2": 39, "setsid": 157, "sendto": 206, "sendmsg": 211, "sendmmsg": 269, "mount": 40, "pivot_root": 41, "chroot": 51, "vhangup": 58,
+		"ioctl": 29, "umount2": 39, "sendto": 206, "sendmsg": 211, "sendmmsg": 269, "mount": 40, "pivot_root": 41, "chroot": 51, "vhangup": 58,
 		"quotactl": 60, "acct": 89, "unshare": 97, "kexec_load": 104, "init_module": 105,
 		"delete_module": 106, "clock_settime": 112, "syslog": 116, "ptrace": 117, "reboot": 142,
 		"settimeofday": 170, "adjtimex": 171, "socket": 198, "socketpair": 199, "add_key": 217,
