@@ -249,6 +249,9 @@ var analyzeCases = []analyzeCase{
 	// A named descriptor {var}> assigns var, evaluating a subscript in it.
 	{cmd: "x='a[$(rm x)]'; echo {a[x]}>/dev/null", progs: "echo", unres: "descriptor variable a[x]"},
 	{cmd: "exec {fd}>log; echo hi >&$fd", progs: "exec echo"},
+	{cmd: "sudo CMD=rm -s '$CMD' -rf x", progs: "sudo", unres: "sudo -s"}, // sudo leaves $ unquoted for the shell
+	{cmd: "sudo -i ls '$HOME'", progs: "sudo", unres: "sudo -s"},
+	{cmd: "sudo -s ls -la", progs: "sudo ls"},
 	// ... while plain values stay usable: a file name is like a script.
 	{cmd: "ENV=production ./deploy.sh", progs: "deploy.sh"},
 	{cmd: "BASH_ENV=./env.sh bash -c make", progs: "bash make"},

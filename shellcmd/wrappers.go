@@ -355,11 +355,23 @@ func (a *analyzer) sudo(prog string, args []field, ctx *callCtx) []field {
 	} else if has(opts, "C", "L") {
 		return nil
 	}
+	shell := prog == "sudo" && has(opts, "s", "i", "shell", "login")
 	if len(rest) == 0 && !ctx.openEnded {
-		if has(opts, "s", "i", "shell", "login") {
+		if shell {
 			a.shellStdin(prog+" -s", ctx)
 		}
 		return nil
+	}
+	if shell {
+		// sudo -s/-i joins the words into a string for $SHELL -c,
+		// backslash-quoting every character but letters, digits, _, - and
+		// $: a $NAME in a word is expanded by that shell.
+		for _, f := range rest {
+			if strings.Contains(f.text, "$") {
+				a.unresolved("sudo -s runs %s through a shell that expands the $ in it; write the value literally", f.text)
+				return nil
+			}
+		}
 	}
 	return a.need(prog, rest, ctx)
 }
