@@ -141,6 +141,16 @@ type Source[C any] struct {
 
 	dialMu sync.Mutex // serializes reconnection
 
+	// refreshMu guards relisting and relistAgain: at most one listing
+	// after tools/list_changed runs at a time, and the notifications that
+	// arrive meanwhile cause one more, however many they are (a server
+	// can send them as fast as it likes).
+	refreshMu   sync.Mutex
+	relisting   bool
+	relistAgain bool
+	closeCtx    context.Context // cancelled by Close: stops a listing in progress
+	closeCancel context.CancelFunc
+
 	mu      sync.Mutex
 	session *mcp.ClientSession // nil: disconnected
 	tools   []helikon.Tool[C]
@@ -153,6 +163,7 @@ type Source[C any] struct {
 // (it stops a spawned server).
 func Connect[C any](ctx context.Context, dial Dialer, opts *ClientOptions) (*Source[C], error) {
 	s := &Source[C]{dial: dial}
+	s.closeCtx, s.closeCancel = context.WithCancel(context.Background())
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -170,9 +181,11 @@ func Connect[C any](ctx context.Context, dial Dialer, opts *ClientOptions) (*Sou
 	})
 	cs, err := s.connect(ctx)
 	if err != nil {
+		s.closeCancel()
 		return nil, err
 	}
 	if err := s.refresh(ctx, cs); err != nil {
+		s.closeCancel()
 		cs.Close()
 		return nil, err
 	}
@@ -200,6 +213,7 @@ func (s *Source[C]) Close() error {
 	cs := s.session
 	s.session, s.closed = nil, true
 	s.mu.Unlock()
+	s.closeCancel()
 	if cs != nil {
 		return cs.Close()
 	}
@@ -280,22 +294,47 @@ func (s *Source[C]) current(ctx context.Context) (*mcp.ClientSession, error) {
 }
 
 func (s *Source[C]) listChanged(context.Context, *mcp.ToolListChangedRequest) {
-	// The handler runs on the session's reader: list on another goroutine.
+	// The handler runs on the session's reader: list on another goroutine,
+	// one at a time.
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
+	if s.relisting {
+		s.relistAgain = true
+		return
+	}
+	s.relisting = true
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		cs, err := s.current(ctx)
-		if err == nil {
-			err = s.refresh(ctx, cs)
-		}
-		if err != nil {
-			s.log.Warn("mcp tools/list_changed: listing tools again failed", slog.Any("error", err))
-			return
-		}
-		if s.opts.OnToolsChanged != nil {
-			s.opts.OnToolsChanged()
+		for {
+			s.relist()
+			s.refreshMu.Lock()
+			if !s.relistAgain {
+				s.relisting = false
+				s.refreshMu.Unlock()
+				return
+			}
+			s.relistAgain = false
+			s.refreshMu.Unlock()
 		}
 	}()
+}
+
+// relist fetches the tool list again after tools/list_changed.
+func (s *Source[C]) relist() {
+	ctx, cancel := context.WithTimeout(s.closeCtx, time.Minute)
+	defer cancel()
+	cs, err := s.current(ctx)
+	if err == nil {
+		err = s.refresh(ctx, cs)
+	}
+	if err != nil {
+		if s.closeCtx.Err() == nil {
+			s.log.Warn("mcp tools/list_changed: listing tools again failed", slog.Any("error", err))
+		}
+		return
+	}
+	if s.opts.OnToolsChanged != nil {
+		s.opts.OnToolsChanged()
+	}
 }
 
 // refresh lists the server's tools and replaces the snapshot.
