@@ -39,7 +39,8 @@
 // wrapper, or wrapper options computed at run time; a wrapper under xargs
 // whose program or options come from the input; assignments to PS0-PS4 or
 // PROMPT_COMMAND; assignments to BASH_CMDS or BASH_ALIASES (like hash -p
-// and alias); a named descriptor {var}> whose name has a subscript;
+// and alias); a named descriptor {var}> whose name has a subscript; a $ in
+// the command words of sudo -s or -i, which sudo leaves for the shell;
 // assignments to BASH_ENV or ENV (start-up files a shell
 // expands and sources) of anything but a plain file name; BASH_FUNC_*
 // functions exported through env or sudo; a --rcfile or --init-file
