@@ -41,9 +41,11 @@ import (
 	"iter"
 	"net/http"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
+	"weak"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	oai "github.com/openai/openai-go/v3"
@@ -100,7 +102,11 @@ type Model struct {
 	opts   Options
 	name   string
 
-	schemas sync.Map // *jsonschema.Schema -> *toolSchema
+	// schemas caches the adaptation of each tool schema, by identity. The
+	// keys are weak and an entry goes when its schema is collected: tool
+	// sources such as MCP servers hand out new schemas whenever their
+	// tool list changes, and a long-lived model must not keep them all.
+	schemas sync.Map // weak.Pointer[jsonschema.Schema] -> *toolSchema
 }
 
 var _ helikon.Model = (*Model)(nil)
@@ -159,8 +165,10 @@ func (m *Model) Stream(ctx context.Context, req *helikon.ModelRequest) iter.Seq2
 
 // schemaFor returns the cached adaptation of a tool schema.
 func (m *Model) schemaFor(s *jsonschema.Schema) (*toolSchema, error) {
+	var key weak.Pointer[jsonschema.Schema]
 	if s != nil {
-		if ts, ok := m.schemas.Load(s); ok {
+		key = weak.Make(s)
+		if ts, ok := m.schemas.Load(key); ok {
 			return ts.(*toolSchema), nil
 		}
 	}
@@ -174,7 +182,9 @@ func (m *Model) schemaFor(s *jsonschema.Schema) (*toolSchema, error) {
 		ts.strict, _ = adaptStrict(fresh)
 	}
 	if s != nil {
-		m.schemas.Store(s, ts)
+		if _, loaded := m.schemas.LoadOrStore(key, ts); !loaded {
+			runtime.AddCleanup(s, func(k weak.Pointer[jsonschema.Schema]) { m.schemas.Delete(k) }, key)
+		}
 	}
 	return ts, nil
 }
