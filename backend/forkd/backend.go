@@ -52,7 +52,7 @@ type Options struct {
 	// 0 means backend.DefaultTimeout.
 	Timeout time.Duration
 	// OutputCap is the cap per captured stream; 0 means
-	// backend.DefaultOutputCap.
+	// backend.DefaultOutputCap. A request may lower it, not raise it.
 	OutputCap int64
 	// APITimeout bounds create, delete and list calls; 0 means
 	// DefaultAPITimeout.
@@ -193,12 +193,12 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 		return nil, err
 	}
 	timeout := backend.EffectiveTimeout(b.opts.Timeout, req.Timeout)
-	outCap := req.OutputCap
-	if outCap <= 0 {
-		outCap = b.opts.OutputCap
-	}
+	outCap := b.opts.OutputCap
 	if outCap <= 0 {
 		outCap = backend.DefaultOutputCap
+	}
+	if req.OutputCap > 0 && req.OutputCap < outCap {
+		outCap = req.OutputCap // a request may lower the cap, never raise it
 	}
 	start := time.Now()
 	boxes, err := b.client.Create(ctx, b.opts.Snapshot, 1)

@@ -207,6 +207,27 @@ func TestOutputCap(t *testing.T) {
 	}
 }
 
+// TestRequestCannotRaiseOutputCap: a request may lower the backend's cap,
+// as with the other backends, never raise it.
+func TestRequestCannotRaiseOutputCap(t *testing.T) {
+	_, srv := startTLS(t)
+	b := newBackend(t, srv, func(o *forkd.Options) { o.OutputCap = 100 })
+	res, err := b.Run(context.Background(), &backend.Request{Command: "head -c 5000 /dev/zero | tr '\\0' a", OutputCap: 1 << 62})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Truncated || len(res.Stdout) != 100 {
+		t.Errorf("truncated=%v stdout=%d, want the backend's cap of 100", res.Truncated, len(res.Stdout))
+	}
+	res, err = b.Run(context.Background(), &backend.Request{Command: "head -c 5000 /dev/zero | tr '\\0' a", OutputCap: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Truncated || len(res.Stdout) != 10 {
+		t.Errorf("truncated=%v stdout=%d, want the request's cap of 10", res.Truncated, len(res.Stdout))
+	}
+}
+
 func utf8Valid(b []byte) bool { return strings.ToValidUTF8(string(b), "?") == string(b) }
 
 func TestTokenNeverLeaks(t *testing.T) {
