@@ -73,9 +73,9 @@ type Options struct {
 	// session state, so sub-agents share the budget); 0 means no cap.
 	MaxUses int
 	// Proxy, when set, sends every request through this HTTP proxy. The
-	// proxy then decides which addresses are reached: the connect-time
-	// address check applies to the connection to the proxy only, while
-	// URL vetting and the host lists still apply to every hop. Proxy
+	// proxy then decides which addresses are reached: the connection to
+	// the proxy is not address-checked (it may be on loopback), while URL
+	// vetting and the host lists still apply to every hop. Proxy
 	// environment variables are always ignored.
 	Proxy *url.URL
 	// Resolver looks up host names; nil means the system resolver. Tests
@@ -161,6 +161,17 @@ func NewFetcher(opts *Options) (*Fetcher, error) {
 	}
 	if o.Proxy != nil {
 		tr.Proxy = http.ProxyURL(o.Proxy)
+		// Every connection goes to the proxy, which the operator chose: it
+		// is dialed without the address check (an egress proxy is usually
+		// on loopback). Anything else would be a bug, and stays guarded.
+		proxyAddr := proxyHostPort(o.Proxy)
+		plain := &net.Dialer{Timeout: o.Timeout, KeepAlive: 30 * time.Second}
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if addr == proxyAddr {
+				return plain.DialContext(ctx, network, addr)
+			}
+			return dialer.DialContext(ctx, network, addr)
+		}
 	}
 	f.client = &http.Client{
 		Transport: tr,
@@ -169,6 +180,19 @@ func NewFetcher(opts *Options) (*Fetcher, error) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return f, nil
+}
+
+// proxyHostPort is the address the transport dials for proxy u: its host
+// and port, the scheme's default port when it has none.
+func proxyHostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }
 
 func patterns(field string, ps []string) ([]string, error) {

@@ -512,14 +512,19 @@ func TestFetchIgnoresProxyEnvironment(t *testing.T) {
 	if err != nil || out.Content != "direct" || proxied.Load() != 0 {
 		t.Fatalf("got %+v, %v, proxy requests %d; want a direct fetch", out, err, proxied.Load())
 	}
-	// An explicit proxy is used.
+	// An explicit proxy is used. It is the operator's choice, so the
+	// guard does not refuse it for being on loopback (an egress proxy
+	// usually is), and AllowPrivate is not needed.
 	pu, _ := url.Parse(proxy.URL)
-	// The guard then checks the connection to the proxy, which is on
-	// loopback here: allow it as AllowPrivate would.
-	tool, _ = New[struct{}](&Options{Proxy: pu, AllowPrivate: true, Resolver: e.res})
+	tool, _ = New[struct{}](&Options{Proxy: pu, Resolver: e.res})
 	out, err = invoke(tool, Args{URL: e.url("/")})
 	if err != nil || out.Content != "from the proxy" || proxied.Load() != 1 {
 		t.Fatalf("explicit proxy: got %+v, %v, proxy requests %d", out, err, proxied.Load())
+	}
+	// URL vetting still applies to what is sent through it.
+	_, err = invoke(tool, Args{URL: "http://127.0.0.1/"})
+	if !errors.Is(err, ssrf.ErrBlocked) || proxied.Load() != 1 {
+		t.Fatalf("a loopback URL through the proxy: %v, proxy requests %d; want blocked before the proxy", err, proxied.Load())
 	}
 }
 
