@@ -339,7 +339,12 @@ func stdinOf(redirs []*syntax.Redirect) stdin {
 		}
 		switch r.Op {
 		case syntax.RdrIn, syntax.RdrInOut:
-			in = stdin{kind: stdinFile}
+			// A file named literally is like a script file; a process
+			// substitution or a computed name is not known.
+			in = stdin{}
+			if _, ok := staticText(r.Word); ok {
+				in = stdin{kind: stdinFile}
+			}
 		case syntax.DplIn:
 			in = stdin{}
 		case syntax.Hdoc, syntax.DashHdoc:

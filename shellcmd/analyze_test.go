@@ -252,6 +252,12 @@ var analyzeCases = []analyzeCase{
 	{cmd: "sudo CMD=rm -s '$CMD' -rf x", progs: "sudo", unres: "sudo -s"}, // sudo leaves $ unquoted for the shell
 	{cmd: "sudo -i ls '$HOME'", progs: "sudo", unres: "sudo -s"},
 	{cmd: "sudo -s ls -la", progs: "sudo ls"},
+	// A shell reading commands from a process substitution or a computed
+	// file runs code the line does not show.
+	{cmd: "bash < <(echo rm x)", progs: "bash echo", unres: "standard input"},
+	{cmd: "sh 0< <(echo rm x)", progs: "sh echo", unres: "standard input"},
+	{cmd: "bash -s <> <(echo rm x)", progs: "bash echo", unres: "standard input"},
+	{cmd: "bash < \"$f\"", progs: "bash", unres: "standard input"},
 	// ... while plain values stay usable: a file name is like a script.
 	{cmd: "ENV=production ./deploy.sh", progs: "deploy.sh"},
 	{cmd: "BASH_ENV=./env.sh bash -c make", progs: "bash make"},

@@ -29,6 +29,7 @@ func TestStartupFileAttacksAgainstBash(t *testing.T) {
 		"env A=1 \"${x:=touch}\" pwned",
 		"BASH_CMDS['ls']=$(command -v touch); ls pwned",
 		"x='a[$(touch pwned)]'; echo {a[x]}>/dev/null",
+		"bash < <(echo touch pwned)",
 	}
 	if _, err := exec.LookPath("sh"); err == nil {
 		attacks = append(attacks, "ENV='$(touch pwned)' sh -i <<< ''")
