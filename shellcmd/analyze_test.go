@@ -258,6 +258,10 @@ var analyzeCases = []analyzeCase{
 	{cmd: "sh 0< <(echo rm x)", progs: "sh echo", unres: "standard input"},
 	{cmd: "bash -s <> <(echo rm x)", progs: "bash echo", unres: "standard input"},
 	{cmd: "bash < \"$f\"", progs: "bash", unres: "standard input"},
+	{cmd: "bash /dev/stdin <<< 'rm x'", progs: "bash rm"},
+	{cmd: "echo 'rm x' | bash /dev/stdin", progs: "echo bash", unres: "standard input"},
+	{cmd: "bash /dev/fd/3 3< <(echo rm x)", progs: "bash echo", unres: "descriptor"},
+	{cmd: "sh /proc/self/fd/0 < <(echo rm x)", progs: "sh echo", unres: "standard input"},
 	// ... while plain values stay usable: a file name is like a script.
 	{cmd: "ENV=production ./deploy.sh", progs: "deploy.sh"},
 	{cmd: "BASH_ENV=./env.sh bash -c make", progs: "bash make"},

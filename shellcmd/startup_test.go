@@ -30,6 +30,8 @@ func TestStartupFileAttacksAgainstBash(t *testing.T) {
 		"BASH_CMDS['ls']=$(command -v touch); ls pwned",
 		"x='a[$(touch pwned)]'; echo {a[x]}>/dev/null",
 		"bash < <(echo touch pwned)",
+		"bash /dev/fd/3 3< <(echo touch pwned)",
+		"echo touch pwned | bash /dev/stdin",
 	}
 	if _, err := exec.LookPath("sh"); err == nil {
 		attacks = append(attacks, "ENV='$(touch pwned)' sh -i <<< ''")

@@ -2,6 +2,7 @@ package shellcmd
 
 import (
 	"errors"
+	"path"
 	"regexp"
 	"strings"
 
@@ -620,6 +621,10 @@ options:
 			return
 		}
 		a.script(rest[0].text, lang, ctx.depth+1, "the command string of "+prog+" -c")
+	case len(rest) > 0 && !smode && isStdinFile(rest[0].text):
+		a.shellStdin(prog, ctx)
+	case len(rest) > 0 && !smode && isFDFile(rest[0].text):
+		a.unresolved("%s reads its script from the descriptor %s, which cannot be checked before it runs; pass the commands with -c", prog, rest[0].text)
 	case len(rest) > 0 && !smode:
 		// A script file: its contents are not inspected, like any
 		// program's (see the package documentation).
@@ -628,6 +633,23 @@ options:
 	default:
 		a.shellStdin(prog, ctx)
 	}
+}
+
+// isStdinFile reports whether name is a file name for the standard input.
+func isStdinFile(name string) bool {
+	switch path.Clean(name) {
+	case "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "/proc/thread-self/fd/0":
+		return true
+	}
+	return false
+}
+
+// isFDFile reports whether name reaches a file descriptor of some process
+// (/dev/fd/N, /proc/PID/fd/N), where a process substitution or a
+// redirection puts text the line does not show as a file.
+func isFDFile(name string) bool {
+	c := path.Clean(name)
+	return strings.HasPrefix(c, "/dev/fd/") || strings.HasPrefix(c, "/proc/") && strings.Contains(c, "/fd/")
 }
 
 // shellStdin handles a shell that reads commands from standard input.
