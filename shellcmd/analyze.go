@@ -76,7 +76,7 @@ func Analyze(command string) *Analysis {
 
 // Analyze parses command as bash and reports every program it would run.
 func (o Options) Analyze(command string) *Analysis {
-	a := &analyzer{maxDepth: o.MaxDepth, res: &Analysis{}, vars: newVarFlow(), listed: map[string]bool{}}
+	a := &analyzer{maxDepth: o.MaxDepth, res: &Analysis{}, vars: newVarFlow(), listed: map[string]bool{}, braceBudget: maxBraceTotal}
 	if a.maxDepth <= 0 {
 		a.maxDepth = DefaultMaxDepth
 	}
@@ -95,6 +95,8 @@ type analyzer struct {
 	// POSIX reading of ((...)) is walked) only new ones are added.
 	listed map[string]bool
 	dedup  bool
+	// braceBudget is what is left of maxBraceTotal.
+	braceBudget int
 }
 
 // unresolved records the first reason a program cannot be known.
@@ -190,7 +192,7 @@ func (a *analyzer) node(n syntax.Node, depth int) {
 			}
 			if len(call.Args) > 0 {
 				ctx := &callCtx{depth: depth, stdin: stdinOf(n.Redirs)}
-				for _, argv := range wordFields(call.Args) {
+				for _, argv := range wordFields(call.Args, &a.braceBudget) {
 					c := *ctx
 					a.argv(argv, &c)
 				}

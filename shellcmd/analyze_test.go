@@ -341,6 +341,23 @@ func TestAnalyzeWrites(t *testing.T) {
 	}
 }
 
+// TestAnalyzeBoundsBraceExpansion: many brace words, each under the
+// per-word bound, must not expand without limit in one analysis.
+func TestAnalyzeBoundsBraceExpansion(t *testing.T) {
+	cmd := "echo" + strings.Repeat(" {a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}{s,t}", 100) + "; rm x"
+	a := Analyze(cmd)
+	total := 0
+	for _, c := range a.Commands {
+		total += len(c.Args)
+	}
+	if limit := maxBraceTotal + 2*100 + 10; total > limit {
+		t.Errorf("%d arguments listed, want at most %d", total, limit)
+	}
+	if got := a.Programs(); !slices.Contains(got, "rm") {
+		t.Errorf("programs %v lack rm", got)
+	}
+}
+
 func TestAnalyzeMaxDepth(t *testing.T) {
 	cmd := "sh -c 'sh -c \"rm x\"'"
 	if a := (Options{MaxDepth: 1}).Analyze(cmd); !strings.Contains(a.Unresolved, "deep") {

@@ -184,11 +184,20 @@ func printNode(n syntax.Node) string {
 // word computed at run time.
 const maxBraceWords = 1024
 
+// maxBraceTotal bounds the words all brace expansions of one analysis may
+// produce, so that a long line of words like {a,b}{c,d}... (each under
+// maxBraceWords) cannot make the analysis take seconds and hold millions of
+// strings; once it is spent, further brace words count as computed at run
+// time, like one expansion over maxBraceWords.
+const maxBraceTotal = 1 << 14
+
 // wordFields returns the fields of words, brace expansion applied (bash), and
 // also, when some word had braces, the fields without it (POSIX sh, which has
 // no brace expansion). Both are analysed, so a policy holds under either
 // shell.
-func wordFields(words []*syntax.Word) [][]field {
+//
+// budget is what is left of maxBraceTotal; expansions are taken from it.
+func wordFields(words []*syntax.Word, budget *int) [][]field {
 	plain := make([]field, 0, len(words))
 	var expanded []field
 	braces := false
@@ -207,12 +216,13 @@ func wordFields(words []*syntax.Word) [][]field {
 		var ews []*syntax.Word
 		tooMany := false
 		for ew, err := range expand.BracesSeq(nil, cp) {
-			if err != nil || len(ews) >= maxBraceWords {
+			if err != nil || len(ews) >= min(maxBraceWords, *budget) {
 				tooMany = true
 				break
 			}
 			ews = append(ews, ew)
 		}
+		*budget -= len(ews)
 		if tooMany {
 			// Not expanded: the words are unknown, like an expansion's.
 			braces = true
