@@ -217,6 +217,22 @@ func runAttack(args []string) int {
 			c.Close()
 		}
 		return res(err, "connect "+arg(0))
+	case "rlimits":
+		// Not an attack: report the limits this process started with.
+		var parts []string
+		for _, r := range []struct {
+			name string
+			res  int
+		}{{"core", unix.RLIMIT_CORE}, {"cpu", unix.RLIMIT_CPU}, {"fsize", unix.RLIMIT_FSIZE}, {"as", unix.RLIMIT_AS}, {"nofile", unix.RLIMIT_NOFILE}} {
+			var l unix.Rlimit
+			if err := unix.Getrlimit(r.res, &l); err != nil {
+				fmt.Println(err)
+				return attackBroken
+			}
+			parts = append(parts, fmt.Sprintf("%s %d/%d", r.name, l.Cur, l.Max))
+		}
+		fmt.Println(strings.Join(parts, " "))
+		return 0
 	case "mkdir-write":
 		// The cross-directory and temp-dir operations that must work.
 		err := os.MkdirAll(filepath.Dir(arg(0)), 0o755)

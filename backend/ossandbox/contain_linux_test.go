@@ -249,6 +249,33 @@ func TestLimitsApply(t *testing.T) {
 	}
 }
 
+// TestLimitsApplyToPrograms checks that a program run without a shell
+// starts with its limits, soft and hard, including the address space, and
+// that the limits hold for what it starts.
+func TestLimitsApplyToPrograms(t *testing.T) {
+	b, _ := newTestBackend(t, Options{Timeout: 10 * time.Second, Limits: backend.ResourceLimits{AddressSpace: 8 << 30}})
+	res, err := b.Run(context.Background(), &backend.Request{
+		Argv:   []string{attackBin(t), "rlimits"},
+		SetEnv: []string{attackEnv + "=1"},
+		Limits: &backend.ResourceLimits{OpenFiles: 100, CPUSeconds: 1 << 30, FileSize: 1 << 20},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("core 0/0 cpu 15/15 fsize %d/%d as %d/%d nofile 100/100", 1<<20, 1<<20, 8<<30, 8<<30)
+	if got := strings.TrimSpace(string(res.Stdout)); got != want {
+		t.Errorf("limits = %q\nwant     %q\nstderr %s", got, want, res.Stderr)
+	}
+	// What the program starts inherits them.
+	res, err = b.Run(context.Background(), &backend.Request{Argv: []string{"/bin/sh", "-c", "ulimit -n; ulimit -Hc"}, Limits: &backend.ResourceLimits{OpenFiles: 77}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(res.Stdout)); strings.Join(got, " ") != "77 0" {
+		t.Errorf("inherited limits = %v; want [77 0]; stderr %s", got, res.Stderr)
+	}
+}
+
 func must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)

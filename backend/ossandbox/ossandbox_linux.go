@@ -43,6 +43,7 @@ type Backend struct {
 	pids       string // v1 pids cgroup directory to create per-run cgroups in, or ""
 	exe        string // this program, executable in the sandbox when the reaper runs there
 	tracking   proc.Tracking
+	traceMe    bool // limits set on the traced command at exec (limitAtExec)
 	shell      string
 	shellKind  shellKind
 	lastCap    int
@@ -96,14 +97,17 @@ func New(root string, opts *Options) (*Backend, error) {
 		}
 		b.readPaths = append(b.readPaths, abs)
 	}
-	b.filter, err = seccomp.Assemble(arch, seccomp.Policy{AllowNetwork: o.AllowNetwork, AllowUnixSockets: abi >= 9})
+	b.privileged = os.Geteuid() == 0
+	// Root callers' commands are the first process of their pid namespace,
+	// with no reaper in between: their limits can be set at exec.
+	b.traceMe = b.privileged && traceMeAllowed()
+	b.filter, err = seccomp.Assemble(arch, seccomp.Policy{AllowNetwork: o.AllowNetwork, AllowUnixSockets: abi >= 9, TraceMe: b.traceMe})
 	if err != nil {
 		return nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
 	}
 	if b.shell, b.shellKind, err = findShell(); err != nil {
 		return nil, err
 	}
-	b.privileged = os.Geteuid() == 0
 	if b.privileged {
 		if b.lastCap, err = capLastCap(); err != nil {
 			return nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
@@ -111,7 +115,7 @@ func New(root string, opts *Options) (*Backend, error) {
 		b.rootRW = mountWritable(croot)
 		b.tmpRW = mountWritable(os.TempDir())
 		b.pids = pidsCgroupDir()
-		b.tracking = proc.TrackGroup // the pid namespace ends with its first process
+		b.tracking = proc.TrackPidNamespace // the namespace ends with its first process
 	} else {
 		b.tracking = proc.TrackReaper
 		if b.exe, err = os.Executable(); err == nil {
@@ -267,7 +271,18 @@ func (b *Backend) probe() error {
 		return err
 	}
 	defer rs.Close()
-	return onDiscardedThread(func() error { return b.confineThread(rs, tmp, "") })
+	return onDiscardedThread(func() error {
+		mntNS, err := b.confineThread(rs, tmp, "")
+		closeNS(mntNS)
+		return err
+	})
+}
+
+// closeNS closes a namespace descriptor from confineThread (-1: none).
+func closeNS(fd int) {
+	if fd >= 0 {
+		unix.Close(fd)
+	}
 }
 
 // onDiscardedThread runs f on an OS thread locked for it that is never
@@ -330,31 +345,49 @@ func (b *Backend) rules(tmp string) landlock.Config {
 // namespaces and the mounts need capabilities that are dropped next;
 // Landlock and seccomp need no_new_privs; seccomp comes last because it
 // denies the syscalls used before it.
-func (b *Backend) confineThread(rs *landlock.Ruleset, tmp, cgroup string) error {
+//
+// For root callers it returns a descriptor of the command's mount namespace
+// (else -1), which the caller closes once the command is gone: destroying a
+// mount namespace waits for an RCU grace period, and without this reference
+// the command's last process would pay it on its way out, before its parent
+// learns that it exited.
+func (b *Backend) confineThread(rs *landlock.Ruleset, tmp, cgroup string) (mntNS int, err error) {
+	mntNS = -1
+	defer func() {
+		if err != nil {
+			closeNS(mntNS)
+			mntNS = -1
+		}
+	}()
 	if b.privileged {
 		if cgroup != "" {
-			tid := strconv.Itoa(unix.Gettid())
-			if err := os.WriteFile(filepath.Join(cgroup, "tasks"), []byte(tid), 0); err != nil {
-				return fmt.Errorf("enter pids cgroup: %w", err)
+			// "0" is the writing thread. Naming it by its id instead would
+			// make the kernel lock every thread group against migration,
+			// which waits for an RCU grace period (milliseconds).
+			if err := os.WriteFile(filepath.Join(cgroup, "tasks"), []byte("0"), 0); err != nil {
+				return mntNS, fmt.Errorf("enter pids cgroup: %w", err)
 			}
 		}
 		if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_NEWPID); err != nil {
-			return fmt.Errorf("create mount and pid namespaces: %w", err)
+			return mntNS, fmt.Errorf("create mount and pid namespaces: %w", err)
+		}
+		if mntNS, err = unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+			return -1, fmt.Errorf("hold the mount namespace: %w", err)
 		}
 		if err := b.readOnlyView(tmp); err != nil {
-			return err
+			return mntNS, err
 		}
 		if err := dropCapabilities(b.lastCap); err != nil {
-			return err
+			return mntNS, err
 		}
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("set no_new_privs: %w", err)
+		return mntNS, fmt.Errorf("set no_new_privs: %w", err)
 	}
 	if err := rs.RestrictThread(); err != nil {
-		return err
+		return mntNS, err
 	}
-	return seccomp.InstallThread(b.filter)
+	return mntNS, seccomp.InstallThread(b.filter)
 }
 
 // readOnlyView makes every mount of the thread's (private) mount namespace
@@ -456,20 +489,30 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 	} else if b.privileged {
 		procs = -1 // RLIMIT_NPROC does not apply to uid 0
 	}
-	pro := prologue(b.shellKind, limits, procs, currentHard)
 	var argv []string
-	if req.Command != "" {
-		argv = []string{b.shell, "-c", pro + req.Command}
-	} else {
+	var rl []rlimit
+	switch {
+	case b.traceMe:
+		rl = rlimits(limits, procs)
+		if req.Command != "" {
+			argv = []string{b.shell, "-c", req.Command}
+		} else {
+			argv = req.Argv
+		}
+	case req.Command != "":
+		argv = []string{b.shell, "-c", prologue(b.shellKind, limits, procs, currentHard) + req.Command}
+	default:
 		// A program without a shell command line only needs a shell for
-		// ulimit; sh (dash on Debian) starts several times faster than bash.
+		// ulimit; sh (dash on Debian) starts several times faster than
+		// bash, but its ulimit has no -u, which a process cap needs.
 		sh, kind := b.shell, b.shellKind
-		if _, err := os.Stat("/bin/sh"); err == nil {
+		if _, err := os.Stat("/bin/sh"); err == nil && procs <= 0 {
 			sh, kind = "/bin/sh", kindSh
 		}
 		argv = append([]string{sh, "-c", prologue(kind, limits, procs, currentHard) + `exec "$@"`, "helikon"}, req.Argv...)
 	}
 
+	mntNS := -1
 	allow := b.opts.EnvAllowlist
 	if allow == nil {
 		allow = backend.DefaultEnvAllowlist
@@ -487,11 +530,15 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 		Timeout:   timeout,
 		Tracking:  b.tracking,
 		Start: func(cmd *exec.Cmd) error {
-			return b.startConfined(cmd, rs, tmp, cgroup)
+			var err error
+			mntNS, err = b.startConfined(cmd, rs, tmp, cgroup, rl)
+			return err
 		},
 	}
 	b.log.DebugContext(ctx, "ossandbox: run", "argv0", argv[0], "timeout", timeout, "privileged", b.privileged)
-	return proc.Run(ctx, spec)
+	res, err := proc.Run(ctx, spec)
+	go closeNS(mntNS) // the namespace's teardown, off the caller's path
+	return res, err
 }
 
 // startConfined starts cmd from a new OS thread that is confined first: a
@@ -499,18 +546,32 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 // namespaces and capabilities, and the rest of this program stays as it
 // was. The thread is never unlocked, so the Go runtime terminates it when
 // the goroutine returns instead of reusing it for other goroutines.
-func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp, cgroup string) error {
+func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp, cgroup string, limits []rlimit) (mntNS int, err error) {
 	// Descriptors this program opened without O_CLOEXEC (by cgo code or a
 	// raw syscall) would be inherited by the command and are outside
 	// Landlock's reach: mark them all close-on-exec. Go's own descriptors
 	// already are, and os/exec passes the command's descriptors by dup2.
 	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
-	return onDiscardedThread(func() error {
-		if err := b.confineThread(rs, tmp, cgroup); err != nil {
+	mntNS = -1
+	err = onDiscardedThread(func() error {
+		var err error
+		if mntNS, err = b.confineThread(rs, tmp, cgroup); err != nil {
 			return fmt.Errorf("%w: confine: %w", backend.ErrUnavailable, err)
 		}
-		return cmd.Start()
+		if !b.traceMe {
+			return cmd.Start()
+		}
+		cmd.SysProcAttr.Ptrace = true
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		return limitAtExec(cmd, limits)
 	})
+	if err != nil {
+		closeNS(mntNS)
+		return -1, err
+	}
+	return mntNS, nil
 }
 
 func (b *Backend) newPidsCgroup(max int64) (string, error) {

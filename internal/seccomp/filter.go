@@ -86,6 +86,9 @@ const (
 // architectures are little-endian, so the low half comes first.
 func argLow(i int) uint32 { return uint32(offArgs + 8*i) }
 
+// argHigh is the offset of the high 32 bits of argument i.
+func argHigh(i int) uint32 { return argLow(i) + 4 }
+
 // Constants the filter compares against (linux uapi).
 const (
 	afUnix         = 1
@@ -96,6 +99,8 @@ const (
 	afInet6        = 10
 	ipprotoTCP     = 6
 	msgFastOpen    = 0x20000000
+	ptraceTraceMe  = 0
+	ptraceDetach   = 17
 	tiocsti        = 0x5412
 	tioclinux      = 0x541c
 	x32SyscallBit  = 0x40000000
@@ -125,6 +130,14 @@ type Policy struct {
 	// addresses are confined elsewhere (a network namespace, Landlock TCP
 	// port rules) this leaves no datagram or raw path around them.
 	TCPOnly bool
+	// TraceMe lets ptrace make two requests, PTRACE_TRACEME and
+	// PTRACE_DETACH (compared on all 64 bits: the kernel reads a long),
+	// and still refuses every other. A launcher uses them to stop a child
+	// at exec and set its resource limits before it runs (see
+	// backend/ossandbox); for the command they give no access to any
+	// process: becoming traced by one's parent hands the parent nothing
+	// but PTRACE_DETACH.
+	TraceMe bool
 }
 
 // Arch describes one architecture the filter supports.
@@ -280,6 +293,7 @@ func Build(arch *Arch, p Policy) ([]bpf.Instruction, error) {
 		lIoctl  label = "ioctl"
 		lSend   label = "send"
 		lTCP    label = "tcp"
+		lPtrace label = "ptrace"
 
 		lSendmsg  label = "sendmsg"
 		lSendmmsg label = "sendmmsg"
@@ -301,6 +315,10 @@ func Build(arch *Arch, p Policy) ([]bpf.Instruction, error) {
 		a.jif(bpf.JumpGreaterOrEqual, x32SyscallBit, lKill, "")
 	}
 	for _, name := range Denied {
+		if name == "ptrace" && p.TraceMe {
+			a.jeq(need(name), lPtrace)
+			continue
+		}
 		if n, ok := arch.nr[name]; ok {
 			a.jeq(n, lEPERM)
 		}
@@ -322,6 +340,17 @@ func Build(arch *Arch, p Policy) ([]bpf.Instruction, error) {
 	a.load(argLow(0))
 	a.jset(cloneNamespace, lEPERM)
 	a.jumpTo(lAllow)
+
+	if p.TraceMe {
+		// ptrace(request, ...): request is a long.
+		a.mark(lPtrace)
+		a.load(argHigh(0))
+		a.jif(bpf.JumpEqual, 0, "", lEPERM)
+		a.load(argLow(0))
+		a.jeq(ptraceTraceMe, lAllow)
+		a.jeq(ptraceDetach, lAllow)
+		a.jumpTo(lEPERM)
+	}
 
 	// ioctl(fd, request, ...): request is an unsigned int in the kernel.
 	a.mark(lIoctl)

@@ -58,6 +58,11 @@ func expect(arch *Arch, p Policy, c call) uint32 {
 	}
 	low := func(i int) uint32 { return uint32(c.args[i]) }
 	switch {
+	case name == "ptrace" && p.TraceMe:
+		if c.args[0] == ptraceTraceMe || c.args[0] == ptraceDetach {
+			return RetAllow
+		}
+		return eperm
 	case slices.Contains(Denied, name):
 		return eperm
 	case p.AllowNetwork && p.TCPOnly && (name == "sendto" || name == "sendmmsg") && low(3)&msgFastOpen != 0:
@@ -152,6 +157,13 @@ func TestFilterDecisions(t *testing.T) {
 		{"sendmmsg fastopen denied", tcp, call{x.Audit, nr("sendmmsg"), [6]uint64{3, 0, 1, msgFastOpen}}, eperm},
 		{"sendto plain allowed", tcp, call{x.Audit, nr("sendto"), [6]uint64{3, 0, 0, 0x4000}}, RetAllow},
 		{"sendmsg plain allowed", tcp, call{x.Audit, nr("sendmsg"), [6]uint64{3, 0, 0x40}}, RetAllow},
+		{"traceme denied by default", strict, call{x.Audit, nr("ptrace"), [6]uint64{ptraceTraceMe}}, eperm},
+		{"traceme allowed", Policy{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{ptraceTraceMe}}, RetAllow},
+		{"detach allowed", Policy{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{ptraceDetach, 42}}, RetAllow},
+		{"attach denied with traceme", Policy{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{16, 42}}, eperm},
+		{"seize denied with traceme", Policy{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{0x4206, 42}}, eperm},
+		{"attach disguised as traceme by high bits denied", Policy{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{0x1_00000000}}, eperm},
+		{"peekdata disguised as detach denied", Policy{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{0xffffffff_00000011}}, eperm},
 		{"sendto fastopen allowed with full network", Policy{AllowNetwork: true}, call{x.Audit, nr("sendto"), [6]uint64{3, 0, 0, msgFastOpen}}, RetAllow},
 	}
 	for _, tt := range tests {
@@ -230,11 +242,12 @@ func FuzzFilter(f *testing.F) {
 	f.Add(uint8(2), uint32(0xc00000b7), uint32(220), uint64(0x10000000), uint64(0), uint64(0), uint64(0))
 	f.Add(uint8(3), uint32(0xc000003e), uint32(0x40000001), uint64(0), uint64(0), uint64(0), uint64(0))
 	f.Add(uint8(9), uint32(0xc000003e), uint32(41), uint64(2), uint64(2), uint64(0), uint64(0))
+	f.Add(uint8(16), uint32(0xc000003e), uint32(101), uint64(17), uint64(2), uint64(0), uint64(0))
 	progs := map[uint8][]bpf.Instruction{}
 	policy := func(sel uint8) Policy {
-		return Policy{AllowNetwork: sel&1 != 0, AllowUnixSockets: sel&2 != 0, TCPOnly: sel&8 != 0}
+		return Policy{AllowNetwork: sel&1 != 0, AllowUnixSockets: sel&2 != 0, TCPOnly: sel&8 != 0, TraceMe: sel&16 != 0}
 	}
-	for i := range uint8(16) {
+	for i := range uint8(32) {
 		arch := amd64
 		if i&4 != 0 {
 			arch = arm64
@@ -246,7 +259,7 @@ func FuzzFilter(f *testing.F) {
 		progs[i] = prog
 	}
 	f.Fuzz(func(t *testing.T, sel uint8, auditArch, nr uint32, a0, a1, a2, a3 uint64) {
-		sel &= 15
+		sel &= 31
 		arch := amd64
 		if sel&4 != 0 {
 			arch = arm64
