@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/paigasus/helikon"
 )
@@ -75,9 +78,10 @@ func (a *TerminalApprover) Approve(ctx context.Context, req *helikon.ApprovalReq
 	if req.Guard {
 		choices = "[y]es, [n]o"
 	}
+	prompt := safeText(pretty.String())
 	for {
-		fmt.Fprintf(a.Out, "%s  allow? %s: ", pretty.String(), choices)
-		pretty.Reset()
+		fmt.Fprintf(a.Out, "%s  allow? %s: ", prompt, choices)
+		prompt = ""
 		line, err := readLine(ctx, a.In)
 		if err != nil {
 			fmt.Fprintln(a.Out)
@@ -124,4 +128,33 @@ func readLine(ctx context.Context, r *bufio.Reader) (string, error) {
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
+}
+
+// safeText returns s made safe to show on a terminal: control characters
+// other than newline and tab (ESC above all, which starts the sequences that
+// move the cursor, clear lines, recolour or conceal text) and bidirectional
+// overrides are shown escaped as Go quotes them. What a model or a tool sends
+// could otherwise rewrite an approval prompt the user is reading. Bytes that
+// are not valid UTF-8 are kept (a multi-byte character may arrive split
+// across two text deltas).
+func safeText(s string) string {
+	if !strings.ContainsFunc(s, unsafeRune) {
+		return s
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		if unsafeRune(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteString(s[:n])
+		}
+		s = s[n:]
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	return r != '\n' && r != '\t' && r != utf8.RuneError && (unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r))
 }

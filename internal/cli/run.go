@@ -264,7 +264,7 @@ func (r *renderer) event(ev *helikon.Event) {
 		r.startSpinner()
 	case helikon.EventTextDelta:
 		r.pause()
-		io.WriteString(r.env.Stdout, ev.Text)
+		io.WriteString(r.env.Stdout, safeText(ev.Text))
 		r.midLine = !strings.HasSuffix(ev.Text, "\n")
 	case helikon.EventToolCall:
 		r.pause()
@@ -272,7 +272,7 @@ func (r *renderer) event(ev *helikon.Event) {
 		fmt.Fprintf(r.env.Stderr, "→ %s %s\n", ev.ToolCall.Name, clip(string(ev.ToolCall.Args), 160))
 	case helikon.EventPermissionDenied:
 		r.pause()
-		fmt.Fprintf(r.env.Stderr, "✗ %s denied: %s\n", ev.ToolCall.Name, ev.Reason)
+		fmt.Fprintf(r.env.Stderr, "✗ %s denied: %s\n", ev.ToolCall.Name, safeText(ev.Reason))
 	case helikon.EventToolResult:
 		r.pause()
 		if ev.ToolResult.IsError {
@@ -303,9 +303,9 @@ func (r *renderer) endLine() {
 	}
 }
 
-// clip shortens s to n bytes on one line.
+// clip shortens s to n bytes on one line, safe to show on a terminal.
 func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = safeText(strings.Join(strings.Fields(s), " "))
 	if len(s) <= n {
 		return s
 	}

@@ -219,3 +219,39 @@ func TestTerminalApproverGuardIsAlwaysAsked(t *testing.T) {
 		t.Errorf("EOF approved: ok=%v err=%v", ok, err)
 	}
 }
+
+// TestTerminalOutputCannotCarryEscapeSequences: text from the model and
+// from tool calls (paths in a guard's reason, arguments) cannot send the
+// terminal escape sequences that would rewrite or hide an approval prompt.
+func TestTerminalOutputCannotCarryEscapeSequences(t *testing.T) {
+	var out bytes.Buffer
+	a := &cli.TerminalApprover{In: bufio.NewReader(strings.NewReader("n\n")), Out: &out, IsTerminal: func() bool { return true }}
+	_, err := a.Approve(context.Background(), &helikon.ApprovalRequest{
+		Tool:   "Write",
+		Args:   json.RawMessage("{\"path\":\"/etc/x\u009b2K\u202e\"}"),
+		Reason: "guard protected-system-path: the call writes to /etc/x\x1b[2K\r\x1b[8m, beneath /etc",
+		Guard:  true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); strings.ContainsAny(s, "\x1b\r\u009b\u202e") || !strings.Contains(s, `\x1b[8m`) {
+		t.Errorf("approval prompt carries raw control characters: %q", s)
+	}
+
+	srv := openaitest.NewServer(
+		openaitest.Reply{Text: "look\x1b[8m", ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "Read", Args: "{\"path\":\"a\u009bb\"}"}}},
+		openaitest.Reply{Text: "done\x1b]0;owned\x07\n"},
+	)
+	defer srv.Close()
+	code, stdout, stderr := runAgentCLI(t, runEnv{vars: openaiEnv(t, srv)}, "--root", t.TempDir(), "--backend", "host", "go")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	if strings.ContainsAny(stdout+stderr, "\x1b\x07\u009b") {
+		t.Errorf("raw control characters printed:\nstdout %q\nstderr %q", stdout, stderr)
+	}
+	if !strings.Contains(stdout, `done\x1b]0;owned\a`) {
+		t.Errorf("the answer's text was lost: %q", stdout)
+	}
+}
