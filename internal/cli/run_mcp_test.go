@@ -66,6 +66,13 @@ func TestRunUsesToolsOfAnMCPServer(t *testing.T) {
 }
 
 func TestRunExportsTracesWhenConfigured(t *testing.T) {
+	// The base URL may end in a slash, as people write it.
+	for _, suffix := range []string{"", "/"} {
+		t.Run("endpoint"+suffix, func(t *testing.T) { testRunExportsTraces(t, suffix) })
+	}
+}
+
+func testRunExportsTraces(t *testing.T, suffix string) {
 	var posts atomic.Int32
 	var body atomic.Int64
 	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -79,7 +86,7 @@ func TestRunExportsTracesWhenConfigured(t *testing.T) {
 	srv := openaitest.NewServer(openaitest.Reply{Text: "hello"})
 	defer srv.Close()
 	vars := openaiEnv(t, srv)
-	vars["OTEL_EXPORTER_OTLP_ENDPOINT"] = collector.URL
+	vars["OTEL_EXPORTER_OTLP_ENDPOINT"] = collector.URL + suffix
 	code, stdout, stderr := runAgentCLI(t, runEnv{vars: vars}, "--root", t.TempDir(), "--backend", "host", "say hello")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -27,7 +28,7 @@ func setupTracing(ctx context.Context, env *Env) (trace.Tracer, func(context.Con
 	case env.getenv(otlpTracesEndpointEnv) != "":
 		opt = otlptracehttp.WithEndpointURL(env.getenv(otlpTracesEndpointEnv))
 	case env.getenv(otlpEndpointEnv) != "":
-		opt = otlptracehttp.WithEndpointURL(env.getenv(otlpEndpointEnv) + "/v1/traces")
+		opt = otlptracehttp.WithEndpointURL(strings.TrimRight(env.getenv(otlpEndpointEnv), "/") + "/v1/traces")
 	default:
 		return nil, func(context.Context) error { return nil }, nil
 	}
