@@ -132,6 +132,12 @@ func (a *analyzer) script(src string, lang syntax.LangVariant, depth int, what s
 		a.unresolved("%s nests shell command strings more than %d deep; run the inner command directly", what, a.maxDepth)
 		return
 	}
+	if len(src) > maxScriptBytes {
+		// The parser recurses once per nesting level: 512 KiB of "$("
+		// overflow the goroutine's stack, which crashes the program.
+		a.unresolved("%s is %d bytes long, more than the %d this policy analyses; split it up (write large files with the Write tool)", what, len(src), maxScriptBytes)
+		return
+	}
 	if strings.IndexByte(src, 0) >= 0 {
 		// A shell reads a -c string as a C string, and a program's
 		// arguments cannot hold NUL at all: what runs is not this text.
@@ -150,7 +156,43 @@ func (a *analyzer) script(src string, lang syntax.LangVariant, depth int, what s
 		a.unresolved("cannot parse %s: %v; fix the syntax", what, err)
 		return
 	}
+	if treeDepth(f) > maxTreeDepth {
+		a.unresolved("%s nests constructs more than %d syntax levels deep; split it into simpler commands", what, maxTreeDepth)
+		return
+	}
 	a.walk(f, depth, src)
+}
+
+// maxScriptBytes bounds the size of a command line (and of each command
+// string in it) that is parsed: at 256 KiB every nesting construct of the
+// parser was seen to stay far inside the stack limit; 128 KiB keeps a
+// margin while allowing far longer commands than anyone types.
+const maxScriptBytes = 128 << 10
+
+// maxTreeDepth bounds the depth of the syntax tree analysed. Words are
+// rendered for each simple command, so n nested substitutions cost n^2:
+// 3 000 levels of $( took most of a second and 30 000 would take a minute.
+// Each level of nesting is a handful of tree levels; 1 000 allows about 200
+// levels, far beyond anything written by hand.
+const maxTreeDepth = 1000
+
+// treeDepth returns the depth of the syntax tree under n, or a number over
+// maxTreeDepth when it is deeper. It does not descend past maxTreeDepth:
+// syntax.Walk recurses once per level, and a tree a few hundred thousand
+// levels deep (600 KB of "$(") overflows the goroutine's stack, which
+// crashes the whole program.
+func treeDepth(n syntax.Node) int {
+	depth, deepest := 0, 0
+	syntax.Walk(n, func(n syntax.Node) bool {
+		if n == nil {
+			depth--
+			return true
+		}
+		depth++
+		deepest = max(deepest, depth)
+		return depth <= maxTreeDepth
+	})
+	return deepest
 }
 
 func (a *analyzer) walk(f *syntax.File, depth int, src string) {

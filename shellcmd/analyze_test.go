@@ -358,6 +358,35 @@ func TestAnalyzeBoundsBraceExpansion(t *testing.T) {
 	}
 }
 
+// TestAnalyzeRefusesDeepNesting: nested substitutions cost quadratic work;
+// past a depth the line is refused instead of analysed.
+func TestAnalyzeRefusesDeepNesting(t *testing.T) {
+	for _, cmd := range []string{
+		strings.Repeat("$(", 3000) + "rm" + strings.Repeat(")", 3000),
+		strings.Repeat("echo `", 1) + strings.Repeat("$(", 3000) + "rm" + strings.Repeat(")", 3000) + "`",
+	} {
+		if a := Analyze(cmd); !strings.Contains(a.Unresolved, "syntax levels deep") {
+			t.Errorf("Analyze(%.20q...) unresolved %q, want it refused for its depth", cmd, a.Unresolved)
+		}
+	}
+	// Deep enough to overflow the parser's stack, which is fatal (the test
+	// binary crashes without the guards); within the size limit it must
+	// be refused for its depth, beyond it for its size.
+	for _, n := range []int{60 << 10, 300 << 10} {
+		cmd := strings.Repeat("$(", n) + "rm" + strings.Repeat(")", n)
+		if a := Analyze(cmd); a.Unresolved == "" || slices.Contains(a.Programs(), "rm") {
+			t.Errorf("%d nested substitutions: unresolved %q, programs %d", n, a.Unresolved, len(a.Commands))
+		}
+	}
+	if a := Analyze("cat > f <<'EOF'\n" + strings.Repeat("x", maxScriptBytes) + "\nEOF"); !strings.Contains(a.Unresolved, "bytes long") {
+		t.Errorf("a command over the size limit: unresolved %q", a.Unresolved)
+	}
+	ok := strings.Repeat("$(", 50) + "echo x" + strings.Repeat(")", 50)
+	if a := Analyze("echo " + ok); strings.Contains(a.Unresolved, "deep") {
+		t.Errorf("50 nested substitutions refused: %s", a.Unresolved)
+	}
+}
+
 func TestAnalyzeMaxDepth(t *testing.T) {
 	cmd := "sh -c 'sh -c \"rm x\"'"
 	if a := (Options{MaxDepth: 1}).Analyze(cmd); !strings.Contains(a.Unresolved, "deep") {
