@@ -13,72 +13,42 @@ package anthropictest
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
-	"time"
+
+	"github.com/paigasus/helikon/provider/internal/scriptserver"
 )
 
 // ToolCall is a scripted tool_use block.
-type ToolCall struct {
-	ID, Name, Args string
-}
+type ToolCall = scriptserver.ToolCall
 
-// Reply is one scripted answer.
-type Reply struct {
-	Text      string
-	ToolCalls []ToolCall
-	// InputTokens and OutputTokens are reported as usage.
-	InputTokens, OutputTokens int64
-	// Status, when neither 0 nor 200, answers with this HTTP error, with
-	// RetryAfter / RetryAfterMs headers when set.
-	Status       int
-	RetryAfter   string
-	RetryAfterMs string
-	// Hang streams the first text fragment, then waits for the client to
-	// go away.
-	Hang bool
-}
+// Reply is one scripted answer: text, tool_use blocks and usage, or an HTTP
+// error (Status) with Retry-After headers, or a stream that hangs after its
+// first text fragment (Hang), for cancellation tests.
+type Reply = scriptserver.Reply
 
 // Request is a request the server received.
-type Request struct {
-	Path   string
-	Header http.Header
-	Body   map[string]any
-	At     time.Time
-}
+type Request = scriptserver.Request
 
 // Server is a scripted Anthropic server. Replies are served in order (an
 // exhausted script answers 500); Func, when set, computes each reply instead.
+// Requests returns what the server received.
 type Server struct {
 	*httptest.Server
-	Replies []Reply
-	Func    func(r *Request) Reply
-
-	mu       sync.Mutex
-	next     int
-	requests []*Request
+	scriptserver.Script
 }
 
 // NewServer starts a server with replies. Close it when done.
 func NewServer(replies ...Reply) *Server {
-	s := &Server{Replies: replies}
+	s := &Server{}
+	s.Replies = replies
 	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
 	return s
 }
 
 // BaseURL returns the base URL to configure clients with.
 func (s *Server) BaseURL() string { return s.URL }
-
-// Requests returns the requests received so far.
-func (s *Server) Requests() []*Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*Request(nil), s.requests...)
-}
 
 func apiError(w http.ResponseWriter, status int, typ, msg string) {
 	w.Header().Set("Content-Type", "application/json")
@@ -87,14 +57,7 @@ func apiError(w http.ResponseWriter, status int, typ, msg string) {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(r.Body)
-	req := &Request{Path: r.URL.Path, Header: r.Header.Clone(), At: time.Now()}
-	_ = json.Unmarshal(raw, &req.Body)
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	n := s.next
-	s.next++
-	s.mu.Unlock()
+	req, n := s.Record(r)
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
 		apiError(w, http.StatusNotFound, "not_found_error", "unknown endpoint "+r.Method+" "+r.URL.Path)
 		return
@@ -111,23 +74,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "invalid_request_error", "max_tokens: Field required")
 		return
 	}
-	var rep Reply
-	switch {
-	case s.Func != nil:
-		rep = s.Func(req)
-	case n < len(s.Replies):
-		rep = s.Replies[n]
-	default:
-		apiError(w, http.StatusInternalServerError, "api_error", fmt.Sprintf("anthropictest: script exhausted at request %d", n+1))
+	rep, ok := s.ReplyTo(req, n)
+	if !ok {
+		apiError(w, http.StatusInternalServerError, "api_error", scriptserver.ExhaustedMessage("anthropictest", n))
 		return
 	}
-	if rep.Status != 0 && rep.Status != http.StatusOK {
-		if rep.RetryAfter != "" {
-			w.Header().Set("Retry-After", rep.RetryAfter)
-		}
-		if rep.RetryAfterMs != "" {
-			w.Header().Set("Retry-After-Ms", rep.RetryAfterMs)
-		}
+	if rep.Failed() {
+		scriptserver.SetRetryHeaders(w, &rep)
 		typ := "api_error"
 		if rep.Status == http.StatusTooManyRequests {
 			typ = "rate_limit_error"
@@ -140,14 +93,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	model, _ := req.Body["model"].(string)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	ev := func(name string, v map[string]any) {
-		v["type"] = name
-		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
-		w.(http.Flusher).Flush()
-	}
+	sse := scriptserver.SSE{W: w}
+	sse.Start()
+	ev := sse.Event
 	ev("message_start", map[string]any{"message": map[string]any{
 		"id": "msg_test", "type": "message", "role": "assistant", "content": []any{}, "model": model,
 		"stop_reason": nil, "stop_sequence": nil,
@@ -157,7 +105,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	idx := 0
 	if rep.Text != "" {
 		ev("content_block_start", map[string]any{"index": idx, "content_block": map[string]any{"type": "text", "text": ""}})
-		for i, p := range pieces(rep.Text) {
+		for i, p := range scriptserver.Pieces(rep.Text) {
 			ev("content_block_delta", map[string]any{"index": idx, "delta": map[string]any{"type": "text_delta", "text": p}})
 			if rep.Hang && i == 0 {
 				<-r.Context().Done()
@@ -169,7 +117,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, c := range rep.ToolCalls {
 		ev("content_block_start", map[string]any{"index": idx, "content_block": map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": map[string]any{}}})
-		for _, p := range pieces(c.Args) {
+		for _, p := range scriptserver.Pieces(c.Args) {
 			ev("content_block_delta", map[string]any{"index": idx, "delta": map[string]any{"type": "input_json_delta", "partial_json": p}})
 		}
 		ev("content_block_stop", map[string]any{"index": idx})
@@ -181,13 +129,4 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	ev("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": rep.OutputTokens}})
 	ev("message_stop", map[string]any{})
-}
-
-// pieces splits s into up to three fragments.
-func pieces(s string) []string {
-	if len(s) < 3 {
-		return []string{s}
-	}
-	a, b := len(s)/3, 2*len(s)/3
-	return []string{s[:a], s[a:b], s[b:]}
 }

@@ -12,59 +12,36 @@ package openaitest
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
-	"time"
+
+	"github.com/paigasus/helikon/provider/internal/scriptserver"
 )
 
 // ToolCall is a scripted tool call.
-type ToolCall struct {
-	ID, Name, Args string
-}
+type ToolCall = scriptserver.ToolCall
 
-// Reply is one scripted answer.
-type Reply struct {
-	Text      string
-	ToolCalls []ToolCall
-	// InputTokens and OutputTokens are reported as usage.
-	InputTokens, OutputTokens int64
-	// Status, when neither 0 nor 200, answers with this HTTP error instead
-	// of a stream, with RetryAfter / RetryAfterMs headers when set.
-	Status       int
-	RetryAfter   string
-	RetryAfterMs string
-	// Hang streams the first fragment and then waits for the client to
-	// go away, for cancellation tests.
-	Hang bool
-}
+// Reply is one scripted answer: text, tool calls and usage, or an HTTP
+// error (Status) with Retry-After headers, or a stream that hangs after its
+// first fragment (Hang), for cancellation tests.
+type Reply = scriptserver.Reply
 
 // Request is a request the server received.
-type Request struct {
-	Path   string
-	Header http.Header
-	Body   map[string]any
-	Raw    []byte
-	At     time.Time
-}
+type Request = scriptserver.Request
 
 // Server is a scripted OpenAI server. Replies are served in order (an
 // exhausted script answers 500); Func, when set, computes each reply instead.
+// Requests returns what the server received.
 type Server struct {
 	*httptest.Server
-	Replies []Reply
-	Func    func(r *Request) Reply
-
-	mu       sync.Mutex
-	next     int
-	requests []*Request
+	scriptserver.Script
 }
 
 // NewServer starts a server with replies. Close it when done.
 func NewServer(replies ...Reply) *Server {
-	s := &Server{Replies: replies}
+	s := &Server{}
+	s.Replies = replies
 	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
 	return s
 }
@@ -72,23 +49,8 @@ func NewServer(replies ...Reply) *Server {
 // BaseURL returns the base URL to configure clients with (ending in /v1).
 func (s *Server) BaseURL() string { return s.URL + "/v1" }
 
-// Requests returns the requests received so far.
-func (s *Server) Requests() []*Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*Request(nil), s.requests...)
-}
-
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(r.Body)
-	req := &Request{Path: r.URL.Path, Header: r.Header.Clone(), Raw: raw, At: time.Now()}
-	_ = json.Unmarshal(raw, &req.Body)
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	n := s.next
-	s.next++
-	s.mu.Unlock()
-
+	req, n := s.Record(r)
 	if r.Method != http.MethodPost {
 		apiError(w, http.StatusMethodNotAllowed, "invalid_request_error", "use POST")
 		return
@@ -97,23 +59,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusUnauthorized, "invalid_request_error", "You didn't provide an API key.")
 		return
 	}
-	var rep Reply
-	switch {
-	case s.Func != nil:
-		rep = s.Func(req)
-	case n < len(s.Replies):
-		rep = s.Replies[n]
-	default:
-		apiError(w, http.StatusInternalServerError, "server_error", fmt.Sprintf("openaitest: script exhausted at request %d", n+1))
+	rep, ok := s.ReplyTo(req, n)
+	if !ok {
+		apiError(w, http.StatusInternalServerError, "server_error", scriptserver.ExhaustedMessage("openaitest", n))
 		return
 	}
-	if rep.Status != 0 && rep.Status != http.StatusOK {
-		if rep.RetryAfter != "" {
-			w.Header().Set("Retry-After", rep.RetryAfter)
-		}
-		if rep.RetryAfterMs != "" {
-			w.Header().Set("Retry-After-Ms", rep.RetryAfterMs)
-		}
+	if rep.Failed() {
+		scriptserver.SetRetryHeaders(w, &rep)
 		typ := "server_error"
 		if rep.Status == http.StatusTooManyRequests {
 			typ = "rate_limit_error"
@@ -126,20 +78,19 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	model, _ := req.Body["model"].(string)
-	sse := &sseWriter{w: w}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
+	sse := scriptserver.SSE{W: w}
+	sse.Start()
 	switch {
 	case strings.HasSuffix(r.URL.Path, "/chat/completions"):
 		usage := false
 		if so, ok := req.Body["stream_options"].(map[string]any); ok {
 			usage, _ = so["include_usage"].(bool)
 		}
-		s.chat(r, sse, model, rep, usage)
+		chat(r, sse, model, rep, usage)
 	case strings.HasSuffix(r.URL.Path, "/responses"):
-		s.responses(r, sse, model, rep)
+		responses(r, sse, model, rep)
 	default:
-		sse.data(map[string]any{"error": map[string]any{"message": "unknown path " + r.URL.Path}})
+		sse.Data(map[string]any{"error": map[string]any{"message": "unknown path " + r.URL.Path}})
 	}
 }
 
@@ -149,50 +100,19 @@ func apiError(w http.ResponseWriter, status int, typ, msg string) {
 	json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": nil}})
 }
 
-type sseWriter struct {
-	w http.ResponseWriter
-}
-
-func (s *sseWriter) data(v any) {
-	b, _ := json.Marshal(v)
-	fmt.Fprintf(s.w, "data: %s\n\n", b)
-	s.w.(http.Flusher).Flush()
-}
-
-func (s *sseWriter) event(name string, v map[string]any) {
-	v["type"] = name
-	b, _ := json.Marshal(v)
-	fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", name, b)
-	s.w.(http.Flusher).Flush()
-}
-
-func (s *sseWriter) done() {
-	fmt.Fprint(s.w, "data: [DONE]\n\n")
-	s.w.(http.Flusher).Flush()
-}
-
-// pieces splits s into up to three fragments.
-func pieces(s string) []string {
-	if len(s) < 3 {
-		return []string{s}
-	}
-	a, b := len(s)/3, 2*len(s)/3
-	return []string{s[:a], s[a:b], s[b:]}
-}
-
-func (s *Server) chat(r *http.Request, sse *sseWriter, model string, rep Reply, usage bool) {
+func chat(r *http.Request, sse scriptserver.SSE, model string, rep Reply, usage bool) {
 	chunk := func(delta map[string]any, finish any) map[string]any {
 		return map[string]any{
 			"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1, "model": model,
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": nil}},
 		}
 	}
-	sse.data(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
-	for i, p := range pieces(rep.Text) {
+	sse.Data(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	for i, p := range scriptserver.Pieces(rep.Text) {
 		if p == "" {
 			continue
 		}
-		sse.data(chunk(map[string]any{"content": p}, nil))
+		sse.Data(chunk(map[string]any{"content": p}, nil))
 		if rep.Hang && i == 0 {
 			<-r.Context().Done()
 			return
@@ -203,14 +123,14 @@ func (s *Server) chat(r *http.Request, sse *sseWriter, model string, rep Reply, 
 	// calls, as parallel calls arrive.
 	for i, c := range rep.ToolCalls {
 		h := len(c.Name) / 2
-		sse.data(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.ID, "type": "function", "function": map[string]any{"name": c.Name[:h], "arguments": ""}}}}, nil))
-		sse.data(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"name": c.Name[h:]}}}}, nil))
+		sse.Data(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.ID, "type": "function", "function": map[string]any{"name": c.Name[:h], "arguments": ""}}}}, nil))
+		sse.Data(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"name": c.Name[h:]}}}}, nil))
 	}
 	for k := range 3 {
 		for i, c := range rep.ToolCalls {
-			ps := pieces(c.Args)
+			ps := scriptserver.Pieces(c.Args)
 			if k < len(ps) {
-				sse.data(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": ps[k]}}}}, nil))
+				sse.Data(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": ps[k]}}}}, nil))
 			}
 		}
 	}
@@ -218,46 +138,46 @@ func (s *Server) chat(r *http.Request, sse *sseWriter, model string, rep Reply, 
 	if len(rep.ToolCalls) > 0 {
 		finish = "tool_calls"
 	}
-	sse.data(chunk(map[string]any{}, finish))
+	sse.Data(chunk(map[string]any{}, finish))
 	if usage {
-		sse.data(map[string]any{
+		sse.Data(map[string]any{
 			"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1, "model": model, "choices": []any{},
 			"usage": map[string]any{"prompt_tokens": rep.InputTokens, "completion_tokens": rep.OutputTokens, "total_tokens": rep.InputTokens + rep.OutputTokens},
 		})
 	}
-	sse.done()
+	sse.Done()
 }
 
-func (s *Server) responses(r *http.Request, sse *sseWriter, model string, rep Reply) {
+func responses(r *http.Request, sse scriptserver.SSE, model string, rep Reply) {
 	resp := func(status string, output []any, usage any) map[string]any {
 		return map[string]any{"id": "resp_test", "object": "response", "created_at": 1, "status": status, "model": model, "output": output, "usage": usage, "error": nil}
 	}
-	sse.event("response.created", map[string]any{"sequence_number": 0, "response": resp("in_progress", []any{}, nil)})
+	sse.Event("response.created", map[string]any{"sequence_number": 0, "response": resp("in_progress", []any{}, nil)})
 	var output []any
 	idx := 0
 	if rep.Text != "" {
-		sse.event("response.output_item.added", map[string]any{"output_index": idx, "item": map[string]any{"id": "msg_test", "type": "message", "status": "in_progress", "role": "assistant", "content": []any{}}})
-		for i, p := range pieces(rep.Text) {
-			sse.event("response.output_text.delta", map[string]any{"item_id": "msg_test", "output_index": idx, "content_index": 0, "delta": p})
+		sse.Event("response.output_item.added", map[string]any{"output_index": idx, "item": map[string]any{"id": "msg_test", "type": "message", "status": "in_progress", "role": "assistant", "content": []any{}}})
+		for i, p := range scriptserver.Pieces(rep.Text) {
+			sse.Event("response.output_text.delta", map[string]any{"item_id": "msg_test", "output_index": idx, "content_index": 0, "delta": p})
 			if rep.Hang && i == 0 {
 				<-r.Context().Done()
 				return
 			}
 		}
 		item := map[string]any{"id": "msg_test", "type": "message", "status": "completed", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": rep.Text, "annotations": []any{}}}}
-		sse.event("response.output_item.done", map[string]any{"output_index": idx, "item": item})
+		sse.Event("response.output_item.done", map[string]any{"output_index": idx, "item": item})
 		output = append(output, item)
 		idx++
 	}
 	for _, c := range rep.ToolCalls {
 		itemID := fmt.Sprintf("fc_%d", idx)
-		sse.event("response.output_item.added", map[string]any{"output_index": idx, "item": map[string]any{"id": itemID, "type": "function_call", "status": "in_progress", "call_id": c.ID, "name": c.Name, "arguments": ""}})
-		for _, p := range pieces(c.Args) {
-			sse.event("response.function_call_arguments.delta", map[string]any{"item_id": itemID, "output_index": idx, "delta": p})
+		sse.Event("response.output_item.added", map[string]any{"output_index": idx, "item": map[string]any{"id": itemID, "type": "function_call", "status": "in_progress", "call_id": c.ID, "name": c.Name, "arguments": ""}})
+		for _, p := range scriptserver.Pieces(c.Args) {
+			sse.Event("response.function_call_arguments.delta", map[string]any{"item_id": itemID, "output_index": idx, "delta": p})
 		}
-		sse.event("response.function_call_arguments.done", map[string]any{"item_id": itemID, "output_index": idx, "arguments": c.Args})
+		sse.Event("response.function_call_arguments.done", map[string]any{"item_id": itemID, "output_index": idx, "arguments": c.Args})
 		item := map[string]any{"id": itemID, "type": "function_call", "status": "completed", "call_id": c.ID, "name": c.Name, "arguments": c.Args}
-		sse.event("response.output_item.done", map[string]any{"output_index": idx, "item": item})
+		sse.Event("response.output_item.done", map[string]any{"output_index": idx, "item": item})
 		output = append(output, item)
 		idx++
 	}
@@ -266,5 +186,5 @@ func (s *Server) responses(r *http.Request, sse *sseWriter, model string, rep Re
 		"output_tokens": rep.OutputTokens, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
 		"total_tokens": rep.InputTokens + rep.OutputTokens,
 	}
-	sse.event("response.completed", map[string]any{"sequence_number": 1, "response": resp("completed", output, usage)})
+	sse.Event("response.completed", map[string]any{"sequence_number": 1, "response": resp("completed", output, usage)})
 }
