@@ -1,10 +1,12 @@
 package llmagent_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"iter"
+	"log/slog"
 	"os/exec"
 	"slices"
 	"strings"
@@ -612,5 +614,53 @@ func TestModelResponseIsNotModified(t *testing.T) {
 	wg.Wait()
 	if id := shared.ToolCalls[0].ID; id != "" {
 		t.Errorf("the model's reply was modified: call id %q", id)
+	}
+}
+
+// TestSecretsStayOutOfLogsAndSpans backs the package's and the runner's
+// claim: prompts, tool arguments and tool outputs are neither logged nor put
+// on spans, in a run that completes and in one that fails.
+func TestSecretsStayOutOfLogsAndSpans(t *testing.T) {
+	const secret = "sk-SECRET-7f3a"
+	echo := newEffectTool("echo", helikon.EffectReadOnly, func(_ *helikon.ToolContext[App], args json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"echo":` + string(args) + `}`), nil
+	})
+	call := agenttest.Call("c1", "echo", `{"token":"`+secret+`"}`)
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	rec := tracetest.NewSpanRecorder()
+	tp := trace.NewTracerProvider(trace.WithSpanProcessor(rec))
+	for _, maxTurns := range []int{2, 1} { // completes; fails at the turn limit
+		m := agenttest.New(agenttest.Reply{Text: "using " + secret, ToolCalls: []helikon.ToolCall{call}}, agenttest.Reply{Text: "done"})
+		a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "s", Model: m, Tools: []helikon.Tool[App]{echo}, MaxTurns: maxTurns, Logger: logger}))
+		res, err := run(t, runner.Config[App]{Agent: a, Tracer: tp.Tracer("test"), Logger: logger}, "my key is "+secret)
+		if (err != nil) != (maxTurns == 1) {
+			t.Fatalf("max turns %d: err = %v", maxTurns, err)
+		}
+		if r := find(res.Events, helikon.EventToolResult)[0].ToolResult; !strings.Contains(r.Content, secret) {
+			t.Fatalf("the tool did not see the secret: %+v", r)
+		}
+	}
+	if logs.Len() == 0 {
+		t.Fatal("nothing was logged: the test would prove nothing")
+	}
+	if strings.Contains(logs.String(), secret) {
+		t.Errorf("a log record holds the secret:\n%s", logs.String())
+	}
+	for _, s := range rec.Ended() {
+		var parts []string
+		for _, kv := range s.Attributes() {
+			parts = append(parts, kv.Value.Emit())
+		}
+		for _, ev := range s.Events() {
+			parts = append(parts, ev.Name)
+			for _, kv := range ev.Attributes {
+				parts = append(parts, kv.Value.Emit())
+			}
+		}
+		parts = append(parts, s.Status().Description)
+		if all := strings.Join(parts, " "); strings.Contains(all, secret) {
+			t.Errorf("span %q holds the secret: %s", s.Name(), all)
+		}
 	}
 }
