@@ -261,19 +261,17 @@ func contains(s []string, v string) bool {
 // without starting anything, so that a machine that cannot do it fails at
 // construction rather than at the first command.
 func (b *Backend) probe() error {
-	tmp, err := os.MkdirTemp("", "helikon-os-probe-")
-	if err != nil {
-		return fmt.Errorf("create a temporary directory: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	rs, err := landlock.Build(b.abi, b.rules(tmp))
+	// The root stands in for the temporary directory: the probe starts
+	// nothing, and creating and removing a directory costs more than the
+	// rest of it.
+	rs, err := landlock.Build(b.abi, b.rules(b.root))
 	if err != nil {
 		return err
 	}
 	defer rs.Close()
 	return onDiscardedThread(func() error {
-		mntNS, err := b.confineThread(rs, tmp, "")
-		closeNS(mntNS)
+		mntNS, err := b.confineThread(rs, b.root, "")
+		go closeNS(mntNS) // the namespace's teardown waits for RCU: not here
 		return err
 	})
 }
@@ -491,8 +489,9 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 	}
 	var argv []string
 	var rl []rlimit
+	traceMe := b.traceMe && !traced()
 	switch {
-	case b.traceMe:
+	case traceMe:
 		rl = rlimits(limits, procs)
 		if req.Command != "" {
 			argv = []string{b.shell, "-c", req.Command}
@@ -531,7 +530,7 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 		Tracking:  b.tracking,
 		Start: func(cmd *exec.Cmd) error {
 			var err error
-			mntNS, err = b.startConfined(cmd, rs, tmp, cgroup, rl)
+			mntNS, err = b.startConfined(cmd, rs, tmp, cgroup, traceMe, rl)
 			return err
 		},
 	}
@@ -546,7 +545,7 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 // namespaces and capabilities, and the rest of this program stays as it
 // was. The thread is never unlocked, so the Go runtime terminates it when
 // the goroutine returns instead of reusing it for other goroutines.
-func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp, cgroup string, limits []rlimit) (mntNS int, err error) {
+func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp, cgroup string, traceMe bool, limits []rlimit) (mntNS int, err error) {
 	// Descriptors this program opened without O_CLOEXEC (by cgo code or a
 	// raw syscall) would be inherited by the command and are outside
 	// Landlock's reach: mark them all close-on-exec. Go's own descriptors
@@ -558,7 +557,7 @@ func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp, cgroup
 		if mntNS, err = b.confineThread(rs, tmp, cgroup); err != nil {
 			return fmt.Errorf("%w: confine: %w", backend.ErrUnavailable, err)
 		}
-		if !b.traceMe {
+		if !traceMe {
 			return cmd.Start()
 		}
 		cmd.SysProcAttr.Ptrace = true

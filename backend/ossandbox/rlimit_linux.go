@@ -62,6 +62,22 @@ func traceMeAllowed() bool {
 	return s == "0" || s == "1"
 }
 
+// traced reports whether this program is being traced (a debugger, strace
+// -f): a tracer follows the command too, and the command's own
+// PTRACE_TRACEME then fails, so limits are set by a shell prologue instead.
+func traced() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return true // cannot tell: take the path that works either way
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "TracerPid:"); ok {
+			return strings.TrimSpace(v) != "0"
+		}
+	}
+	return true
+}
+
 // cldTrapped is the siginfo code of a ptrace stop (CLD_TRAPPED).
 const cldTrapped = 4
 
