@@ -29,6 +29,11 @@ const (
 	tavilyMaxResults = 20
 )
 
+// apiKey holds a backend's key behind a pointer, so that printing a backend
+// with %v or %+v (which walk unexported fields) shows an address, not the
+// key.
+type apiKey struct{ v string }
+
 // ErrNoAPIKey is returned by the backend constructors when no key is given
 // and the environment variable is empty.
 var ErrNoAPIKey = errors.New("no search API key")
@@ -57,8 +62,9 @@ func newBase(o *BackendOptions, defBase, keyEnv, name string) (BackendOptions, *
 // Brave is the Brave Search web search backend
 // (GET /res/v1/web/search with the X-Subscription-Token header).
 type Brave struct {
-	opts BackendOptions
+	opts BackendOptions // APIKey cleared: key holds it
 	base *url.URL
+	key  *apiKey
 }
 
 // NewBrave returns a Brave Search backend. It fails when there is no API key.
@@ -67,7 +73,9 @@ func NewBrave(opts *BackendOptions) (*Brave, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Brave{opts: o, base: base}, nil
+	key := &apiKey{v: o.APIKey}
+	o.APIKey = ""
+	return &Brave{opts: o, base: base, key: key}, nil
 }
 
 // Name returns "brave".
@@ -101,7 +109,7 @@ func (b *Brave) Search(ctx context.Context, query string, limit int) ([]SearchRe
 		return nil, fmt.Errorf("brave: building the request: %w", ErrBadResponse)
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("X-Subscription-Token", b.opts.APIKey)
+	req.Header.Set("X-Subscription-Token", b.key.v)
 	var r braveResponse
 	if err := do(ctx, b.opts.client(), "brave", BraveKeyEnv, req, &r); err != nil {
 		return nil, err
@@ -133,8 +141,9 @@ func (b *Brave) Search(ctx context.Context, query string, limit int) ([]SearchRe
 
 // Tavily is the Tavily search backend (POST /search with a bearer token).
 type Tavily struct {
-	opts BackendOptions
+	opts BackendOptions // APIKey cleared: key holds it
 	base *url.URL
+	key  *apiKey
 	// Depth is the search_depth parameter: "basic" (the default) or
 	// "advanced" (slower, costs more credits).
 	Depth string
@@ -146,7 +155,9 @@ func NewTavily(opts *BackendOptions) (*Tavily, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tavily{opts: o, base: base, Depth: "basic"}, nil
+	key := &apiKey{v: o.APIKey}
+	o.APIKey = ""
+	return &Tavily{opts: o, base: base, key: key, Depth: "basic"}, nil
 }
 
 // Name returns "tavily".
@@ -190,7 +201,7 @@ func (t *Tavily) Search(ctx context.Context, query string, limit int) ([]SearchR
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", "Bearer "+t.opts.APIKey)
+	req.Header.Set("Authorization", "Bearer "+t.key.v)
 	var r tavilyResponse
 	if err := do(ctx, t.opts.client(), "tavily", TavilyKeyEnv, req, &r); err != nil {
 		return nil, err

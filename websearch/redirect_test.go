@@ -2,6 +2,7 @@ package websearch_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -48,5 +49,23 @@ func TestBackendsDoNotFollowRedirectsElsewhere(t *testing.T) {
 	}
 	if n := leaked.Load(); n > 0 {
 		t.Errorf("the key reached another host %d times", n)
+	}
+}
+
+// TestBackendsDoNotPrintTheKey: a backend printed with %v, %+v or %#v (in a
+// log line, a panic, a debug dump) does not show its key.
+func TestBackendsDoNotPrintTheKey(t *testing.T) {
+	brave, err := websearch.NewBrave(&websearch.BackendOptions{APIKey: testKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tavily, err := websearch.NewTavily(&websearch.BackendOptions{APIKey: testKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []websearch.SearchBackend{brave, tavily} {
+		if s := fmt.Sprintf("%v %+v %#v", b, b, b); strings.Contains(s, testKey) {
+			t.Errorf("%s: printing the backend shows the key: %s", b.Name(), s)
+		}
 	}
 }
