@@ -101,6 +101,11 @@ type Config struct {
 	// AllowNetwork leaves TCP unrestricted; otherwise (ABI 4+) TCP bind
 	// and connect are denied.
 	AllowNetwork bool
+	// ConnectTCP lists the ports TCP connect is still allowed to when the
+	// network is not allowed (ABI 4+; ignored below). Landlock filters by
+	// port only: any address on these ports is reachable unless something
+	// else (a network namespace) confines addresses.
+	ConnectTCP []uint16
 }
 
 // Features returns, in words, what a ruleset built on abi enforces.
@@ -113,7 +118,7 @@ func Features(abi int, allowNetwork bool) []string {
 		f = append(f, "landlock: truncate")
 	}
 	if abi >= 4 && !allowNetwork {
-		f = append(f, "landlock: tcp bind and connect denied")
+		f = append(f, "landlock: tcp bind and connect denied (but for explicitly allowed ports)")
 	}
 	if abi >= 5 {
 		f = append(f, "landlock: device ioctl")

@@ -55,8 +55,22 @@ func Build(abi int, c Config) (*Ruleset, error) {
 			return nil, err
 		}
 	}
+	if attr.Handled_access_net != 0 {
+		for _, port := range c.ConnectTCP {
+			// struct landlock_net_port_attr (linux/landlock.h), which
+			// golang.org/x/sys/unix does not define.
+			na := struct{ allowedAccess, port uint64 }{unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, uint64(port)}
+			if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, ruleNetPort, uintptr(unsafe.Pointer(&na)), 0, 0, 0); errno != 0 {
+				unix.Close(int(fd))
+				return nil, fmt.Errorf("landlock: allow tcp connect to port %d: %w", port, errno)
+			}
+		}
+	}
 	return &Ruleset{fd: int(fd), ABI: abi}, nil
 }
+
+// ruleNetPort is LANDLOCK_RULE_NET_PORT.
+const ruleNetPort = 2
 
 func addRule(fd int, r Rule, handled uint64) error {
 	pfd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)

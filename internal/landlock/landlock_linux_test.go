@@ -2,10 +2,13 @@ package landlock
 
 import (
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -97,5 +100,76 @@ func TestFeaturesNameWhatTheABIAdds(t *testing.T) {
 	}
 	if fsRights(3) != Truncate<<1-1 || fsRights(9) != ResolveUnix<<1-1 {
 		t.Error("fsRights")
+	}
+}
+
+// TestConnectTCPPorts restricts a thread's TCP connects to one port: a
+// listener on that port is reachable, one on another port is not, and the
+// control connects from an unrestricted thread to both.
+func TestConnectTCPPorts(t *testing.T) {
+	abi, err := ABI()
+	if err != nil {
+		t.Skipf("no Landlock here: %v", err)
+	}
+	if abi < 4 {
+		t.Skipf("Landlock ABI %d has no TCP rules (4 needed)", abi)
+	}
+	var ports []uint16
+	for range 2 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		ports = append(ports, uint16(ln.Addr().(*net.TCPAddr).Port))
+	}
+	dial := func(port uint16) error {
+		c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port))), 5*time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+	for _, p := range ports {
+		if err := dial(p); err != nil {
+			t.Fatalf("control: %v", err)
+		}
+	}
+	rs, err := Build(abi, Config{ConnectTCP: []uint16{ports[0]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	type outcome struct{ allowed, other error }
+	done := make(chan outcome)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread is discarded
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			done <- outcome{err, nil}
+			return
+		}
+		if err := rs.RestrictThread(); err != nil {
+			done <- outcome{err, nil}
+			return
+		}
+		done <- outcome{dial(ports[0]), dial(ports[1])}
+	}()
+	o := <-done
+	if o.allowed != nil {
+		t.Errorf("connect to the allowed port: %v", o.allowed)
+	}
+	if !errors.Is(o.other, unix.EACCES) {
+		t.Errorf("connect to another port = %v; want EACCES", o.other)
 	}
 }
