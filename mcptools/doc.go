@@ -39,8 +39,9 @@
 // [ServeHTTP] serves the streamable HTTP transport. It binds to loopback by
 // default, refuses to listen on any other address without a bearer token,
 // checks the Host header (DNS rebinding) and refuses browser requests whose
-// Origin is not explicitly allowed. The stdio transport is the SDK's own
-// (mcp.StdioTransport).
+// Origin is not explicitly allowed. [HTTPHandler], for mounting on a server
+// of one's own, does the same checks and, without a token, serves loopback
+// peers only. The stdio transport is the SDK's own (mcp.StdioTransport).
 //
 // # Using MCP servers' tools
 //

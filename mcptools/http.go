@@ -57,7 +57,9 @@ var ErrInsecureListen = errors.New("refusing to serve MCP on a non-loopback addr
 // HTTPHandler returns an http.Handler serving srv over the streamable HTTP
 // transport behind the Host, Origin and bearer-token checks of opts. listen
 // is the address the handler is served on (its host is accepted in Host
-// headers); it may be "".
+// headers); it may be "". Without a token it serves only requests from
+// loopback peers, wherever it is mounted: the Host check stops browsers
+// (DNS rebinding), not a remote client that writes Host: 127.0.0.1.
 func HTTPHandler(srv *mcp.Server, listen string, opts *HTTPOptions) http.Handler {
 	if opts == nil {
 		opts = &HTTPOptions{}
@@ -150,6 +152,10 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.refuse(w, r, http.StatusForbidden, "origin not allowed")
 		return
 	}
+	if g.token == "" && !isLoopbackPeer(r.RemoteAddr) {
+		g.refuse(w, r, http.StatusForbidden, "remote peer not allowed without a bearer token")
+		return
+	}
 	if g.token != "" {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(g.token)) != 1 {
@@ -169,6 +175,13 @@ func (g *httpGuard) originOK(o string) bool {
 func (g *httpGuard) refuse(w http.ResponseWriter, r *http.Request, status int, why string) {
 	g.log.Warn("mcp http request refused", slog.String("reason", why), slog.String("remote", r.RemoteAddr), slog.String("host", r.Host))
 	http.Error(w, why, status)
+}
+
+// isLoopbackPeer reports whether addr, a request's RemoteAddr, is a loopback
+// address.
+func isLoopbackPeer(addr string) bool {
+	ip := net.ParseIP(hostOnly(addr))
+	return ip != nil && ip.IsLoopback()
 }
 
 // hostOnly strips a port (and IPv6 brackets) from a Host header value.

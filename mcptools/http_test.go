@@ -19,7 +19,7 @@ const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 
 // refusal is the body the guard answers with, or "" when the request got
 // through to the MCP handler.
-var refusals = []string{"host not allowed", "origin not allowed", "missing or wrong bearer token"}
+var refusals = []string{"host not allowed", "origin not allowed", "missing or wrong bearer token", "remote peer not allowed without a bearer token"}
 
 func refusedBy(body string) string {
 	for _, r := range refusals {
@@ -92,6 +92,33 @@ func TestHTTPGuardRefusesRebindingForeignOriginsAndBadTokens(t *testing.T) {
 				t.Error("401 without a WWW-Authenticate: Bearer challenge")
 			}
 		})
+	}
+}
+
+// TestHTTPHandlerWithoutTokenServesOnlyLoopbackPeers: a handler mounted on
+// a public listener without a token must not serve a remote client that
+// simply writes a loopback Host header.
+func TestHTTPHandlerWithoutTokenServesOnlyLoopbackPeers(t *testing.T) {
+	h := guardedHandler(t, "")
+	for _, tt := range []struct {
+		remote  string
+		status  int
+		refusal string
+	}{
+		{"203.0.113.7:40000", http.StatusForbidden, "remote peer not allowed without a bearer token"},
+		{"[2001:db8::1]:40000", http.StatusForbidden, "remote peer not allowed without a bearer token"},
+		{"127.0.0.1:40000", http.StatusOK, ""},
+		{"[::1]:40000", http.StatusOK, ""},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/", strings.NewReader(initializeBody))
+		r.RemoteAddr = tt.remote
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tt.status || refusedBy(w.Body.String()) != tt.refusal {
+			t.Errorf("peer %s: status %d %q, want %d %q", tt.remote, w.Code, w.Body.String(), tt.status, tt.refusal)
+		}
 	}
 }
 
