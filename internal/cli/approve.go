@@ -40,6 +40,10 @@ type TerminalApprover struct {
 
 	mu     sync.Mutex
 	always map[string]bool
+	// reading carries the result of a read of In that a cancelled prompt
+	// left running; the next prompt takes its line instead of starting a
+	// second, concurrent read that would lose the answer.
+	reading chan readResult
 }
 
 var _ helikon.Approver = (*TerminalApprover)(nil)
@@ -82,7 +86,7 @@ func (a *TerminalApprover) Approve(ctx context.Context, req *helikon.ApprovalReq
 	for {
 		fmt.Fprintf(a.Out, "%s  allow? %s: ", prompt, choices)
 		prompt = ""
-		line, err := readLine(ctx, a.In)
+		line, err := a.readLine(ctx)
 		if err != nil {
 			fmt.Fprintln(a.Out)
 			return false, fmt.Errorf("reading the answer: %w", err)
@@ -106,24 +110,29 @@ func (a *TerminalApprover) Approve(ctx context.Context, req *helikon.ApprovalReq
 	}
 }
 
-// readLine reads a line from r, giving up when ctx is done. The read itself
-// cannot be interrupted; on cancellation it is left to finish in the
-// background (the process is about to exit).
-func readLine(ctx context.Context, r *bufio.Reader) (string, error) {
-	type result struct {
-		s   string
-		err error
+type readResult struct {
+	s   string
+	err error
+}
+
+// readLine reads a line from In, giving up when ctx is done. The read itself
+// cannot be interrupted: on cancellation it is left running, and the next
+// call waits for it. Called with a.mu held.
+func (a *TerminalApprover) readLine(ctx context.Context) (string, error) {
+	if a.reading == nil {
+		ch := make(chan readResult, 1)
+		go func() {
+			s, err := a.In.ReadString('\n')
+			if err == io.EOF && s != "" {
+				err = nil
+			}
+			ch <- readResult{s, err}
+		}()
+		a.reading = ch
 	}
-	ch := make(chan result, 1)
-	go func() {
-		s, err := r.ReadString('\n')
-		if err == io.EOF && s != "" {
-			err = nil
-		}
-		ch <- result{s, err}
-	}()
 	select {
-	case res := <-ch:
+	case res := <-a.reading:
+		a.reading = nil
 		return res.s, res.err
 	case <-ctx.Done():
 		return "", ctx.Err()

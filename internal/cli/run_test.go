@@ -5,10 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/internal/cli"
@@ -280,5 +283,25 @@ func TestTerminalApproverAlwaysIsPerTool(t *testing.T) {
 	}
 	if ok, _ := ask("Bash", true); ok {
 		t.Error("always for Bash approved a guard prompt")
+	}
+}
+
+// TestTerminalApproverAfterACancelledPrompt: a prompt cancelled while
+// waiting for its answer does not swallow the answer to the next prompt.
+func TestTerminalApproverAfterACancelledPrompt(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	a := &cli.TerminalApprover{In: bufio.NewReader(pr), Out: io.Discard, IsTerminal: func() bool { return true }}
+	req := &helikon.ApprovalRequest{Tool: "Bash", Args: json.RawMessage(`{}`), Reason: "policy"}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if ok, err := a.Approve(ctx, req); ok || !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled prompt: ok=%v err=%v", ok, err)
+	}
+	go pw.Write([]byte("y\n"))
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel2()
+	if ok, err := a.Approve(ctx2, req); !ok || err != nil {
+		t.Fatalf("the answer to the next prompt was lost: ok=%v err=%v", ok, err)
 	}
 }
