@@ -3,9 +3,12 @@
 package ossandbox
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -217,6 +221,27 @@ func runAttack(args []string) int {
 			c.Close()
 		}
 		return res(err, "connect "+arg(0))
+	case "http-get":
+		// A curl-like client that honours HTTP_PROXY and HTTPS_PROXY, as
+		// curl does. TLS is not verified: the upstream is a test server.
+		tr := &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+		c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+		resp, err := c.Get(arg(0))
+		if err != nil {
+			fmt.Printf("error: %v\n", err)
+			return attackBlocked
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+		fmt.Printf("status %d\n%s", resp.StatusCode, body)
+		return 0
+	case "udp":
+		c, err := net.Dial("udp", arg(0))
+		if err == nil {
+			_, err = c.Write([]byte("ping"))
+			c.Close()
+		}
+		return res(err, "udp to "+arg(0))
 	case "rlimits":
 		// Not an attack: report the limits this process started with.
 		var parts []string

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/egress"
 )
 
 // Options configure a [Backend]. The zero value means the defaults: no
@@ -20,6 +22,14 @@ type Options struct {
 	// AllowNetwork lets commands create network sockets. The network axis
 	// of the guarantees is then none.
 	AllowNetwork bool
+	// Egress, when set, gives commands network access only through an
+	// HTTP egress proxy that enforces its policy: each command gets a
+	// network namespace of its own whose only reachable service is the
+	// proxy, HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point to it, and the
+	// network axis of the guarantees is proxied. Linux, root callers only
+	// (see the package documentation); [New] fails elsewhere. It excludes
+	// AllowNetwork.
+	Egress *Egress
 	// ReadPaths are extra directories or files the command may read, list
 	// and execute (a toolchain outside /usr, for instance).
 	ReadPaths []string
@@ -39,6 +49,30 @@ type Options struct {
 	// Logger receives a debug line per command; nil discards.
 	Logger *slog.Logger
 }
+
+// Egress configures network access through the egress proxy
+// ([Options].Egress). A fresh [egress.Proxy] serves each command.
+type Egress struct {
+	// Policy is what the proxy lets through; its zero value refuses
+	// everything.
+	Policy egress.Policy
+	// Resolver resolves host names for the proxy; nil means the system
+	// resolver.
+	Resolver egress.Resolver
+	// CheckAddr vets every resolved address (see [egress.Proxy]); nil
+	// means public unicast addresses only.
+	CheckAddr func(netip.Addr) error
+}
+
+// ProxyURL is the address of the egress proxy as commands see it, inside
+// their own network namespace ([Options].Egress).
+const ProxyURL = "http://127.0.0.1:3128"
+
+// proxyPort is the port of ProxyURL.
+const proxyPort = 3128
+
+// errEgressAndNetwork is returned by New when both are asked for.
+var errEgressAndNetwork = errors.New("ossandbox: Egress and AllowNetwork exclude each other: egress already lets commands reach the network, through the proxy")
 
 // Label is the guarantees label of the backend on Linux.
 const Label = "os-sandbox (landlock+seccomp)"

@@ -45,6 +45,12 @@ func New(root string, opts *Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Egress != nil {
+		if o.AllowNetwork {
+			return nil, errEgressAndNetwork
+		}
+		return nil, fmt.Errorf("%w: os sandbox: network through the egress proxy needs a network namespace per command, which Seatbelt cannot give; it is available on Linux for root callers", backend.ErrUnavailable)
+	}
 	if _, err := os.Stat(sandboxExec); err != nil {
 		return nil, fmt.Errorf("%w: os sandbox: %s: %w", backend.ErrUnavailable, sandboxExec, err)
 	}

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/egress"
 	"github.com/paigasus/helikon/internal/landlock"
 	"github.com/paigasus/helikon/internal/proc"
 	"github.com/paigasus/helikon/internal/seccomp"
@@ -43,7 +44,8 @@ type Backend struct {
 	pids       string // v1 pids cgroup directory to create per-run cgroups in, or ""
 	exe        string // this program, executable in the sandbox when the reaper runs there
 	tracking   proc.Tracking
-	traceMe    bool // limits set on the traced command at exec (limitAtExec)
+	traceMe    bool    // limits set on the traced command at exec (limitAtExec)
+	egress     *Egress // network only through a per-command egress proxy
 	shell      string
 	shellKind  shellKind
 	lastCap    int
@@ -84,6 +86,23 @@ func New(root string, opts *Options) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{root: croot, opts: o, abi: abi, log: o.Logger}
+	if o.Egress != nil {
+		if o.AllowNetwork {
+			return nil, errEgressAndNetwork
+		}
+		if err := o.Egress.Policy.Validate(); err != nil {
+			return nil, fmt.Errorf("ossandbox: egress policy: %w", err)
+		}
+		if os.Geteuid() != 0 {
+			// Landlock's TCP rules filter ports, not addresses, and seccomp
+			// cannot read connect's address: without a network namespace
+			// (root only, from a multi-threaded program) any host on the
+			// proxy's port would be reachable. Fail closed.
+			return nil, fmt.Errorf("%w: os sandbox: network through the egress proxy needs a network namespace per command, which only a root caller can create here; an unprivileged program cannot confine connect(2) by address (Landlock filters TCP by port only). Run as root, or use --allow-network or no network", backend.ErrUnavailable)
+		}
+		e := *o.Egress
+		b.egress = &e
+	}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}
@@ -101,7 +120,12 @@ func New(root string, opts *Options) (*Backend, error) {
 	// Root callers' commands are the first process of their pid namespace,
 	// with no reaper in between: their limits can be set at exec.
 	b.traceMe = b.privileged && traceMeAllowed()
-	b.filter, err = seccomp.Assemble(arch, seccomp.Policy{AllowNetwork: o.AllowNetwork, AllowUnixSockets: abi >= 9, TraceMe: b.traceMe})
+	b.filter, err = seccomp.Assemble(arch, seccomp.Policy{
+		AllowNetwork:     o.AllowNetwork || b.egress != nil,
+		TCPOnly:          b.egress != nil, // the namespace confines addresses; nothing but TCP
+		AllowUnixSockets: abi >= 9,
+		TraceMe:          b.traceMe,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
 	}
@@ -158,7 +182,16 @@ func (b *Backend) guarantees() backend.Guarantees {
 	}
 	g.Features = landlock.Features(b.abi, b.opts.AllowNetwork)
 	g.Features = append(g.Features, "seccomp-bpf: foreign architectures killed, namespaces, mounts, ptrace, io_uring, bpf, keyrings and TIOCSTI denied, no_new_privs")
-	if !b.opts.AllowNetwork {
+	switch {
+	case b.egress != nil:
+		g.Network = backend.IsolationProxied
+		g.Features = append(g.Features,
+			"network: a network namespace per command with loopback only; its one service is an egress proxy at "+ProxyURL+" (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) enforcing: "+b.egress.Policy.String(),
+			"seccomp-bpf: only TCP sockets (AF_INET/AF_INET6 stream), no UDP, raw, netlink or packet sockets, no TCP Fast Open")
+		if b.abi >= 4 {
+			g.Features = append(g.Features, fmt.Sprintf("landlock: tcp connect only to port %d, bind denied", proxyPort))
+		}
+	case !b.opts.AllowNetwork:
 		g.Features = append(g.Features, "seccomp-bpf: sockets other than AF_UNIX denied")
 	}
 	if b.abi < 9 {
@@ -270,16 +303,32 @@ func (b *Backend) probe() error {
 	}
 	defer rs.Close()
 	return onDiscardedThread(func() error {
-		mntNS, err := b.confineThread(rs, b.root, "")
-		go closeNS(mntNS) // the namespace's teardown waits for RCU: not here
+		h, err := b.confineThread(rs, b.root, "")
+		go h.close() // the namespace's teardown waits for RCU: not here
 		return err
 	})
 }
 
-// closeNS closes a namespace descriptor from confineThread (-1: none).
-func closeNS(fd int) {
-	if fd >= 0 {
-		unix.Close(fd)
+// held is what confining a thread leaves to its caller, -1 where absent.
+type held struct {
+	// mntNS is a descriptor of the command's mount namespace (root
+	// callers), which the caller closes once the command is gone:
+	// destroying a mount namespace waits for an RCU grace period, and
+	// without this reference the command's last process would pay it on
+	// its way out, before its parent learns that it exited.
+	mntNS int
+	// proxyLn is the egress proxy's listening socket in the command's
+	// network namespace ([Options].Egress).
+	proxyLn int
+}
+
+var none = held{mntNS: -1, proxyLn: -1}
+
+func (h held) close() {
+	for _, fd := range []int{h.mntNS, h.proxyLn} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
 	}
 }
 
@@ -313,6 +362,9 @@ func onDiscardedThread(f func() error) error {
 // rules returns what a command may access.
 func (b *Backend) rules(tmp string) landlock.Config {
 	c := landlock.Config{AllowNetwork: b.opts.AllowNetwork}
+	if b.egress != nil {
+		c.ConnectTCP = []uint16{proxyPort}
+	}
 	add := func(p string, access uint64, optional bool) {
 		c.Rules = append(c.Rules, landlock.Rule{Path: p, Access: access, Optional: optional})
 	}
@@ -344,17 +396,14 @@ func (b *Backend) rules(tmp string) landlock.Config {
 // Landlock and seccomp need no_new_privs; seccomp comes last because it
 // denies the syscalls used before it.
 //
-// For root callers it returns a descriptor of the command's mount namespace
-// (else -1), which the caller closes once the command is gone: destroying a
-// mount namespace waits for an RCU grace period, and without this reference
-// the command's last process would pay it on its way out, before its parent
-// learns that it exited.
-func (b *Backend) confineThread(rs *landlock.Ruleset, tmp, cgroup string) (mntNS int, err error) {
-	mntNS = -1
+// With [Options].Egress, the thread also gets a network namespace of its
+// own with loopback up and the proxy's listening socket on it.
+func (b *Backend) confineThread(rs *landlock.Ruleset, tmp, cgroup string) (h held, err error) {
+	h = none
 	defer func() {
 		if err != nil {
-			closeNS(mntNS)
-			mntNS = -1
+			h.close()
+			h = none
 		}
 	}()
 	if b.privileged {
@@ -363,29 +412,42 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp, cgroup string) (mntNS
 			// make the kernel lock every thread group against migration,
 			// which waits for an RCU grace period (milliseconds).
 			if err := os.WriteFile(filepath.Join(cgroup, "tasks"), []byte("0"), 0); err != nil {
-				return mntNS, fmt.Errorf("enter pids cgroup: %w", err)
+				return h, fmt.Errorf("enter pids cgroup: %w", err)
 			}
 		}
-		if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_NEWPID); err != nil {
-			return mntNS, fmt.Errorf("create mount and pid namespaces: %w", err)
+		flags := unix.CLONE_NEWNS | unix.CLONE_NEWPID
+		if b.egress != nil {
+			flags |= unix.CLONE_NEWNET
 		}
-		if mntNS, err = unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
-			return -1, fmt.Errorf("hold the mount namespace: %w", err)
+		if err := unix.Unshare(flags); err != nil {
+			return h, fmt.Errorf("create mount, pid and network namespaces: %w", err)
+		}
+		if h.mntNS, err = unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+			h.mntNS = -1
+			return h, fmt.Errorf("hold the mount namespace: %w", err)
+		}
+		if b.egress != nil {
+			if err := loopbackUp(); err != nil {
+				return h, err
+			}
+			if h.proxyLn, err = listenProxy(); err != nil {
+				return h, err
+			}
 		}
 		if err := b.readOnlyView(tmp); err != nil {
-			return mntNS, err
+			return h, err
 		}
 		if err := dropCapabilities(b.lastCap); err != nil {
-			return mntNS, err
+			return h, err
 		}
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return mntNS, fmt.Errorf("set no_new_privs: %w", err)
+		return h, fmt.Errorf("set no_new_privs: %w", err)
 	}
 	if err := rs.RestrictThread(); err != nil {
-		return mntNS, err
+		return h, err
 	}
-	return mntNS, seccomp.InstallThread(b.filter)
+	return h, seccomp.InstallThread(b.filter)
 }
 
 // readOnlyView makes every mount of the thread's (private) mount namespace
@@ -511,13 +573,21 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 		argv = append([]string{sh, "-c", prologue(kind, limits, procs, currentHard) + `exec "$@"`, "helikon"}, req.Argv...)
 	}
 
-	mntNS := -1
+	h := none
+	var proxy *egress.Proxy
 	allow := b.opts.EnvAllowlist
 	if allow == nil {
 		allow = backend.DefaultEnvAllowlist
 	}
 	allow = append(allow[:len(allow):len(allow)], req.Env...)
-	set := append([]string{"HOME=" + tmp, "TMPDIR=" + tmp}, req.SetEnv...)
+	set := []string{"HOME=" + tmp, "TMPDIR=" + tmp}
+	if b.egress != nil {
+		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
+			set = append(set, k+"="+ProxyURL)
+		}
+		set = append(set, "NO_PROXY=", "no_proxy=")
+	}
+	set = append(set, req.SetEnv...)
 	spec := &proc.Spec{
 		Argv:      argv,
 		Dir:       b.root,
@@ -530,13 +600,14 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 		Tracking:  b.tracking,
 		Start: func(cmd *exec.Cmd) error {
 			var err error
-			mntNS, err = b.startConfined(cmd, rs, tmp, cgroup, traceMe, rl)
+			h, proxy, err = b.startConfined(cmd, rs, tmp, cgroup, traceMe, rl)
 			return err
 		},
 	}
 	b.log.DebugContext(ctx, "ossandbox: run", "argv0", argv[0], "timeout", timeout, "privileged", b.privileged)
 	res, err := proc.Run(ctx, spec)
-	go closeNS(mntNS) // the namespace's teardown, off the caller's path
+	stopProxy(proxy)
+	go h.close() // the namespaces' teardown, off the caller's path
 	return res, err
 }
 
@@ -545,17 +616,26 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 // namespaces and capabilities, and the rest of this program stays as it
 // was. The thread is never unlocked, so the Go runtime terminates it when
 // the goroutine returns instead of reusing it for other goroutines.
-func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp, cgroup string, traceMe bool, limits []rlimit) (mntNS int, err error) {
+func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp, cgroup string, traceMe bool, limits []rlimit) (h held, proxy *egress.Proxy, err error) {
 	// Descriptors this program opened without O_CLOEXEC (by cgo code or a
 	// raw syscall) would be inherited by the command and are outside
 	// Landlock's reach: mark them all close-on-exec. Go's own descriptors
 	// already are, and os/exec passes the command's descriptors by dup2.
 	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
-	mntNS = -1
+	h = none
 	err = onDiscardedThread(func() error {
 		var err error
-		if mntNS, err = b.confineThread(rs, tmp, cgroup); err != nil {
+		if h, err = b.confineThread(rs, tmp, cgroup); err != nil {
 			return fmt.Errorf("%w: confine: %w", backend.ErrUnavailable, err)
+		}
+		if h.proxyLn >= 0 {
+			// Serving before the command starts: a command that cannot
+			// reach its proxy must not run.
+			ln := h.proxyLn
+			h.proxyLn = -1
+			if proxy, err = b.startProxy(ln); err != nil {
+				return err
+			}
 		}
 		if !traceMe {
 			return cmd.Start()
@@ -567,10 +647,11 @@ func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp, cgroup
 		return limitAtExec(cmd, limits)
 	})
 	if err != nil {
-		closeNS(mntNS)
-		return -1, err
+		stopProxy(proxy)
+		h.close()
+		return none, nil, err
 	}
-	return mntNS, nil
+	return h, proxy, nil
 }
 
 func (b *Backend) newPidsCgroup(max int64) (string, error) {

@@ -1,0 +1,169 @@
+//go:build linux
+
+package ossandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/egress"
+)
+
+// testResolver resolves every name ending in .test to 127.0.0.1 and counts
+// lookups.
+type testResolver struct {
+	mu      sync.Mutex
+	lookups map[string]int
+}
+
+func (r *testResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lookups == nil {
+		r.lookups = map[string]int{}
+	}
+	r.lookups[host]++
+	if strings.HasSuffix(host, ".test") {
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+	}
+	return nil, fmt.Errorf("no such host %s", host)
+}
+
+func (r *testResolver) count(host string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lookups[host]
+}
+
+func portOf(t *testing.T, u string) int {
+	t.Helper()
+	_, p, err := net.SplitHostPort(strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+// TestEgress runs a curl-like client in the sandbox with network only
+// through the egress proxy: an allowed domain is reached through the proxy
+// (plain HTTP and a CONNECT tunnel), a denied one gets 403 without being
+// resolved, and direct connections, UDP included, fail. Each refusal has a
+// control run unconfined that succeeds.
+func TestEgress(t *testing.T) {
+	if !isRoot() {
+		t.Skip("domain-filtered egress needs a root caller (a network namespace per command); TestEgressUnprivilegedRefused covers this user")
+	}
+	hello := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "hello from %s", r.Host) })
+	plain := httptest.NewServer(hello)
+	defer plain.Close()
+	secure := httptest.NewTLSServer(hello)
+	defer secure.Close()
+	pp, sp := portOf(t, plain.URL), portOf(t, secure.URL)
+
+	res := &testResolver{}
+	b, _ := newTestBackend(t, Options{Egress: &Egress{
+		Policy:    egress.DenyAll().AllowDomains("allowed.test").WithPorts(pp, sp),
+		Resolver:  res,
+		CheckAddr: func(netip.Addr) error { return nil }, // the test upstreams are on loopback
+	}})
+	if g := b.Guarantees(); g.Network != backend.IsolationProxied {
+		t.Errorf("network guarantee %v; want proxied", g.Network)
+	}
+
+	for _, tc := range []struct {
+		url, want string
+	}{
+		{fmt.Sprintf("http://allowed.test:%d/", pp), fmt.Sprintf("status 200\nhello from allowed.test:%d", pp)},
+		{fmt.Sprintf("https://allowed.test:%d/", sp), fmt.Sprintf("status 200\nhello from allowed.test:%d", sp)},
+		{fmt.Sprintf("http://denied.test:%d/", pp), "status 403"},
+		{fmt.Sprintf("https://denied.test:%d/", sp), "Forbidden"},
+		{fmt.Sprintf("http://allowed.test:%d/", pp+1), "status 403"}, // port not allowed
+	} {
+		got := sandboxed(t, b, nil, "http-get", tc.url)
+		if !strings.Contains(got.out, tc.want) {
+			t.Errorf("GET %s: %v; want %q", tc.url, got, tc.want)
+		}
+	}
+	if n := res.count("denied.test"); n != 0 {
+		t.Errorf("denied.test was resolved %d times; a refused name must never be", n)
+	}
+
+	// A second listener on the proxy's port at another loopback address of
+	// this machine: Landlock lets connects to that port through, so only
+	// the network namespace keeps the command from reaching it.
+	var decoys []net.Listener
+	if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.2:%d", proxyPort)); err == nil {
+		decoys = append(decoys, ln)
+		defer ln.Close()
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+	} else {
+		t.Logf("decoy on the proxy's port not tested: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"direct to the upstream", []string{"net-connect", strings.TrimPrefix(plain.URL, "http://")}},
+		{"udp", []string{"udp", strings.TrimPrefix(plain.URL, "http://")}},
+	} {
+		got := sandboxed(t, b, nil, tc.args...)
+		if got.code != attackBlocked {
+			t.Errorf("%s: %v; want blocked", tc.name, got)
+		}
+		if ctl := unconfined(t, b.Root(), nil, tc.args...); ctl.code != attackEscaped {
+			t.Errorf("%s: control %v; want it to work unconfined", tc.name, ctl)
+		}
+	}
+	for _, ln := range decoys {
+		addr := ln.Addr().String()
+		if got := sandboxed(t, b, nil, "net-connect", addr); got.code != attackBlocked {
+			t.Errorf("connect to %s (the proxy's port, outside the namespace): %v; want blocked", addr, got)
+		}
+		if ctl := unconfined(t, b.Root(), nil, "net-connect", addr); ctl.code != attackEscaped {
+			t.Errorf("control connect to %s: %v", addr, ctl)
+		}
+	}
+}
+
+// TestEgressUnprivilegedRefused checks that an unprivileged caller cannot
+// build a backend with egress: without a network namespace it could not
+// keep commands from connecting to any host on the proxy's port.
+func TestEgressUnprivilegedRefused(t *testing.T) {
+	if isRoot() {
+		t.Skip("root callers get a network namespace; this runs when the suite runs unprivileged")
+	}
+	_, err := New(t.TempDir(), &Options{Egress: &Egress{Policy: egress.DenyAll().AllowDomains("example.com")}})
+	if !errors.Is(err, backend.ErrUnavailable) {
+		t.Fatalf("New = %v; want ErrUnavailable", err)
+	}
+}
+
+func TestEgressExcludesAllowNetwork(t *testing.T) {
+	_, err := New(t.TempDir(), &Options{AllowNetwork: true, Egress: &Egress{}})
+	if !errors.Is(err, errEgressAndNetwork) {
+		t.Fatalf("New = %v; want errEgressAndNetwork", err)
+	}
+	_, err = New(t.TempDir(), &Options{Egress: &Egress{Policy: egress.Policy{Ports: []int{0}}}})
+	if err == nil {
+		t.Fatal("New accepted an invalid egress policy")
+	}
+}
