@@ -10,6 +10,7 @@ import (
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/backend/ossandbox"
+	"github.com/paigasus/helikon/egress"
 )
 
 func init() {
@@ -21,8 +22,15 @@ func init() {
 // osBackend builds the OS-sandbox backend: Landlock and seccomp on Linux,
 // Seatbelt on macOS; it fails (exit 125) where they are unavailable.
 func osBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend.Backend, error) {
+	var eg *ossandbox.Egress
 	if f.EgressAllow != nil && len(*f.EgressAllow) > 0 {
-		return nil, fmt.Errorf("%w: --egress-allow needs a backend that can force traffic through the egress proxy (forkd); the OS sandbox can only allow or deny the network (--allow-network)", backend.ErrUnavailable)
+		if f.AllowNetwork {
+			return nil, fmt.Errorf("%w: --egress-allow and --allow-network exclude each other: --egress-allow already gives network access, only through the egress proxy", backend.ErrUnavailable)
+		}
+		// Each command gets its own network namespace whose only service is
+		// a proxy enforcing this policy (root callers only; ossandbox.New
+		// refuses otherwise, and the exit status is 125).
+		eg = &ossandbox.Egress{Policy: egress.DenyAll().AllowDomains(*f.EgressAllow...)}
 	}
 	allow := slices.Clone(backend.DefaultEnvAllowlist)
 	if f.Env != nil {
@@ -30,6 +38,7 @@ func osBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend
 	}
 	opts := &ossandbox.Options{
 		AllowNetwork: f.AllowNetwork,
+		Egress:       eg,
 		Timeout:      f.Timeout,
 		EnvAllowlist: allow,
 		Limits:       f.Limits(),
