@@ -112,18 +112,17 @@ type Config[C any] struct {
 
 // Agent is an LLM agent. It is immutable and safe for concurrent runs.
 type Agent[C any] struct {
-	cfg        Config[C]
-	tools      []helikon.Tool[C]
-	set        *helikon.Toolset[C] // nil when there are tool sources
-	defs       []helikon.ToolDef
-	maxTurns   int
-	parallel   int
-	repair     int
-	log        *slog.Logger
-	chatSpan   string
-	agentSpan  string
-	modelName  string
-	sourceless bool
+	cfg       Config[C]
+	tools     []helikon.Tool[C]
+	set       *helikon.Toolset[C] // nil when there are tool sources
+	defs      []helikon.ToolDef
+	maxTurns  int
+	parallel  int
+	repair    int
+	log       *slog.Logger
+	chatSpan  string
+	agentSpan string
+	modelName string
 }
 
 var _ helikon.Agent[struct{}] = (*Agent[struct{}])(nil)
@@ -165,8 +164,7 @@ func New[C any](cfg Config[C]) (*Agent[C], error) {
 	if err != nil {
 		return nil, fmt.Errorf("llmagent: agent %s: %w", cfg.Name, err)
 	}
-	a.sourceless = len(cfg.ToolSources) == 0
-	if a.sourceless {
+	if len(cfg.ToolSources) == 0 {
 		a.set = set
 		a.defs = toolDefs(a.tools)
 	}
@@ -335,7 +333,7 @@ func (r *run[C]) main(ctx context.Context) {
 
 func (r *run[C]) resolveTools(ctx context.Context) error {
 	a := r.a
-	if a.sourceless {
+	if a.set != nil {
 		r.set, r.defs = a.set, a.defs
 		return nil
 	}
@@ -396,13 +394,12 @@ func (r *run[C]) callModel(ctx context.Context, req *helikon.ModelRequest) (*hel
 // pending is one tool call of a turn on its way through checking and
 // execution.
 type pending[C any] struct {
-	call  *helikon.ToolCall
-	tool  helikon.Tool[C] // nil: unknown tool
-	args  json.RawMessage
-	run   bool
-	out   json.RawMessage
-	err   error
-	known bool
+	call *helikon.ToolCall
+	tool helikon.Tool[C] // nil: unknown tool
+	args json.RawMessage
+	run  bool
+	out  json.RawMessage
+	err  error
 }
 
 // runTools checks and runs the tool calls of msg and returns their results
@@ -427,7 +424,7 @@ func (r *run[C]) runTools(ctx, toolCtx context.Context, msg *helikon.Message) ([
 			p.err = helikon.Other(fmt.Errorf("there is no tool called %q; the available tools are: %s", c.Name, strings.Join(r.set.Names(), ", ")))
 			continue
 		}
-		p.tool, p.known = t, true
+		p.tool = t
 		args := trimArgs(c.Args)
 		if !json.Valid(args) {
 			p.err = &helikon.InvalidArgsError{Tool: c.Name, Problems: []string{"the arguments are not valid JSON; send one JSON object that matches the tool's schema"}}
@@ -498,7 +495,7 @@ func (r *run[C]) countRepairs(ps []pending[C]) error {
 	const invalid, counted = 1, 2
 	var turn map[string]int // tool name -> invalid or counted this turn
 	for i := range ps {
-		if p := &ps[i]; p.known && helikon.KindOf(p.err) == helikon.KindInvalidArgs {
+		if p := &ps[i]; p.tool != nil && helikon.KindOf(p.err) == helikon.KindInvalidArgs {
 			if turn == nil {
 				turn = map[string]int{}
 			}
@@ -511,7 +508,7 @@ func (r *run[C]) countRepairs(ps []pending[C]) error {
 	var failErr error
 	for i := range ps {
 		p := &ps[i]
-		if !p.known {
+		if p.tool == nil {
 			continue
 		}
 		name := p.call.Name
