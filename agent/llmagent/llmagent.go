@@ -46,6 +46,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -458,17 +459,21 @@ func (r *run[C]) runTools(ctx, toolCtx context.Context, msg *helikon.Message) ([
 			}
 		}
 	default:
-		sem := make(chan struct{}, r.a.parallel)
-		var wg sync.WaitGroup
+		// At most parallel workers take the calls in call order: a model
+		// asking for thousands of calls does not get a goroutine each.
+		runnable := make([]*pending[C], 0, nrun)
 		for i := range ps {
-			if !ps[i].run {
-				continue
+			if ps[i].run {
+				runnable = append(runnable, &ps[i])
 			}
-			p := &ps[i]
+		}
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range min(r.a.parallel, nrun) {
 			wg.Go(func() {
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				r.invoke(toolCtx, p)
+				for k := next.Add(1) - 1; k < int64(len(runnable)); k = next.Add(1) - 1 {
+					r.invoke(toolCtx, runnable[k])
+				}
 			})
 		}
 		wg.Wait()

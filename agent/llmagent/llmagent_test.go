@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"log/slog"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -662,5 +664,32 @@ func TestSecretsStayOutOfLogsAndSpans(t *testing.T) {
 		if all := strings.Join(parts, " "); strings.Contains(all, secret) {
 			t.Errorf("span %q holds the secret: %s", s.Name(), all)
 		}
+	}
+}
+
+// TestManyToolCallsDoNotTakeAGoroutineEach: a model asking for many calls at
+// once gets MaxParallelTools workers, not one goroutine per call.
+func TestManyToolCallsDoNotTakeAGoroutineEach(t *testing.T) {
+	const calls = 1000
+	var most atomic.Int64
+	probe := newEffectTool("probe", helikon.EffectReadOnly, func(*helikon.ToolContext[App], json.RawMessage) (json.RawMessage, error) {
+		n := int64(runtime.NumGoroutine())
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		return json.RawMessage(`{}`), nil
+	})
+	var tcs []helikon.ToolCall
+	for i := range calls {
+		tcs = append(tcs, agenttest.Call(fmt.Sprint("c", i), "probe", `{}`))
+	}
+	m := agenttest.New(agenttest.Reply{ToolCalls: tcs}, agenttest.Reply{Text: "ok"})
+	m.NoRecord = true
+	a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "many", Model: m, Tools: []helikon.Tool[App]{probe}, MaxParallelTools: 4}))
+	before := runtime.NumGoroutine()
+	if _, err := run(t, runner.Config[App]{Agent: a}, "go"); err != nil {
+		t.Fatal(err)
+	}
+	if got := most.Load(); got > int64(before)+50 {
+		t.Errorf("%d goroutines while the calls ran (%d before the run), for %d calls at 4 at a time", got, before, calls)
 	}
 }
