@@ -202,6 +202,11 @@ func (b *Backend) guarantees() backend.Guarantees {
 			"root caller: all capabilities dropped, bounding set included",
 			"root caller: private mount namespace, everything read-only but the root and the temporary directory",
 			"root caller: private pid namespace, killed as a whole when the command ends")
+		if b.traceMe {
+			g.Features = append(g.Features, "resource limits set by prlimit on the command stopped at exec (ptrace keeps only TRACEME and DETACH)")
+		} else {
+			g.Features = append(g.Features, "resource limits set by a ulimit prologue (Yama forbids PTRACE_TRACEME here)")
+		}
 		if b.pids != "" {
 			g.Features = append(g.Features, "pids cgroup per command")
 		}
