@@ -24,7 +24,9 @@
 //     loading, keyctl/add_key/request_key, open_by_handle_at and
 //     name_to_handle_at, reboot, swapon/swapoff, io_uring_*, acct,
 //     quotactl, iopl/ioperm, syslog, vhangup, clock and time setting,
-//     fanotify_init;
+//     fanotify_init (with [Policy].TraceMe, ptrace still allows
+//     PTRACE_TRACEME and PTRACE_DETACH, compared on the full 64-bit
+//     request);
 //   - gets EPERM from clone with any namespace-creating flag, and ENOSYS from
 //     clone3 (whose flags live in memory the filter cannot read) so that libc
 //     falls back to clone;
