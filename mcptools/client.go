@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
@@ -76,24 +77,37 @@ func HTTP(endpoint string, opts *HTTPClientOptions) Dialer {
 			hc = http.DefaultClient
 		}
 		if opts.Token != "" {
+			u, err := url.Parse(endpoint)
+			if err != nil {
+				return nil, fmt.Errorf("mcp endpoint %q: %w", endpoint, err)
+			}
 			c := *hc
 			base := c.Transport
 			if base == nil {
 				base = http.DefaultTransport
 			}
-			c.Transport = bearerTransport{base: base, token: opts.Token}
+			c.Transport = bearerTransport{base: base, token: opts.Token, scheme: u.Scheme, host: strings.ToLower(u.Host)}
 			hc = &c
 		}
 		return &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, nil
 	}
 }
 
+// bearerTransport adds the token to requests for the endpoint's scheme and
+// host only. It sets the header itself, below the http.Client, so the
+// client's own rule (Authorization is dropped on a redirect to another host)
+// does not protect it: a server redirecting elsewhere would otherwise pass
+// the token on.
 type bearerTransport struct {
-	base  http.RoundTripper
-	token string
+	base         http.RoundTripper
+	token        string
+	scheme, host string
 }
 
 func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Scheme != b.scheme || strings.ToLower(r.URL.Host) != b.host {
+		return b.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.base.RoundTrip(r)
