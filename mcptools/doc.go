@@ -70,6 +70,10 @@
 // themselves (sandbox root, execution backend) is the tools' business and is
 // exactly as strong as in a run.
 //
+// Each call through MCP runs with a run state of its own ([helikon.State]
+// is not kept between calls), so a per-run cap kept in the state, such as
+// webfetch's MaxUses, limits a single call, not a client's session.
+//
 // An MCP client is trusted to relay elicitations to a human honestly: a
 // client that answers "accept" on its own approves the call. A server whose
 // mode or rules must not be bypassed by a client should not rely on
