@@ -35,7 +35,9 @@ func Annotations(e helikon.Effect) *mcp.ToolAnnotations {
 // including no annotations at all, is a side effect, the safe default.
 //
 // Annotations are hints from the server; see the package documentation on
-// trusting them.
+// trusting them. A [Source] takes a tool as write only when the tool also
+// carries the [MetaEffect] mark of a helikon server; it takes any other tool
+// EffectOf calls write as a side effect.
 func EffectOf(a *mcp.ToolAnnotations) helikon.Effect {
 	switch {
 	case a == nil:

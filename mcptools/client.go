@@ -399,7 +399,7 @@ func (s *Source[C]) wrap(def *mcp.Tool) (*mcpTool[C], error) {
 	if err != nil {
 		return nil, fmt.Errorf("output schema: %w", err)
 	}
-	effect := EffectOf(def.Annotations)
+	effect := toolEffect(def)
 	if s.opts.IgnoreAnnotations {
 		effect = helikon.EffectSideEffect
 	}
@@ -407,6 +407,20 @@ func (s *Source[C]) wrap(def *mcp.Tool) (*mcpTool[C], error) {
 		ToolInfo: helikon.ToolInfo{ToolName: name, ToolDescription: def.Description, InputSchema: in, Output: out, ToolEffect: effect},
 		src:      s, name: name, remoteName: def.Name, check: check,
 	}, nil
+}
+
+// toolEffect is the effect of a listed tool: [EffectOf] its annotations,
+// except that write needs the [MetaEffect] mark a helikon server adds. In
+// helikon, write means "changes files inside the sandbox and nothing else",
+// and AcceptEdits approves such calls without asking; the closed world of
+// another server's tool (a database, a service's own state) is not that, so
+// an unmarked tool annotated openWorldHint false is a side effect.
+func toolEffect(def *mcp.Tool) helikon.Effect {
+	e := EffectOf(def.Annotations)
+	if e == helikon.EffectWrite && def.Meta[MetaEffect] != helikon.EffectWrite.String() {
+		return helikon.EffectSideEffect
+	}
+	return e
 }
 
 func toSchema(v any) (*jsonschema.Schema, error) {

@@ -409,3 +409,27 @@ func TestCommandSplitsLikeAShell(t *testing.T) {
 		}
 	}
 }
+
+// TestClosedWorldToolsOfOtherServersAreNotWriteTools: openWorldHint false
+// alone (a database tool, say) does not make a tool a helikon write tool,
+// which AcceptEdits approves without asking; only a helikon server's mark
+// does (TestHelikonToolsRoundTrip checks that write survives the trip).
+func TestClosedWorldToolsOfOtherServersAreNotWriteTools(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "db", Version: "1"}, nil)
+	f := false
+	mcp.AddTool(srv, &mcp.Tool{Name: "drop_table", Description: "Drop a table.", Annotations: &mcp.ToolAnnotations{OpenWorldHint: &f}},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "dropped"}}}, nil, nil
+		})
+	tool := toolsByName(t, connectInMemory(t, srv, nil))["drop_table"]
+	if e := helikon.EffectOf(tool); e != helikon.EffectSideEffect {
+		t.Fatalf("drop_table has effect %s, want side_effect", e)
+	}
+	askAll := helikon.PolicyFunc(func(context.Context, *helikon.Call, *helikon.Targets) (helikon.PolicyDecision, error) {
+		return helikon.Ask("asks about everything"), nil
+	})
+	d := (&helikon.Permissions{Policy: askAll}).Check(context.Background(), helikon.CallFor(tool, json.RawMessage(`{}`), helikon.ModeAcceptEdits))
+	if d.Allowed {
+		t.Errorf("accept-edits let drop_table run without asking: %+v", d)
+	}
+}

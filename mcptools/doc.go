@@ -34,7 +34,8 @@
 // notifications/progress every [ServerOptions].ProgressInterval.
 //
 // Effects map to tool annotations by [Annotations] and back by [EffectOf];
-// the mapping round-trips (see [Annotations]).
+// the mapping round-trips (see [Annotations]). A served tool's _meta also
+// carries its effect under [MetaEffect].
 //
 // [ServeHTTP] serves the streamable HTTP transport. It binds to loopback by
 // default, refuses to listen on any other address without a bearer token,
@@ -48,8 +49,10 @@
 // [Connect] connects to an MCP server (a spawned command over stdio with
 // [Command], an HTTP endpoint with [HTTP], or any mcp.Transport), lists its
 // tools and wraps each as a [helikon.Tool]: the effect comes from the
-// annotations (none: side effect), arguments are validated against the input
-// schema before anything is sent, and failures map to the three tool errors.
+// annotations (none: side effect; write only for tools a helikon server
+// marks as write, since another server's closed world is not a sandbox),
+// arguments are validated against the input schema before anything is sent,
+// and failures map to the three tool errors.
 // The list is fetched again on notifications/tools/list_changed, and a
 // dropped connection is re-established on the next call. A [Source] is an
 // llmagent.ToolSource: an agent sees the server's current tools at the start

@@ -25,6 +25,12 @@ import (
 // helikon server puts the tool error's kind and details (an [ErrorMeta]).
 const MetaError = "helikon/error"
 
+// MetaEffect is the key, in the _meta of a tool a helikon server lists, under
+// which it puts the tool's effect ("read_only", "write" or "side_effect").
+// The helikon client needs it to take a tool as a write tool: see
+// [Source.Tools].
+const MetaEffect = "helikon/effect"
+
 // DefaultProgressInterval is how often a running call reports progress to a
 // client that asked for it: often enough that a client's idle timeout (the
 // TypeScript SDK's default is 60 s) is reset many times over, rarely enough
@@ -137,6 +143,7 @@ func serveTool[C any](t helikon.Tool[C], opts *ServerOptions[C], key []byte) (*m
 		Description: t.Description(),
 		InputSchema: in,
 		Annotations: Annotations(helikon.EffectOf(t)),
+		Meta:        mcp.Meta{MetaEffect: helikon.EffectOf(t).String()},
 	}
 	out := helikon.OutputSchemaOf(t)
 	if out != nil {
