@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -65,7 +67,28 @@ func traceMeAllowed() bool {
 // traced reports whether this program is being traced (a debugger, strace
 // -f): a tracer follows the command too, and the command's own
 // PTRACE_TRACEME then fails, so limits are set by a shell prologue instead.
+// The answer is kept for a second (reading /proc/self/status costs tens of
+// microseconds); a tracer attaching within that second makes commands fail
+// to start, never run unlimited.
 func traced() bool {
+	now := time.Now().UnixNano()
+	if v := tracedCache.Load(); v != 0 && now-v&^1 < int64(time.Second) {
+		return v&1 == 1
+	}
+	t := readTraced()
+	v := now &^ 1
+	if t {
+		v |= 1
+	}
+	tracedCache.Store(v)
+	return t
+}
+
+// tracedCache holds when traced last read /proc/self/status (nanoseconds,
+// low bit cleared) and its answer (the low bit).
+var tracedCache atomic.Int64
+
+func readTraced() bool {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return true // cannot tell: take the path that works either way
