@@ -282,3 +282,26 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// TestPidsCgroupEntered checks that a root caller's command starts inside
+// its own pids cgroup (the confining thread enters it before the fork).
+func TestPidsCgroupEntered(t *testing.T) {
+	b, _ := newTestBackend(t, Options{})
+	if b.pids == "" {
+		t.Skip("no writable cgroup v1 pids hierarchy here (or not root): commands get no pids cgroup")
+	}
+	res, err := b.Run(context.Background(), &backend.Request{Command: "cat /proc/self/cgroup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("/helikon-%d-", os.Getpid())
+	found := false
+	for line := range strings.Lines(string(res.Stdout)) {
+		if strings.Contains(line, ":pids:") && strings.Contains(line, want) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("/proc/self/cgroup in the command:\n%s\nwant a pids line with %q; stderr %s", res.Stdout, want, res.Stderr)
+	}
+}
