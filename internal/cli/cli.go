@@ -135,6 +135,10 @@ func NewFlagSet(name, synopsis string, out io.Writer) *flag.FlagSet {
 // done=true with the exit status when parsing ended the command (--help or
 // a usage error, already reported).
 func ParseArgs(fs *flag.FlagSet, env *Env, args []string) (pos []string, done bool, status int) {
+	// The flag package prints the usage itself on -help and on errors; keep
+	// what it prints, so that help goes to stdout once and errors to stderr.
+	var msg strings.Builder
+	fs.SetOutput(&msg)
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
@@ -142,7 +146,8 @@ func ParseArgs(fs *flag.FlagSet, env *Env, args []string) (pos []string, done bo
 				fs.Usage()
 				return nil, true, ExitOK
 			}
-			return nil, true, ExitUsage // the flag package already printed why
+			io.WriteString(env.Stderr, msg.String())
+			return nil, true, ExitUsage
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {

@@ -24,14 +24,14 @@ func init() {
 const mcpTokenEnv = "HELIKON_MCP_TOKEN"
 
 func runMCP(ctx context.Context, env *Env, args []string) int {
-	fs := NewFlagSet("mcp", "mcp [flags]\n\nServes the built-in tools over the Model Context Protocol: on stdin/stdout by\ndefault, or over streamable HTTP with --http. Every call goes through the\npermission pipeline (--mode, --deny, --allow, guards); a call that needs\napproval is asked of the client by elicitation when it supports it, and\ndenied otherwise. Diagnostics go to stderr.\n\nWith --http, the server listens on loopback unless told otherwise; a\nnon-loopback address needs a bearer token in $"+mcpTokenEnv+" (clients send\n\"Authorization: Bearer TOKEN\"). Requests whose Host is not loopback or the\nlisten address, or that carry a browser Origin not given with --allow-origin,\nare refused.", env.Stderr)
+	fs := NewFlagSet("mcp", "mcp [flags]\n\nServes the built-in tools over the Model Context Protocol: on stdin/stdout by\ndefault, or over streamable HTTP with --http. Every call goes through the\npermission pipeline (--mode, --deny, --allow, guards); a call that needs\napproval is asked of the client by elicitation when it supports it, and\ndenied otherwise. Diagnostics go to stderr.\n\nWith --http, the server listens on loopback unless told otherwise; a\nnon-loopback address needs a bearer token in $"+mcpTokenEnv+" (clients send\n\"Authorization: Bearer TOKEN\"). Requests whose Host is not loopback or the\nlisten address, or that carry a browser Origin not given with --http-allow-origin,\nare refused.", env.Stderr)
 	common := AddCommonFlags(fs)
 	bflags := AddBackendFlags(fs)
 	tflags := AddToolFlags(fs)
 	toolList := fs.String("tools", "", "comma-separated `NAMES` of the tools to serve (default: every built-in tool)")
 	httpAddr := fs.String("http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8080) instead of stdio")
-	origins := Multi(fs, "allow-origin", "accept browser requests from `ORIGIN` such as https://app.example (repeatable, HTTP only)")
-	hosts := Multi(fs, "allow-host", "accept requests addressed to `HOST` (repeatable, HTTP only)")
+	origins := Multi(fs, "http-allow-origin", "accept browser requests from `ORIGIN` such as https://app.example (repeatable, HTTP only)")
+	hosts := Multi(fs, "http-allow-host", "accept requests addressed to `HOST` (repeatable, HTTP only)")
 	progress := fs.Duration("progress-interval", mcptools.DefaultProgressInterval, "send progress notifications every `DURATION` while a call runs, to clients that ask for them")
 	pos, done, status := ParseArgs(fs, env, args)
 	if done {

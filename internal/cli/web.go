@@ -19,9 +19,10 @@ func init() {
 	RegisterTools(&ToolProvider{Names: []string{webfetch.Name, websearch.Name}, Flags: webToolFlags})
 }
 
-// fetchFlags are WebFetch's options as flags. prefix is "" for the fetch
-// command and "fetch-" on the shared flag set of tool, mcp and run, where
-// --allow-host, --timeout and --backend already mean something else.
+// fetchFlags are WebFetch's options as flags. The fetch command defines all
+// of them; the shared flag set of tool, mcp and run defines the same names
+// except --timeout, which is already the command timeout there and is used
+// for fetches too, and adds --fetch-max-uses.
 type fetchFlags struct {
 	allow, deny  *[]string
 	allowPrivate bool
@@ -30,15 +31,16 @@ type fetchFlags struct {
 	maxUses      int
 }
 
-func addFetchFlags(fs *flag.FlagSet, prefix string) *fetchFlags {
+func addFetchFlags(fs *flag.FlagSet, shared bool) *fetchFlags {
 	f := &fetchFlags{}
-	f.allow = Multi(fs, prefix+"allow-host", "fetch only `HOST` and its subdomains (*.HOST: subdomains only; repeatable)")
-	f.deny = Multi(fs, prefix+"deny-host", "never fetch `HOST` or its subdomains (repeatable; wins over allow)")
-	fs.BoolVar(&f.allowPrivate, prefix+"allow-private", false, "let fetches reach loopback and private addresses (cloud metadata stays blocked)")
-	fs.Int64Var(&f.maxBytes, prefix+"max-bytes", 0, "read at most `N` body bytes after decompression (default 5 MiB)")
-	fs.DurationVar(&f.timeout, prefix+"timeout", 0, "give up on a fetch after `DURATION` (default 30s)")
-	if prefix != "" {
-		fs.IntVar(&f.maxUses, prefix+"max-uses", 0, "allow at most `N` fetches per run (default: no limit)")
+	f.allow = Multi(fs, "allow-host", "WebFetch: fetch only `HOST` and its subdomains (*.HOST: subdomains only; repeatable)")
+	f.deny = Multi(fs, "deny-host", "WebFetch: never fetch `HOST` or its subdomains (repeatable; wins over allow)")
+	fs.BoolVar(&f.allowPrivate, "allow-private", false, "WebFetch: let fetches reach loopback and private addresses (cloud metadata stays blocked)")
+	fs.Int64Var(&f.maxBytes, "max-bytes", 0, "WebFetch: read at most `N` body bytes after decompression (default 5 MiB)")
+	if shared {
+		fs.IntVar(&f.maxUses, "fetch-max-uses", 0, "WebFetch: allow at most `N` fetches per run (default: no limit)")
+	} else {
+		fs.DurationVar(&f.timeout, "timeout", 0, "give up on a fetch after `DURATION` (default 30s)")
 	}
 	return f
 }
@@ -120,11 +122,13 @@ func (u *unconfigured) Search(context.Context, string, int) ([]websearch.SearchR
 }
 
 func webToolFlags(fs *flag.FlagSet) ToolBuilder {
-	ff := addFetchFlags(fs, "fetch-")
+	ff := addFetchFlags(fs, true)
 	sf := addSearchFlags(fs, "search-")
 	return func(te *ToolEnv, name string) (helikon.Tool[App], error) {
 		if name == webfetch.Name {
-			return webfetch.New[App](ff.options())
+			opts := ff.options()
+			opts.Timeout = te.BackendFlags.Timeout
+			return webfetch.New[App](opts)
 		}
 		b, err := sf.backendFor(te.Env)
 		if err != nil {
@@ -136,7 +140,7 @@ func webToolFlags(fs *flag.FlagSet) ToolBuilder {
 
 func runFetch(ctx context.Context, env *Env, args []string) int {
 	fs := NewFlagSet("fetch", "fetch URL [flags]\n\nFetches URL through WebFetch's SSRF guard and prints the WebFetch output JSON\n({url, status, content_type, title, content, format, truncated}), or only the\ncontent with --markdown. A refused URL (blocked address, host list, scheme,\ntoo many redirects) exits 3; a network failure or timeout exits 1.", env.Stderr)
-	ff := addFetchFlags(fs, "")
+	ff := addFetchFlags(fs, false)
 	markdown := fs.Bool("markdown", false, "print only the content")
 	pos, done, status := ParseArgs(fs, env, args)
 	if done {

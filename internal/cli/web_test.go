@@ -59,7 +59,7 @@ func TestWebCommands(t *testing.T) {
 		{"search bad backend", key, []string{"search", "golang", "--backend", "bing"}, 125, ""},
 		{"tool WebFetch metadata", nil, []string{"tool", "WebFetch", `{"url":"http://169.254.169.254/latest/meta-data/"}`}, 3, `cloud metadata`},
 		{"tool WebFetch loopback", nil, []string{"tool", "WebFetch", `{"url":"` + blocked + `"}`}, 3, `blocked address`},
-		{"tool WebFetch allow-private", nil, []string{"tool", "--fetch-allow-private", "WebFetch", `{"url":"` + page.URL + `"}`}, 0, `"status":200`},
+		{"tool WebFetch allow-private", nil, []string{"tool", "--allow-private", "WebFetch", `{"url":"` + page.URL + `"}`}, 0, `"status":200`},
 		{"tool WebFetch permission rule", nil, []string{"tool", "--deny", "WebFetch(example.com)", "WebFetch", `{"url":"https://www.example.com/"}`}, 3, `"kind":"denied"`},
 		{"tool WebSearch", key, []string{"tool", "--search-base-url", brave.URL, "WebSearch", `{"query":"go"}`}, 0, `"title":"Go"`},
 		{"tool WebSearch without key", nil, []string{"tool", "WebSearch", `{"query":"go"}`}, 1, `BRAVE_API_KEY`},
