@@ -133,6 +133,12 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	line("mount namespaces", sup.MountNamespaces)
 	line("pids cgroup", sup.PidsCgroup)
 	line("Seatbelt", sup.Seatbelt)
+	switch {
+	case sup.OS == "linux" && sup.Available && sup.Root:
+		line("egress proxy", "available: --egress-allow gives each command a network namespace whose only service is the egress proxy")
+	case sup.OS == "linux" && sup.Available:
+		line("egress proxy", "needs root (a network namespace per command); --egress-allow is refused for this user")
+	}
 	if sup.Available {
 		fmt.Fprintln(w, "  OS sandbox:       available (the default backend for exec, tool Bash and mcp)")
 	} else {
