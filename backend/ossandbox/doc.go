@@ -45,8 +45,11 @@
 //     cannot open anything but TCP sockets (seccomp: AF_INET and AF_INET6
 //     stream sockets only, no TCP Fast Open), Landlock lets it connect to
 //     the proxy's port only, and no address outside its namespace is
-//     routable from it: a direct connection to any host fails. The network
-//     axis is proxied.
+//     routable from it: a direct connection to any host fails. There is no
+//     DNS inside: clients that honour the proxy variables (curl, Go,
+//     Python's requests, git over HTTPS) leave name resolution to the
+//     proxy, which applies the policy before resolving. The network axis is
+//     proxied.
 //     Below Landlock ABI 9, which cannot confine connect(2) to a pathname
 //     Unix socket (a Docker daemon, an SSH agent, the session bus),
 //     socket(AF_UNIX) is refused in every setting and socketpair is limited
