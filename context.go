@@ -2,6 +2,7 @@ package helikon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"sync"
@@ -219,7 +220,7 @@ func (rc *RunContext[C]) MaxAgentDepth() int { return rc.maxDepth }
 
 // ErrMaxAgentDepth is returned (wrapped) by [RunContext.SubAgent] when the
 // nesting limit would be exceeded.
-var ErrMaxAgentDepth = fmt.Errorf("maximum agent depth exceeded")
+var ErrMaxAgentDepth = errors.New("maximum agent depth exceeded")
 
 // SubAgent returns the context for a sub-agent one level deeper. It shares the
 // state, actions, permission mode and tracer of rc. It fails when the new depth

@@ -3,7 +3,6 @@ package helikon
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -126,13 +125,18 @@ func (i ToolInfo) OutputSchema() *jsonschema.Schema { return i.Output }
 // Effect returns ToolEffect.
 func (i ToolInfo) Effect() Effect { return i.ToolEffect }
 
-// toolNameRE is the tool-name grammar: the intersection of what OpenAI,
-// Anthropic and MCP clients accept (64 characters, ASCII identifiers plus '-').
-var toolNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
-
-// ValidateToolName reports whether name is a valid tool name.
+// ValidateToolName reports whether name is a valid tool name: it must match
+// [A-Za-z_][A-Za-z0-9_-]{0,63}, the intersection of what OpenAI, Anthropic
+// and MCP clients accept. (A loop, not a regexp: the bounded repetition
+// compiles into a large automaton that every program importing the core
+// would build at start-up.)
 func ValidateToolName(name string) error {
-	if !toolNameRE.MatchString(name) {
+	ok := len(name) >= 1 && len(name) <= 64
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		ok = c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && (c >= '0' && c <= '9' || c == '-')
+	}
+	if !ok {
 		return fmt.Errorf("invalid tool name %q: a tool name must match [A-Za-z_][A-Za-z0-9_-]{0,63}", name)
 	}
 	return nil

@@ -183,3 +183,17 @@ func TestToolContextView(t *testing.T) {
 		t.Error("tool context does not carry cancellation")
 	}
 }
+
+func TestValidateToolName(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		ok   bool
+	}{
+		{"a", true}, {"_", true}, {"Read", true}, {"mcp_tool-1", true}, {"A9-_z", true}, {strings.Repeat("x", 64), true},
+		{"", false}, {"9a", false}, {"-a", false}, {"a b", false}, {"a.b", false}, {"é", false}, {strings.Repeat("x", 65), false},
+	} {
+		if err := helikon.ValidateToolName(tt.name); (err == nil) != tt.ok {
+			t.Errorf("ValidateToolName(%q) = %v, want ok=%v", tt.name, err, tt.ok)
+		}
+	}
+}
