@@ -190,6 +190,8 @@ func TestAttacks(t *testing.T) {
 		{name: "ptrace a process outside", args: func(r, o string) []string { return []string{"ptrace", strconv.Itoa(victim)} }, control: ptraceAllowed()},
 		{name: "mount tmpfs", args: func(r, o string) []string { return []string{"mount", o} }, control: isRoot()},
 		{name: "mknod device in root", args: func(r, o string) []string { return []string{"mknod", r + "/null"} }, control: isRoot()},
+		{name: "prlimit a process outside", args: func(r, o string) []string { return []string{"prlimit", strconv.Itoa(victim)} }, control: true},
+		{name: "setpriority a process outside", args: func(r, o string) []string { return []string{"setpriority", strconv.Itoa(victim)} }, control: true},
 		{name: "signal a process outside", args: func(r, o string) []string { return []string{"signal", strconv.Itoa(victim)} }, control: true},
 	}
 	for i, tc := range cases {

@@ -258,6 +258,36 @@ func runAttack(args []string) int {
 		}
 		fmt.Println(strings.Join(parts, " "))
 		return 0
+	case "prlimit":
+		// Lower another process's open-files limit: as damaging as a
+		// signal (RLIMIT_CPU would have the kernel kill it), and outside
+		// Landlock's signal scoping.
+		pid, _ := strconv.Atoi(arg(0))
+		lim := unix.Rlimit{Cur: 64, Max: 64}
+		return res(unix.Prlimit(pid, unix.RLIMIT_NOFILE, &lim, nil), "prlimit open files of "+arg(0))
+	case "setpriority":
+		pid, _ := strconv.Atoi(arg(0))
+		return res(unix.Setpriority(unix.PRIO_PROCESS, pid, 19), "setpriority of "+arg(0))
+	case "traceme-stop":
+		// Ask to be traced by the parent (which seccomp allows root
+		// callers' commands, for the limits at exec), leave a background
+		// process named by arg(0) in the namespace, then stop: a ptrace
+		// stop is reported to the tracer's wait as if the command had
+		// ended.
+		bg := exec.Command("/bin/sleep", arg(0))
+		if err := bg.Start(); err != nil {
+			fmt.Println("background:", err)
+			return attackBroken
+		}
+		if _, _, errno := unix.Syscall(unix.SYS_PTRACE, unix.PTRACE_TRACEME, 0, 0); errno != 0 {
+			return res(errno, "PTRACE_TRACEME")
+		}
+		fmt.Println("traced; stopping")
+		_ = unix.Kill(os.Getpid(), unix.SIGSTOP)
+		// Resumed: wait for the background process, so that the command
+		// only ends when it does.
+		_ = bg.Wait()
+		return res(nil, "resumed after a ptrace stop")
 	case "mkdir-write":
 		// The cross-directory and temp-dir operations that must work.
 		err := os.MkdirAll(filepath.Dir(arg(0)), 0o755)

@@ -305,3 +305,27 @@ func TestPidsCgroupEntered(t *testing.T) {
 		t.Errorf("/proc/self/cgroup in the command:\n%s\nwant a pids line with %q; stderr %s", res.Stdout, want, res.Stderr)
 	}
 }
+
+// TestTraceMeStopLeavesNothing: a root caller's command may call
+// PTRACE_TRACEME (the filter allows it for the limits at exec), making
+// this program its tracer again once the confining thread is gone; its
+// ptrace stops are then reported to this program's wait. A command that
+// stops that way must neither end the call while its namespace lives on
+// nor leave anything behind.
+func TestTraceMeStopLeavesNothing(t *testing.T) {
+	b, _ := newTestBackend(t, Options{Timeout: 5 * time.Second})
+	marker := fmt.Sprintf("5%d.25", time.Now().UnixNano()%1_000_000)
+	res, err := b.Run(context.Background(), &backend.Request{
+		Argv:   []string{attackBin(t), "traceme-stop", marker},
+		SetEnv: []string{attackEnv + "=1"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res.Stdout), "traced; stopping") {
+		t.Skipf("the command could not become traced here: %s %s", res.Stdout, res.Stderr)
+	}
+	if left := processesWith(marker); len(left) > 0 {
+		t.Fatalf("processes outlived the call: %v", left)
+	}
+}

@@ -27,6 +27,12 @@
 //     fanotify_init (with [Policy].TraceMe, ptrace still allows
 //     PTRACE_TRACEME and PTRACE_DETACH, compared on the full 64-bit
 //     request);
+//   - gets EPERM from prlimit64 setting another process's limits (reading
+//     them stays allowed; with [Policy].TraceMe, whose command has a pid
+//     namespace of its own, setting them is allowed) and from setpriority
+//     on anything but the caller itself or its own process group (who 0,
+//     not PRIO_USER): Landlock does not confine either, and another
+//     process of the same user (this program) would be reachable;
 //   - gets EPERM from clone with any namespace-creating flag, and ENOSYS from
 //     clone3 (whose flags live in memory the filter cannot read) so that libc
 //     falls back to clone;
@@ -103,6 +109,7 @@ const (
 	msgFastOpen    = 0x20000000
 	ptraceTraceMe  = 0
 	ptraceDetach   = 17
+	prioUser       = 2 // PRIO_USER
 	tiocsti        = 0x5412
 	tioclinux      = 0x541c
 	x32SyscallBit  = 0x40000000
@@ -296,6 +303,8 @@ func Build(arch *Arch, p Policy) ([]bpf.Instruction, error) {
 		lSend   label = "send"
 		lTCP    label = "tcp"
 		lPtrace label = "ptrace"
+		lPrlim  label = "prlimit64"
+		lPrio   label = "setpriority"
 
 		lSendmsg  label = "sendmsg"
 		lSendmmsg label = "sendmmsg"
@@ -335,7 +344,38 @@ func Build(arch *Arch, p Policy) ([]bpf.Instruction, error) {
 	a.jeq(need("ioctl"), lIoctl)
 	a.jeq(need("socket"), lSocket)
 	a.jeq(need("socketpair"), lPair)
+	if !p.TraceMe {
+		a.jeq(need("prlimit64"), lPrlim)
+	}
+	a.jeq(need("setpriority"), lPrio)
 	a.jumpTo(lAllow)
+
+	if !p.TraceMe {
+		// prlimit64(pid, resource, new, old): pid is an int, new a
+		// pointer. Another process's limits (this program's: RLIMIT_CPU
+		// would have the kernel kill it) may be read, not set. With
+		// TraceMe the launcher sets the command's limits through it, and
+		// the command runs in a pid namespace of its own, where no
+		// other pid can be named.
+		a.mark(lPrlim)
+		a.load(argLow(0))
+		a.jeq(0, lAllow)
+		a.load(argLow(2))
+		a.jif(bpf.JumpEqual, 0, "", lEPERM)
+		a.load(argHigh(2))
+		a.jeq(0, lAllow)
+		a.jumpTo(lEPERM)
+	}
+
+	// setpriority(which, who, prio): which and who are ints. Only the
+	// caller itself or its own process group (who 0); PRIO_USER reaches
+	// every process of the user, this program included.
+	a.mark(lPrio)
+	a.load(argLow(0))
+	a.jeq(prioUser, lEPERM)
+	a.load(argLow(1))
+	a.jeq(0, lAllow)
+	a.jumpTo(lEPERM)
 
 	// clone(flags, ...): the kernel uses the low 32 bits of flags.
 	a.mark(lClone)

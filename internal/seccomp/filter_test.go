@@ -69,6 +69,10 @@ func expect(arch *Arch, p Policy, c call) uint32 {
 		return eperm
 	case p.AllowNetwork && p.TCPOnly && name == "sendmsg" && low(2)&msgFastOpen != 0:
 		return eperm
+	case name == "prlimit64" && !p.TraceMe && low(0) != 0 && c.args[2] != 0:
+		return eperm
+	case name == "setpriority" && (low(0) == prioUser || low(1) != 0):
+		return eperm
 	case name == "clone3":
 		return RetErrno | errnoENOSYS
 	case name == "clone" && low(0)&cloneNamespace != 0:
@@ -157,6 +161,17 @@ func TestFilterDecisions(t *testing.T) {
 		{"sendmmsg fastopen denied", tcp, call{x.Audit, nr("sendmmsg"), [6]uint64{3, 0, 1, msgFastOpen}}, eperm},
 		{"sendto plain allowed", tcp, call{x.Audit, nr("sendto"), [6]uint64{3, 0, 0, 0x4000}}, RetAllow},
 		{"sendmsg plain allowed", tcp, call{x.Audit, nr("sendmsg"), [6]uint64{3, 0, 0x40}}, RetAllow},
+		{"prlimit of self allowed", strict, call{x.Audit, nr("prlimit64"), [6]uint64{0, 7, 0x7fff0000}}, RetAllow},
+		{"prlimit of another process denied", strict, call{x.Audit, nr("prlimit64"), [6]uint64{42, 7, 0x7fff0000}}, eperm},
+		{"prlimit of another process disguised as self by high bits denied", strict, call{x.Audit, nr("prlimit64"), [6]uint64{0x1_00000000 | 42, 7, 0x7fff0000}}, eperm},
+		{"prlimit of self with high bits allowed (the kernel reads pid 0)", strict, call{x.Audit, nr("prlimit64"), [6]uint64{0x1_00000000, 7, 0x7fff0000}}, RetAllow},
+		{"prlimit with a new limit above 4 GiB denied", strict, call{x.Audit, nr("prlimit64"), [6]uint64{42, 7, 0x7fff_00000000}}, eperm},
+		{"prlimit reading another process allowed", strict, call{x.Audit, nr("prlimit64"), [6]uint64{42, 7, 0, 0x7fff0000}}, RetAllow},
+		{"prlimit of another process allowed with traceme", Policy{TraceMe: true}, call{x.Audit, nr("prlimit64"), [6]uint64{42, 7, 0x7fff0000}}, RetAllow},
+		{"setpriority of self allowed", strict, call{x.Audit, nr("setpriority"), [6]uint64{0, 0, 10}}, RetAllow},
+		{"setpriority of another process denied", strict, call{x.Audit, nr("setpriority"), [6]uint64{0, 42, 19}}, eperm},
+		{"setpriority of another process disguised by high bits denied", strict, call{x.Audit, nr("setpriority"), [6]uint64{0, 0xffffffff_0000002a, 19}}, eperm},
+		{"setpriority of the user denied", strict, call{x.Audit, nr("setpriority"), [6]uint64{prioUser, 0, 19}}, eperm},
 		{"traceme denied by default", strict, call{x.Audit, nr("ptrace"), [6]uint64{ptraceTraceMe}}, eperm},
 		{"traceme allowed", Policy{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{ptraceTraceMe}}, RetAllow},
 		{"detach allowed", Policy{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{ptraceDetach, 42}}, RetAllow},

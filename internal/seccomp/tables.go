@@ -25,6 +25,7 @@ var amd64 = &Arch{
 		"move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
 		"clone3": 435, "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442,
 		"quotactl_fd": 443, "open_tree_attr": 467,
+		"setpriority": 141, "prlimit64": 302,
 	},
 }
 
@@ -44,5 +45,6 @@ var arm64 = &Arch{
 		"io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430,
 		"fsconfig": 431, "fsmount": 432, "fspick": 433, "clone3": 435, "pidfd_getfd": 438,
 		"process_madvise": 440, "mount_setattr": 442, "quotactl_fd": 443, "open_tree_attr": 467,
+		"setpriority": 140, "prlimit64": 261,
 	},
 }

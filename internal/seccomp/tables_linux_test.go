@@ -37,6 +37,7 @@ func TestNativeTableMatchesXSys(t *testing.T) {
 		"syslog": unix.SYS_SYSLOG, "vhangup": unix.SYS_VHANGUP, "settimeofday": unix.SYS_SETTIMEOFDAY,
 		"clock_settime": unix.SYS_CLOCK_SETTIME, "clock_adjtime": unix.SYS_CLOCK_ADJTIME,
 		"adjtimex": unix.SYS_ADJTIMEX, "fanotify_init": unix.SYS_FANOTIFY_INIT,
+		"setpriority": unix.SYS_SETPRIORITY, "prlimit64": unix.SYS_PRLIMIT64,
 	}
 	for name, nr := range nativeOnly {
 		want[name] = nr
