@@ -112,6 +112,20 @@ func runAttack(args []string) int {
 			unix.Close(int(fd))
 		}
 		return res(err, fmt.Sprintf("socket(%#x)", fam))
+	case "socket3":
+		// socket(family, type, protocol), each parsed as a number.
+		var a [3]uint64
+		for i := range a {
+			a[i], _ = strconv.ParseUint(arg(i), 0, 64)
+		}
+		fd, _, errno := unix.RawSyscall(unix.SYS_SOCKET, uintptr(a[0]), uintptr(a[1]), uintptr(a[2]))
+		var err error
+		if errno != 0 {
+			err = errno
+		} else {
+			unix.Close(int(fd))
+		}
+		return res(err, fmt.Sprintf("socket(%#x, %#x, %#x)", a[0], a[1], a[2]))
 	case "connect-unix":
 		c, err := net.Dial("unix", arg(0))
 		if err == nil {

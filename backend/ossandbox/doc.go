@@ -26,8 +26,12 @@
 //     entry (int 0x80, x32) kills the process; namespaces, mounts, ptrace,
 //     process_vm_*, io_uring, bpf, perf_event_open, userfaultfd, kexec,
 //     modules, keyrings, open_by_handle_at, reboot, swap and TIOCSTI/TIOCLINUX
-//     fail with EPERM; clone3 with ENOSYS; arguments are compared on the low
-//     32 bits the kernel reads. no_new_privs is set: setuid binaries gain
+//     fail with EPERM; clone3 with ENOSYS; so do prlimit setting another
+//     process's limits and setpriority on anything but the command's own
+//     process or group (neither is confined by Landlock: an unprivileged
+//     caller's command could otherwise lower this program's limits, or
+//     set its CPU limit and have the kernel kill it); arguments are
+//     compared on the low 32 bits the kernel reads. no_new_privs is set: setuid binaries gain
 //     nothing. For root callers ptrace keeps two requests, PTRACE_TRACEME
 //     and PTRACE_DETACH, which the backend uses to set resource limits (see
 //     below); they reach no other process (attach, seize, peek and poke
@@ -111,6 +115,10 @@
 //     timeout (RLIMIT_NPROC does not apply to uid 0).
 //   - Below Landlock ABI 6, signals to other processes of the same user are
 //     not confined for unprivileged callers.
+//   - For unprivileged callers, the command can still lower the scheduling
+//     of other processes of the same user, this program included
+//     (sched_setaffinity, sched_setscheduler to SCHED_IDLE, ioprio_set):
+//     a slowdown, not a change to their state or files.
 //   - Network through the egress proxy is refused to unprivileged callers
 //     ([New] fails): Landlock's TCP rules filter ports, not addresses, and
 //     seccomp cannot read connect's address, so without a network

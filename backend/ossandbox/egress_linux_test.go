@@ -124,7 +124,20 @@ func TestEgress(t *testing.T) {
 	}{
 		{"direct to the upstream", []string{"net-connect", strings.TrimPrefix(plain.URL, "http://")}},
 		{"udp", []string{"udp", strings.TrimPrefix(plain.URL, "http://")}},
+		{"raw ICMP socket", []string{"socket3", "2", "3", "1"}},                                 // AF_INET, SOCK_RAW, IPPROTO_ICMP
+		{"datagram ICMP socket", []string{"socket3", "2", "2", "1"}},                            // ping socket
+		{"SCTP stream socket", []string{"socket3", "10", "1", "132"}},                           // AF_INET6, SOCK_STREAM, IPPROTO_SCTP
+		{"netlink socket", []string{"socket3", "16", "3", "0"}},                                 // AF_NETLINK, SOCK_RAW
+		{"TCP socket with high bits in the type", []string{"socket3", "2", "0x100000002", "0"}}, // the kernel reads SOCK_DGRAM
 	} {
+		if tc.args[0] == "socket3" {
+			// Not every kernel has SCTP or ping sockets for this user:
+			// check only that the sandbox refuses.
+			if got := sandboxed(t, b, nil, tc.args...); got.code != attackBlocked {
+				t.Errorf("%s: %v; want blocked", tc.name, got)
+			}
+			continue
+		}
 		got := sandboxed(t, b, nil, tc.args...)
 		if got.code != attackBlocked {
 			t.Errorf("%s: %v; want blocked", tc.name, got)
@@ -132,6 +145,29 @@ func TestEgress(t *testing.T) {
 		if ctl := unconfined(t, b.Root(), nil, tc.args...); ctl.code != attackEscaped {
 			t.Errorf("%s: control %v; want it to work unconfined", tc.name, ctl)
 		}
+	}
+	// The proxy's listening socket and any other socket of this program
+	// must not be inherited: holding the listener, the command could
+	// accept its own connections in place of the proxy.
+	if got := sandboxed(t, b, nil, "fds", "socket:"); got.code != attackBlocked {
+		t.Errorf("inherited sockets: %v", got)
+	}
+	// Over IPv6 to this machine's loopback (its ::1 is not the
+	// namespace's).
+	if ln, err := net.Listen("tcp", "[::1]:0"); err == nil {
+		defer ln.Close()
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		decoys = append(decoys, ln)
+	} else {
+		t.Logf("IPv6 loopback not tested: %v", err)
 	}
 	for _, ln := range decoys {
 		addr := ln.Addr().String()
