@@ -128,7 +128,8 @@ func (r *Resolver) Set(host string, answers ...string) {
 	r.answers[strings.ToLower(host)] = seq
 }
 
-// Calls returns how many times host was looked up.
+// Calls returns how many times host was looked up and answered from the
+// table; lookups of names never Set are not counted.
 func (r *Resolver) Calls(host string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
