@@ -19,4 +19,22 @@
 // A [Toolset] holds tools of one application-context type and rejects
 // duplicate names when it is built. [Permissions] decides whether a call may
 // run.
+//
+// What the core guarantees: a deny rule with a pattern denies a call of its
+// tool whose targets the tool cannot report (fail closed), in every
+// permission mode; a
+// built-in guard asks before the operations it knows (see [Permissions]) even
+// under Bypass and even when an allow rule matches, and denies when no one
+// can be asked; a [PolicyDecision]'s zero value asks rather than allows; a
+// run's mode can be tightened, never loosened; [KindOf] sorts every error
+// into one of the three kinds (invalid arguments, denied, other), so a model
+// is always told which it was.
+//
+// What it does not do: the permission pipeline decides on what a tool
+// reports through [Targeter]; it does not confine what the tool then does.
+// A tool that reports its targets wrongly, or a command that reaches a file
+// or host its arguments do not name (a script, an alias, a redirect), is not
+// stopped here: that is the job of the sandbox, the execution backend and the
+// network guards (ssrf, egress). With no rules, no policy and Default mode,
+// every call the guards do not stop is allowed.
 package helikon
