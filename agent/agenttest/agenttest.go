@@ -4,6 +4,19 @@
 //
 // It is a test double for the model only; the runner, the permission pipeline
 // and the tools under test are the real ones.
+//
+// What it guarantees: replies come in script order, one per call, however
+// the calls interleave; every call is counted and (unless NoRecord) recorded
+// before it is answered, so a failed or cancelled call is still visible to
+// the test; a call after the last reply fails with [ErrScriptExhausted]
+// rather than inventing an answer; a cancelled context fails the call before
+// it uses a reply.
+//
+// What it does not do: it does not check that a reply makes sense for the
+// request (tool names, argument schemas, a tool result for every call), and it
+// does not model a provider's limits, errors or retries; use the provider
+// test servers (provider/openai/openaitest, provider/anthropic/anthropictest)
+// for those.
 package agenttest
 
 import (
@@ -20,9 +33,13 @@ import (
 
 // Reply is one scripted answer.
 type Reply struct {
-	Text      string
+	// Text is the assistant's text, streamed in two fragments.
+	Text string
+	// ToolCalls are the calls the model asks for; any makes the stop reason
+	// tool_calls instead of end_turn.
 	ToolCalls []helikon.ToolCall
-	Usage     helikon.Usage
+	// Usage is reported on the final chunk; Requests is always set to 1.
+	Usage helikon.Usage
 	// Err fails the model call instead.
 	Err error
 }
@@ -41,9 +58,14 @@ var ErrScriptExhausted = errors.New("agenttest: the scripted model has no reply 
 // two fragments and each tool call in three (name split in two), so that
 // consumers see realistic deltas. Model is safe for concurrent use.
 type Model struct {
+	// ModelName is what Name returns ("": "scripted").
 	ModelName string
-	Replies   []Reply
-	Func      func(req *helikon.ModelRequest) Reply
+	// Replies are the answers, in order, when Func is nil.
+	Replies []Reply
+	// Func, when set, computes every reply instead of Replies. It is called
+	// without the model's lock held, so concurrent runs may call it
+	// concurrently.
+	Func func(req *helikon.ModelRequest) Reply
 	// NoRecord stops the model from keeping a copy of each request (for
 	// benchmarks).
 	NoRecord bool
@@ -64,7 +86,9 @@ func (m *Model) Name() string {
 	return m.ModelName
 }
 
-// Requests returns the requests received so far.
+// Requests returns the requests received so far, in arrival order. Each is a
+// copy of the request whose Messages slice is copied too (the messages
+// themselves are shared).
 func (m *Model) Requests() []*helikon.ModelRequest {
 	m.mu.Lock()
 	defer m.mu.Unlock()

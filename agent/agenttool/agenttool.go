@@ -29,7 +29,10 @@ import (
 // Options configures an agent tool. The zero value (or nil) names the tool
 // after the agent and describes it with the agent's description.
 type Options struct {
-	Name        string
+	// Name is the tool's name as the model sees it ("": the agent's name).
+	Name string
+	// Description tells the model when to call the tool ("": the agent's
+	// description).
 	Description string
 	// Effect is the tool's declared effect (default side-effect: the
 	// sub-agent may do anything its own tools can).

@@ -79,24 +79,36 @@ var ErrRepairBudget = errors.New("the model did not repair its tool arguments")
 // ToolSource contributes tools resolved at the start of each run, such as the
 // tools of an MCP server.
 type ToolSource[C any] interface {
+	// Tools returns the source's current tools. It is called once per run;
+	// an error fails the run, and a name that clashes with another tool of
+	// the agent fails it too.
 	Tools(ctx context.Context) ([]helikon.Tool[C], error)
 }
 
 // Config configures an LLM agent. Name and Model are required; every other
 // zero value means the default.
 type Config[C any] struct {
-	Name        string
+	// Name identifies the agent in events and trace spans; it is required.
+	Name string
+	// Description says what the agent does; a parent that exposes it as a
+	// tool shows it to its model.
 	Description string
 	// Instructions is the system prompt.
 	Instructions string
-	Model        helikon.Model
-	Tools        []helikon.Tool[C]
-	ToolSources  []ToolSource[C]
+	// Model answers every turn; it is required.
+	Model helikon.Model
+	// Tools are offered to the model on every turn; their names must be
+	// unique (New fails otherwise).
+	Tools []helikon.Tool[C]
+	// ToolSources add tools resolved at the start of each run, after Tools.
+	ToolSources []ToolSource[C]
 	// SubAgents are exposed to the model as tools named after them (see
 	// package agenttool); they run one level deeper and share the run's
 	// state, mode and permission pipeline.
 	SubAgents []helikon.Agent[C]
-	Settings  helikon.ModelSettings
+	// Settings are sent with every model call (zero: the provider's
+	// defaults).
+	Settings helikon.ModelSettings
 	// MaxTurns bounds the model calls of one run (0: DefaultMaxTurns).
 	MaxTurns int
 	// MaxParallelTools bounds the concurrent tool calls of one turn

@@ -24,7 +24,10 @@ const DefaultMaxIterations = 10
 
 // Config configures a loop agent.
 type Config[C any] struct {
-	Name        string
+	// Name identifies the agent in events; it is required.
+	Name string
+	// Description says what the agent does; a parent that exposes it as a
+	// tool (agenttool) shows it to its model.
 	Description string
 	// SubAgents run in order in every iteration.
 	SubAgents []helikon.Agent[C]

@@ -41,6 +41,7 @@ var ErrSessionBusy = errors.New("the session is already being run")
 // Config configures a runner. Agent is required; the zero value of every other
 // field means the default.
 type Config[C any] struct {
+	// Agent is the top-level agent every run starts; it is required.
 	Agent helikon.Agent[C]
 	// App is the application context handed to every tool.
 	App C

@@ -1,8 +1,18 @@
 // Package sequentialagent implements the sequential agent: it runs its
 // sub-agents once each, in order, on the same conversation, so that each sees
 // what the ones before it said and did. Sub-agents run one level deeper and
-// share the run's state, actions and permission mode. The first error ends
-// the run.
+// share the run's state, actions, permission pipeline and mode. The first
+// error ends the run.
+//
+// What it guarantees: sub-agents run strictly one after another, never
+// concurrently; their events are passed on unchanged and in order; a
+// sub-agent that fails, or a consumer that stops reading, ends the run before
+// any later sub-agent starts. Nesting is bounded by the run's maximum agent
+// depth (see helikon.RunConfig), which fails the run rather than recursing.
+//
+// What it does not do: it does not retry, skip or roll back a failed step
+// (what the earlier sub-agents did, including tool calls with effects, stays
+// done), and it gives no sub-agent more permissions than the run has.
 package sequentialagent
 
 import (
@@ -15,9 +25,13 @@ import (
 
 // Config configures a sequential agent.
 type Config[C any] struct {
-	Name        string
+	// Name identifies the agent in events; it is required.
+	Name string
+	// Description says what the agent does; a parent that exposes it as a
+	// tool (agenttool) shows it to its model.
 	Description string
-	SubAgents   []helikon.Agent[C]
+	// SubAgents run in this order; at least one is required.
+	SubAgents []helikon.Agent[C]
 }
 
 // Agent is a sequential agent.
