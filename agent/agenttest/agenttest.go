@@ -6,11 +6,11 @@
 // and the tools under test are the real ones.
 //
 // What it guarantees: replies come in script order, one per call, however
-// the calls interleave; every call is counted and (unless NoRecord) recorded
-// before it is answered, so a failed or cancelled call is still visible to
-// the test; a call after the last reply fails with [ErrScriptExhausted]
-// rather than inventing an answer; a cancelled context fails the call before
-// it uses a reply.
+// the calls interleave; every call whose context is live is counted and
+// (unless NoRecord) recorded before it is answered, so a call that then fails
+// is still visible to the test; a call after the last reply fails with
+// [ErrScriptExhausted] rather than inventing an answer; a call whose context
+// is already cancelled fails without using a reply.
 //
 // What it does not do: it does not check that a reply makes sense for the
 // request (tool names, argument schemas, a tool result for every call), and it
