@@ -19,10 +19,13 @@ import (
 // runner persists. A failure ends the stream with a nil event and the error.
 // Stopping the iteration early (break) stops the agent.
 type Agent[C any] interface {
+	// Name identifies the agent in events and traces, and names the tool a
+	// parent agent exposes it as.
 	Name() string
 	// Description says what the agent does; a parent agent that exposes it
 	// as a tool shows it to its model.
 	Description() string
+	// Run runs the agent on inv's conversation; see the type's doc.
 	Run(ctx context.Context, inv *Invocation[C]) iter.Seq2[*Event, error]
 }
 
@@ -136,6 +139,7 @@ const (
 // Event is one element of a run's event stream. Kind says which fields are
 // set. Events encode to JSON (the CLI's --json output).
 type Event struct {
+	// Kind says what the event reports and so which fields are set.
 	Kind EventKind `json:"kind"`
 	// Agent is the name of the agent that emitted the event.
 	Agent string `json:"agent,omitempty"`
@@ -166,9 +170,14 @@ type Event struct {
 // RunResult is a run's stream collected by [Collect].
 type RunResult struct {
 	// Text is the final answer: the text of the last assistant message.
-	Text      string
-	Events    []*Event
-	Usage     Usage
+	Text string
+	// Events are all the events of the stream, in order.
+	Events []*Event
+	// Usage is the run's total usage (from run_completed), or the sum of
+	// the turns seen when the stream ended early.
+	Usage Usage
+	// SessionID is the session the run used (from run_started); pass it to
+	// the runner again to continue the conversation.
 	SessionID string
 }
 

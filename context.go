@@ -134,10 +134,10 @@ type modeCell struct {
 // RunConfig configures a [RunContext]. The zero value (or nil) gives Default
 // mode, no tracing, a fresh State and [DefaultMaxAgentDepth].
 type RunConfig struct {
-	Mode          PermissionMode
-	Tracer        trace.Tracer // nil: a no-op tracer
-	MaxAgentDepth int          // 0: DefaultMaxAgentDepth
-	State         *State       // nil: a new empty State (set it to resume a session)
+	Mode          PermissionMode // the run's starting mode; it can only be tightened later
+	Tracer        trace.Tracer   // nil: a no-op tracer
+	MaxAgentDepth int            // 0: DefaultMaxAgentDepth
+	State         *State         // nil: a new empty State (set it to resume a session)
 }
 
 // RunContext is everything a run shares between its agents and tools: the

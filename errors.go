@@ -45,6 +45,8 @@ func InvalidArgs(problems ...string) error {
 	return &InvalidArgsError{Problems: problems}
 }
 
+// Error returns "invalid arguments[ for tool NAME]: " followed by the
+// problems, separated by semicolons.
 func (e *InvalidArgsError) Error() string {
 	var b strings.Builder
 	b.WriteString("invalid arguments")
@@ -63,6 +65,8 @@ func (e *InvalidArgsError) Is(target error) bool { return target == ErrInvalidAr
 // DeniedError reports that a call was refused. Reason says why, in words a
 // human and a model can read, and what to do instead where there is something.
 type DeniedError struct {
+	// Reason is shown to the model as is; it should name what was refused
+	// and why.
 	Reason string
 }
 
@@ -72,6 +76,7 @@ func Denied(format string, args ...any) error {
 	return &DeniedError{Reason: fmt.Sprintf(format, args...)}
 }
 
+// Error returns "denied: " followed by the reason.
 func (e *DeniedError) Error() string { return "denied: " + e.Reason }
 
 // Is reports whether target is [ErrDenied].
@@ -79,6 +84,7 @@ func (e *DeniedError) Is(target error) bool { return target == ErrDenied }
 
 // OtherError wraps any failure that is neither invalid arguments nor a denial.
 type OtherError struct {
+	// Err is the underlying failure; its message is what the model sees.
 	Err error
 }
 
@@ -97,6 +103,7 @@ func Other(err error) error {
 	return &OtherError{Err: err}
 }
 
+// Error returns the wrapped error's message unchanged.
 func (e *OtherError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the wrapped error.

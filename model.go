@@ -33,9 +33,9 @@ const (
 // JSON, which is how session stores keep them.
 type Message struct {
 	Role        Role         `json:"role"`
-	Text        string       `json:"text,omitempty"`
-	ToolCalls   []ToolCall   `json:"tool_calls,omitempty"`
-	ToolResults []ToolResult `json:"tool_results,omitempty"`
+	Text        string       `json:"text,omitempty"`         // user and assistant messages
+	ToolCalls   []ToolCall   `json:"tool_calls,omitempty"`   // assistant messages only
+	ToolResults []ToolResult `json:"tool_results,omitempty"` // tool messages only, one per call answered
 }
 
 // UserMessage returns a user message with text.
@@ -45,7 +45,8 @@ func UserMessage(text string) Message { return Message{Role: RoleUser, Text: tex
 type ToolCall struct {
 	// ID identifies the call; its result carries the same ID. Providers
 	// that do not issue IDs get one made up by the provider package.
-	ID   string `json:"id"`
+	ID string `json:"id"`
+	// Name is the tool's name as the model spelled it; it may name no tool.
 	Name string `json:"name"`
 	// Args are the arguments exactly as the model sent them. They are not
 	// guaranteed to be valid JSON: the runner reports malformed arguments
@@ -69,21 +70,23 @@ func (c ToolCall) MarshalJSON() ([]byte, error) {
 
 // ToolResult is the outcome of one tool call as the model sees it.
 type ToolResult struct {
+	// CallID is the ID of the ToolCall this answers.
 	CallID string `json:"call_id"`
-	Name   string `json:"name"`
+	// Name is the called tool's name (some providers require it).
+	Name string `json:"name"`
 	// Content is the tool's JSON output, or for an error a message telling
 	// the model what went wrong and what to do next.
 	Content string `json:"content"`
 	// IsError marks a failed call; Kind says which of the three tool errors
 	// it was.
 	IsError bool      `json:"is_error,omitempty"`
-	Kind    ErrorKind `json:"kind,omitempty"`
+	Kind    ErrorKind `json:"kind,omitempty"` // "" on success
 }
 
 // ToolDef describes a tool to a model.
 type ToolDef struct {
-	Name        string
-	Description string
+	Name        string // the name the model calls the tool by
+	Description string // tells the model what the tool does and when to use it
 	// Schema is the JSON schema of the arguments, an object schema. Providers
 	// adapt it to what their API accepts (see each provider's package doc).
 	Schema *jsonschema.Schema
@@ -112,7 +115,8 @@ type ModelSettings struct {
 	// MaxOutputTokens caps the tokens generated per call; 0 means the
 	// provider package's default (Anthropic requires a value).
 	MaxOutputTokens int
-	ToolChoice      ToolChoice
+	// ToolChoice says whether the model may, must or must not call tools.
+	ToolChoice ToolChoice
 	// NoParallelToolCalls asks the model to request at most one tool call
 	// per turn.
 	NoParallelToolCalls bool
@@ -122,15 +126,18 @@ type ModelSettings struct {
 type ModelRequest struct {
 	// Instructions is the system prompt.
 	Instructions string
-	Messages     []Message
-	Tools        []ToolDef
-	Settings     ModelSettings
+	// Messages is the conversation so far, oldest first; it should end with
+	// a user or tool message.
+	Messages []Message
+	// Tools are the tools the model may call (none: a plain completion).
+	Tools    []ToolDef
+	Settings ModelSettings
 }
 
 // Usage counts tokens.
 type Usage struct {
-	InputTokens  int64 `json:"input_tokens"`
-	OutputTokens int64 `json:"output_tokens"`
+	InputTokens  int64 `json:"input_tokens"`  // prompt tokens, cached ones included
+	OutputTokens int64 `json:"output_tokens"` // generated tokens
 	// CachedInputTokens is the part of InputTokens served from a prompt
 	// cache, where the provider reports it.
 	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"`
@@ -163,8 +170,10 @@ const (
 // ModelResponse is the complete answer of one model call.
 type ModelResponse struct {
 	// Message is the assistant message, tool calls assembled.
-	Message    Message
-	Usage      Usage
+	Message Message
+	// Usage is this call's usage, with Requests set to 1.
+	Usage Usage
+	// StopReason is the provider's reason mapped to the StopReason values.
 	StopReason StopReason
 	// Model is the model that answered, as the provider reports it.
 	Model string
@@ -185,10 +194,10 @@ type ModelChunk struct {
 // Index belong to the same call; ID and Name arrive in the first fragment of a
 // call or split over several, Args in pieces to be concatenated.
 type ToolCallDelta struct {
-	Index        int
-	ID           string
-	Name         string
-	ArgsFragment string
+	Index        int    // position of the call within the response, from 0
+	ID           string // the call's ID, or part of it; "" in later fragments
+	Name         string // the tool name, or part of it; "" in later fragments
+	ArgsFragment string // the next piece of the JSON arguments
 }
 
 // Model is a language model that can call tools.
@@ -202,6 +211,7 @@ type ToolCallDelta struct {
 type Model interface {
 	// Name identifies the model, such as "openai:gpt-4.1".
 	Name() string
+	// Stream calls the model with req; see the type's doc.
 	Stream(ctx context.Context, req *ModelRequest) iter.Seq2[*ModelChunk, error]
 }
 

@@ -26,7 +26,7 @@ const (
 
 // PolicyDecision is a policy's answer.
 type PolicyDecision struct {
-	Behavior Behavior
+	Behavior Behavior        // what to do; the zero value asks
 	Reason   string          // why: shown to the model on deny, to the human on ask
 	Args     json.RawMessage // the replacement arguments for BehaviorReplace
 }
@@ -49,11 +49,11 @@ func ReplaceArgs(args json.RawMessage) PolicyDecision {
 
 // Call describes one tool call for the permission pipeline.
 type Call struct {
-	Tool       string
-	Effect     Effect
-	Args       json.RawMessage
-	Mode       PermissionMode
-	AgentDepth int
+	Tool       string          // the tool's name, as rules name it
+	Effect     Effect          // the tool's declared effect (see [EffectOf])
+	Args       json.RawMessage // the arguments the model sent
+	Mode       PermissionMode  // the run's mode when the call is checked
+	AgentDepth int             // 0 for the top-level agent's calls
 	// Targeter reports what the call would touch; nil when the tool cannot
 	// say (see [Targeter]).
 	Targeter Targeter
@@ -72,6 +72,8 @@ func CallFor[C any](t Tool[C], args json.RawMessage, mode PermissionMode) Call {
 // and the mode (see [Permissions]). Decide must be safe for concurrent use;
 // an error from it denies the call.
 type Policy interface {
+	// Decide answers for call; targets is what the tool reported it would
+	// touch, empty or partial when it could not say (see [Targeter]).
 	Decide(ctx context.Context, call *Call, targets *Targets) (PolicyDecision, error)
 }
 
@@ -85,9 +87,9 @@ func (f PolicyFunc) Decide(ctx context.Context, call *Call, targets *Targets) (P
 
 // ApprovalRequest is what an approval handler is asked.
 type ApprovalRequest struct {
-	Tool   string
-	Effect Effect
-	Args   json.RawMessage
+	Tool   string          // the tool's name
+	Effect Effect          // the tool's declared effect
+	Args   json.RawMessage // the arguments the call would run with
 	// Reason says why approval is needed: the guard that fired or the
 	// policy's prompt.
 	Reason string
@@ -98,6 +100,8 @@ type ApprovalRequest struct {
 // Approver resolves "ask" decisions, typically by asking a human. Approve
 // returns true to allow the call. An error denies it.
 type Approver interface {
+	// Approve asks about req; it may block until a human answers, and
+	// should return when ctx is cancelled.
 	Approve(ctx context.Context, req *ApprovalRequest) (bool, error)
 }
 
@@ -124,6 +128,7 @@ const (
 
 // Decision is the outcome of [Permissions.Check].
 type Decision struct {
+	// Allowed is true when the call may run (with Args).
 	Allowed bool
 	// Args are the arguments to run the call with: the call's own, or the
 	// policy's replacement.
@@ -162,14 +167,20 @@ func (d Decision) Err() error {
 //     steps 1 and 2 again). No policy allows.
 //  6. approval: "ask" goes to the approval handler; no handler denies.
 type Permissions struct {
-	Deny  []Rule
+	// Deny rules refuse matching calls in every mode; a pattern rule also
+	// refuses calls whose targets are unknown.
+	Deny []Rule
+	// Allow rules permit matching calls without asking, even in Plan and
+	// DontAsk; a call passes only when every target it reports is covered.
 	Allow []Rule
 	// NoGuards switches the built-in guards off.
 	NoGuards bool
 	// Home is the home directory the remove guard protects; "" means the
 	// current user's.
-	Home     string
-	Policy   Policy
+	Home string
+	// Policy decides the calls no rule or mode settled (nil: allow).
+	Policy Policy
+	// Approver answers "ask" decisions (nil: they are denied).
 	Approver Approver
 }
 

@@ -64,11 +64,14 @@ type Tool[C any] interface {
 // OutputSchemaer is implemented by tools that declare the JSON schema of their
 // output.
 type OutputSchemaer interface {
+	// OutputSchema is the JSON schema of what Invoke returns on success.
 	OutputSchema() *jsonschema.Schema
 }
 
 // Effecter is implemented by tools that declare their effect.
 type Effecter interface {
+	// Effect is the most a call of the tool can do (read-only, write or side
+	// effect); permission modes such as Plan and AcceptEdits decide on it.
 	Effect() Effect
 }
 
@@ -79,6 +82,10 @@ type Effecter interface {
 // rules; a deny rule with a pattern matches it (fail closed), an allow rule
 // with a pattern does not.
 type Targeter interface {
+	// Targets reports the paths, hosts and commands a call with args would
+	// touch, without running it. An error, or a Targets with Unresolved set,
+	// means the targets are not fully known: deny rules with a pattern then
+	// match and allow rules with a pattern do not.
 	Targets(args json.RawMessage) (Targets, error)
 }
 
@@ -103,11 +110,11 @@ func OutputSchemaOf(t any) *jsonschema.Schema {
 // get Name, Description, Schema, OutputSchema and Effect from its fields; the
 // zero Effect is [EffectSideEffect].
 type ToolInfo struct {
-	ToolName        string
-	ToolDescription string
-	InputSchema     *jsonschema.Schema
+	ToolName        string             // returned by Name
+	ToolDescription string             // returned by Description
+	InputSchema     *jsonschema.Schema // returned by Schema: the arguments' object schema
 	Output          *jsonschema.Schema // nil when the tool declares no output schema
-	ToolEffect      Effect
+	ToolEffect      Effect             // returned by Effect; the zero value is EffectSideEffect
 }
 
 // Name returns ToolName.
