@@ -13,6 +13,17 @@
 // Containment, approval and resource caps are separate axes: a backend
 // contains and caps; whether a command may run at all is the permission
 // pipeline's business (package helikon).
+//
+// What the contract guarantees, for every implementation: Run never runs a
+// command with weaker containment than Guarantees reports (it fails instead);
+// cancelling ctx kills everything the command started; a command that exits
+// non-zero, times out or overflows its output cap is a [Result], not an
+// error. Implementations add their own guarantees in their package docs.
+//
+// What it does not say: Guarantees is a tier per axis, not a proof that every
+// path on that axis is closed (each backend lists what it does not confine);
+// a backend does not decide whether a command should run, and does not look
+// at what the command says or prints.
 package backend
 
 import (
@@ -66,9 +77,9 @@ func (i *Isolation) UnmarshalText(b []byte) error {
 
 // Guarantees is what a backend enforces on each axis.
 type Guarantees struct {
-	Filesystem Isolation `json:"filesystem"`
-	Network    Isolation `json:"network"`
-	Syscalls   Isolation `json:"syscalls"`
+	Filesystem Isolation `json:"filesystem"` // what confines file access
+	Network    Isolation `json:"network"`    // what confines network access
+	Syscalls   Isolation `json:"syscalls"`   // what filters system calls
 	// Label is a short human-readable name of the tier, shown to the model
 	// in the Bash tool's description, e.g. "host (no containment)".
 	Label string `json:"label"`
@@ -126,6 +137,8 @@ type Request struct {
 // Result is the outcome of a command that ran. A non-zero exit, a timeout or
 // truncated output is a result, not an error.
 type Result struct {
+	// Stdout and Stderr are the captured output, each at most the output
+	// cap long; empty when the request supplied its own writers.
 	Stdout []byte
 	Stderr []byte
 	// ExitCode is nil when the process did not exit normally (killed by a
@@ -137,7 +150,9 @@ type Result struct {
 	TimedOut bool
 	// Truncated is true when a captured stream reached the output cap.
 	Truncated bool
-	Duration  time.Duration
+	// Duration is the wall-clock time from start until the command and
+	// its output were collected.
+	Duration time.Duration
 }
 
 // Backend runs commands. Implementations must be safe for concurrent use,
@@ -145,7 +160,12 @@ type Result struct {
 // and must never run a command with weaker containment than Guarantees
 // reports: when they cannot enforce it, Run fails.
 type Backend interface {
+	// Run runs req and waits for it. An error means the command could not
+	// be run or collected as asked (invalid request, containment
+	// unavailable, start failure, cancellation of ctx, which may come with
+	// the partial result), never that the command itself failed.
 	Run(ctx context.Context, req *Request) (*Result, error)
+	// Guarantees reports the containment every Run of this backend gets.
 	Guarantees() Guarantees
 }
 
