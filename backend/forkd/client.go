@@ -120,10 +120,12 @@ func (c *Client) String() string { return "forkd client for " + c.base.String() 
 // APIError is a non-success answer of the controller.
 type APIError struct {
 	Op      string // create, exec, delete, list
-	Status  int
+	Status  int    // the HTTP status code
 	Message string // the start of the response body, token removed
 }
 
+// Error names the operation and status, and adds what to check for
+// authorization failures and controller errors.
 func (e *APIError) Error() string {
 	msg := fmt.Sprintf("forkd %s: controller answered %d %s", e.Op, e.Status, http.StatusText(e.Status))
 	if e.Message != "" {
@@ -143,22 +145,24 @@ var ErrMalformedResponse = errors.New("malformed controller response")
 
 // Sandbox is one microVM the controller forked.
 type Sandbox struct {
-	ID string `json:"id"`
+	ID string `json:"id"` // the controller's id, used for exec and delete
 }
 
 // SandboxInfo is one entry of the controller's sandbox list. CreatedAt is
 // zero when the controller gave no usable timestamp.
 type SandboxInfo struct {
-	ID          string
-	SnapshotTag string
-	CreatedAt   time.Time
+	ID          string    // the controller's sandbox id
+	SnapshotTag string    // the snapshot the microVM was forked from
+	CreatedAt   time.Time // from created_at_unix; zero when missing or unusable
 }
 
 // ExecResult is the answer to an exec call.
 type ExecResult struct {
-	Stdout   string `json:"stdout"`
-	Stderr   string `json:"stderr"`
-	ExitCode *int   `json:"exit_code"`
+	Stdout string `json:"stdout"`
+	Stderr string `json:"stderr"`
+	// ExitCode is nil when the controller reports none (the command was
+	// killed or did not finish).
+	ExitCode *int `json:"exit_code"`
 	// TimedOut is set when the controller reports that the timeout
 	// stopped the command (an optional field of the API).
 	TimedOut bool `json:"timed_out"`

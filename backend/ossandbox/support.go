@@ -1,22 +1,30 @@
 package ossandbox
 
 // Support is what this machine offers the OS sandbox, as found by [Probe].
+//
+// The string fields describe one mechanism each, in words for operators
+// ("abi 6", "available", "unavailable: …"); they are not meant to be parsed.
+// Decide on Available and LandlockABI.
 type Support struct {
-	OS string `json:"os"`
+	OS string `json:"os"` // runtime.GOOS
 	// LandlockABI is the Landlock ABI version, 0 when there is none.
 	LandlockABI int    `json:"landlock_abi"`
-	Landlock    string `json:"landlock"`
-	Seccomp     string `json:"seccomp"`
+	Landlock    string `json:"landlock"` // the ABI found, or why there is none (Linux)
+	Seccomp     string `json:"seccomp"`  // whether seccomp filters can be installed (Linux)
 	// UserNamespaces and MountNamespaces say whether this process can
 	// create them (a child with CLONE_NEWUSER; unshare of a mount and pid
 	// namespace, which needs root).
 	UserNamespaces  string `json:"user_namespaces"`
 	MountNamespaces string `json:"mount_namespaces"`
-	PidsCgroup      string `json:"pids_cgroup"`
-	Seatbelt        string `json:"seatbelt,omitempty"`
-	Root            bool   `json:"root"`
+	// PidsCgroup says whether a writable cgroup v1 pids hierarchy can cap
+	// a command's process count (Linux).
+	PidsCgroup string `json:"pids_cgroup"`
+	// Seatbelt says whether sandbox-exec is usable (macOS only).
+	Seatbelt string `json:"seatbelt,omitempty"`
+	// Root is true when this process runs with effective uid 0.
+	Root bool `json:"root"`
 	// Available is true when [New] can build a backend here; Reason says
 	// why not otherwise.
 	Available bool   `json:"available"`
-	Reason    string `json:"reason,omitempty"`
+	Reason    string `json:"reason,omitempty"` // why New would fail; "" when Available
 }
