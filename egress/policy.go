@@ -176,11 +176,13 @@ var ErrDenied = errors.New("egress denied")
 // check.
 type DeniedError struct {
 	Host   string // normalized host as requested
-	Port   int
+	Port   int    // the requested port; 0 when not known
 	Reason string // one of the Reason constants
 	Addr   string // the refused address, for ReasonAddress
 }
 
+// Error names the destination and the reason (and the refused address),
+// never any credentials.
 func (e *DeniedError) Error() string {
 	dest := e.Host
 	if e.Port != 0 {

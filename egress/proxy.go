@@ -45,6 +45,8 @@ const DeniedHeader = "X-Egress-Denied"
 // Resolver looks up the addresses of a host name. [*net.Resolver]
 // implements it; tests inject one that counts lookups.
 type Resolver interface {
+	// LookupNetIP returns the addresses of host, as
+	// [net.Resolver.LookupNetIP] does; the proxy asks with network "ip".
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
@@ -130,8 +132,8 @@ type Proxy struct {
 // Proxy-Authorization. Their String and Format methods do not reveal the
 // password.
 type Credentials struct {
-	User     string
-	Password string
+	User     string // the Basic user name
+	Password string // the Basic password; a secret, never logged
 }
 
 // NewCredentials returns random per-session credentials.

@@ -39,7 +39,7 @@ const DefaultProgressInterval = 5 * time.Second
 
 // ErrorMeta describes a tool error in a result's _meta under [MetaError].
 type ErrorMeta struct {
-	Kind         helikon.ErrorKind `json:"kind"`
+	Kind         helikon.ErrorKind `json:"kind"`                    // invalid_args, denied or other
 	Message      string            `json:"message"`                 // the error's own message (err.Error())
 	Reason       string            `json:"reason,omitempty"`        // denied: the reason
 	SchemaErrors []string          `json:"schema_errors,omitempty"` // invalid_args: the problems

@@ -37,9 +37,14 @@ var ErrNotFound = errors.New("session not found")
 
 // Session is a stored conversation.
 type Session struct {
-	ID        string
-	Messages  []helikon.Message
-	State     map[string]any
+	ID string
+	// Messages is the whole conversation, oldest first.
+	Messages []helikon.Message
+	// State is the run-scoped state as of the last Append, decoded from
+	// JSON (numbers are float64, structs map[string]any).
+	State map[string]any
+	// CreatedAt is when the first Append created the session; UpdatedAt
+	// when the last one ran.
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }

@@ -57,11 +57,13 @@ var (
 
 // RateLimitError is the error for a 429 answer. It matches [ErrRateLimited].
 type RateLimitError struct {
+	// Backend is the name of the service that answered 429.
 	Backend string
 	// RetryAfter is the wait the service asked for, 0 when it gave none.
 	RetryAfter time.Duration
 }
 
+// Error says which service limited the rate and how long to wait.
 func (e *RateLimitError) Error() string {
 	if e.RetryAfter > 0 {
 		return fmt.Sprintf("%s: %v: retry after %s, or search less often", e.Backend, ErrRateLimited, e.RetryAfter.Round(time.Second))
