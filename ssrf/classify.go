@@ -23,6 +23,8 @@ type BlockedError struct {
 	Reason string
 }
 
+// Error names what was refused (the host, the address it resolved to, or
+// both) and why, in words a model can act on.
 func (e *BlockedError) Error() string {
 	switch {
 	case e.Host != "" && e.Addr.IsValid():

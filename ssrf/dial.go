@@ -41,6 +41,9 @@ func Control(check func(netip.Addr) error) func(network, address string, c sysca
 // Resolver looks up the addresses of a host name. [*net.Resolver] implements
 // it; tests inject their own to point names at loopback listeners.
 type Resolver interface {
+	// LookupNetIP returns the addresses of host, as
+	// [net.Resolver.LookupNetIP] does; the dialer passes the network of the
+	// dial mapped to "ip", "ip4" or "ip6".
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 

@@ -84,7 +84,8 @@ type Options struct {
 	// BaseURL is the API's base URL; "" reads OPENAI_BASE_URL, and without
 	// it the SDK's default is used.
 	BaseURL string
-	API     API
+	// API selects Chat Completions (the zero value) or Responses.
+	API API
 	// NoStrict sends every tool schema without strict mode.
 	NoStrict bool
 	// MaxRetries is how many times a failed request is retried (0: 2;
