@@ -2,6 +2,13 @@
 // anthropictest) share: the scripted replies, the record of the requests,
 // retry headers on scripted HTTP errors, and a server-sent-events writer.
 // Each of those packages adds its provider's wire format on top.
+//
+// What it guarantees: requests are numbered and recorded in arrival order,
+// before they are answered, and request n gets Replies[n] whatever the
+// concurrency; a request past the end of the script is never given an
+// invented answer. What it does not do: it does not validate request bodies
+// against a provider's API (each server checks only what its tests rely on),
+// and Func is called without a lock, so it must be safe for concurrent use.
 package scriptserver
 
 import (
@@ -15,20 +22,24 @@ import (
 
 // ToolCall is a scripted tool call.
 type ToolCall struct {
+	// ID is the call's id, Name the tool's name and Args its JSON
+	// arguments, sent as is (they need not be valid JSON).
 	ID, Name, Args string
 }
 
 // Reply is one scripted answer.
 type Reply struct {
-	Text      string
+	// Text is streamed in up to three fragments (see Pieces).
+	Text string
+	// ToolCalls are streamed after Text, in order.
 	ToolCalls []ToolCall
 	// InputTokens and OutputTokens are reported as usage.
 	InputTokens, OutputTokens int64
 	// Status, when neither 0 nor 200, answers with this HTTP error instead
 	// of a stream, with RetryAfter / RetryAfterMs headers when set.
 	Status       int
-	RetryAfter   string
-	RetryAfterMs string
+	RetryAfter   string // the Retry-After header's value, such as "2"
+	RetryAfterMs string // the Retry-After-Ms header's value, such as "1500"
 	// Hang streams the first text fragment and then waits for the client
 	// to go away, for cancellation tests.
 	Hang bool
@@ -39,19 +50,19 @@ func (r *Reply) Failed() bool { return r.Status != 0 && r.Status != http.StatusO
 
 // Request is a request the server received.
 type Request struct {
-	Path   string
-	Header http.Header
+	Path   string      // the URL path, such as /v1/chat/completions
+	Header http.Header // a copy of the request headers
 	// Body is the decoded JSON body (nil when it is not a JSON object).
 	Body map[string]any
-	Raw  []byte
-	At   time.Time
+	Raw  []byte    // the body as received
+	At   time.Time // when the request was recorded
 }
 
 // Script serves Replies in order, or, when Func is set, the replies Func
 // computes, and records every request. It is safe for concurrent use.
 type Script struct {
-	Replies []Reply
-	Func    func(r *Request) Reply
+	Replies []Reply                // served in order when Func is nil
+	Func    func(r *Request) Reply // when set, computes every reply instead
 
 	mu       sync.Mutex
 	next     int
@@ -119,7 +130,7 @@ func Pieces(s string) []string {
 
 // SSE writes server-sent events, flushing each.
 type SSE struct {
-	W http.ResponseWriter
+	W http.ResponseWriter // must implement http.Flusher
 }
 
 // Start sends the headers of an event stream.
