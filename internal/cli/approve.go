@@ -31,8 +31,8 @@ const maxShownArgs = 2000
 // Without a terminal it denies with [ErrNoTerminal]. It asks one question at a
 // time.
 type TerminalApprover struct {
-	In  *bufio.Reader
-	Out io.Writer
+	In  *bufio.Reader // where answers are read from
+	Out io.Writer     // where prompts are written
 	// IsTerminal reports whether In and Out are a terminal; nil means no.
 	IsTerminal func() bool
 	// Before is called before a prompt is shown (to stop a spinner).

@@ -37,8 +37,8 @@ const (
 // Env is the process environment a command runs in; tests substitute it.
 type Env struct {
 	Stdin  io.Reader
-	Stdout io.Writer
-	Stderr io.Writer
+	Stdout io.Writer // JSON results only
+	Stderr io.Writer // diagnostics, prompts and usage errors
 	// Getenv reads environment variables (os.Getenv when nil).
 	Getenv func(string) string
 	// IsTerminal reports whether stdin and stderr are a terminal (for
@@ -46,7 +46,7 @@ type Env struct {
 	IsTerminal func() bool
 }
 
-// Getenv reads an environment variable.
+// getenv reads an environment variable through e.Getenv.
 func (e *Env) getenv(k string) string {
 	if e.Getenv == nil {
 		return os.Getenv(k)
@@ -56,7 +56,7 @@ func (e *Env) getenv(k string) string {
 
 // Command is one helikon sub-command.
 type Command struct {
-	Name    string
+	Name    string // the word after helikon, such as "exec"
 	Summary string // one line, shown by helikon --help
 	// Run executes the command with the arguments after its name and
 	// returns the exit status.

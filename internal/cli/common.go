@@ -12,11 +12,11 @@ import (
 // CommonFlags are the flags shared by every command that runs tools: the
 // sandbox root and the permission pipeline.
 type CommonFlags struct {
-	Root     string
-	Mode     string
-	Deny     *[]string
-	Allow    *[]string
-	NoGuards bool
+	Root     string    // --root, the sandbox root as given (default ".")
+	Mode     string    // --mode, a permission mode name, parsed later
+	Deny     *[]string // --deny rules, unparsed, filled when the flags are parsed
+	Allow    *[]string // --allow rules, unparsed, filled when the flags are parsed
+	NoGuards bool      // --no-guards
 }
 
 // AddCommonFlags defines the shared flags on fs.

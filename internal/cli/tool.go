@@ -21,9 +21,9 @@ const maxToolInput = 64 << 20
 
 // ErrorJSON is the JSON form of a tool error on stdout.
 type ErrorJSON struct {
-	Kind         helikon.ErrorKind `json:"kind"`
-	Message      string            `json:"message"`
-	SchemaErrors []string          `json:"schema_errors,omitempty"`
+	Kind         helikon.ErrorKind `json:"kind"`                    // invalid_args, denied or other
+	Message      string            `json:"message"`                 // the error's message
+	SchemaErrors []string          `json:"schema_errors,omitempty"` // invalid_args: every problem found
 }
 
 func runTool(ctx context.Context, env *Env, args []string) int {

@@ -17,11 +17,11 @@ type App = struct{}
 
 // ToolEnv is what a tool provider gets to build its tools.
 type ToolEnv struct {
-	Ctx          context.Context
+	Ctx          context.Context // the command's context
 	Env          *Env
-	Root         string // absolute sandbox root
-	Common       *CommonFlags
-	BackendFlags *BackendFlags
+	Root         string        // absolute sandbox root
+	Common       *CommonFlags  // the parsed shared flags
+	BackendFlags *BackendFlags // the parsed backend flags, for tools that run commands
 
 	backendOnce sync.Once
 	backend     backend.Backend
