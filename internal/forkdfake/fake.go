@@ -42,17 +42,17 @@ const (
 
 // Call is one request the controller received.
 type Call struct {
-	Endpoint string
-	Method   string
-	Path     string
+	Endpoint string // Create, Exec, Delete or List
+	Method   string // the HTTP method
+	Path     string // the URL path, such as /v1/sandboxes/ID/exec
 	Auth     string // the Authorization header as received
 }
 
 // Entry is one sandbox the controller holds. CreatedAt is the raw JSON of
 // created_at_unix (a number, or anything else to test unageable entries).
 type Entry struct {
-	ID          string          `json:"id"`
-	SnapshotTag string          `json:"snapshot_tag"`
+	ID          string          `json:"id"`           // the sandbox id
+	SnapshotTag string          `json:"snapshot_tag"` // the snapshot it was forked from
 	CreatedAt   json.RawMessage `json:"created_at_unix,omitempty"`
 }
 

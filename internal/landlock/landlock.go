@@ -88,8 +88,8 @@ var ErrUnavailable = errors.New("landlock unavailable")
 
 // Rule grants Access beneath Path (a directory) or on Path (a file).
 type Rule struct {
-	Path   string
-	Access uint64
+	Path   string // an absolute path, opened with O_PATH when the ruleset is built
+	Access uint64 // access-right constants; rights the ABI lacks or a non-directory cannot take are dropped
 	// Optional rules are skipped when Path does not exist (system
 	// directories that a distribution lacks, such as /lib64).
 	Optional bool
@@ -97,6 +97,8 @@ type Rule struct {
 
 // Config is what a ruleset grants.
 type Config struct {
+	// Rules are everything the filesystem allows; every other access the
+	// ABI handles is denied.
 	Rules []Rule
 	// AllowNetwork leaves TCP unrestricted; otherwise (ABI 4+) TCP bind
 	// and connect are denied.
@@ -135,7 +137,7 @@ func Features(abi int, allowNetwork bool) []string {
 // Ruleset is a ruleset file descriptor ready to be enforced.
 type Ruleset struct {
 	fd  int
-	ABI int
+	ABI int // the Landlock ABI the ruleset was built for
 }
 
 // Close releases the ruleset.

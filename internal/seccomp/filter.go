@@ -151,7 +151,7 @@ type Policy struct {
 
 // Arch describes one architecture the filter supports.
 type Arch struct {
-	Name string
+	Name string // the GOARCH it serves, such as "amd64"
 	// Audit is the AUDIT_ARCH_* value the kernel reports for the native
 	// syscall entry.
 	Audit uint32
