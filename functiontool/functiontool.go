@@ -31,6 +31,17 @@
 // returns, its result is encoded and, when the tool has an output schema,
 // validated against it: a result that breaks its own schema is a bug in the
 // tool and is reported as an other error, never passed on silently.
+//
+// # What is not done
+//
+// A function tool confines nothing: the function runs with the process's own
+// access, and its declared effect (side-effect unless Options.Effect says
+// otherwise) is a promise the permission modes rely on, not something this
+// package checks. It does not implement [helikon.Targeter], so permission
+// rules can name it only by tool name: a deny rule with a pattern denies
+// every call of it (fail closed) and an allow rule with a pattern never
+// matches. A panic in the function is not recovered here (the agent runtime,
+// agent/llmagent, recovers panics of the tools it calls).
 package functiontool
 
 import (
