@@ -10,6 +10,14 @@
 // a small tree and walks the value collecting problems. Schemas that use any
 // other keyword (anyOf, $ref, patternProperties, …) are validated by
 // jsonschema-go itself, and its first error is reported.
+//
+// Guaranteed: Compile rejects any schema jsonschema-go cannot resolve;
+// [Validator.ValidRaw] never accepts a document [Validator.Validate] rejects
+// (a fuzz target checks this), so the fast path can only send a call to the
+// slow one, never let an invalid one through. Not guaranteed: for the
+// keywords compiled here the verdict and the wording are this package's own
+// code, not jsonschema-go's; and for schemas handled by jsonschema-go only its
+// first problem is reported.
 package argcheck
 
 import (
