@@ -13,6 +13,11 @@
 //	backend/...    execution backends: host, OS-kernel sandbox, forkd microVMs
 //	webfetch, websearch, ssrf, egress
 //	                network tools, the SSRF guard and the egress proxy
+//	agent/...      the agent runtime: LLM agent, runner, loop and sequential
+//	               agents, agents as tools
+//	provider/...   model providers (OpenAI, Anthropic) on the official SDKs
+//	session/...    session persistence (in memory, SQLite)
+//	mcptools       MCP server and client
 //
 // A tool implements [Tool]; optional parts of the contract (output schema,
 // effect, targets) are optional interfaces checked with a type assertion.
@@ -22,8 +27,7 @@
 //
 // What the core guarantees: a deny rule with a pattern denies a call of its
 // tool whose targets the tool cannot report (fail closed), in every
-// permission mode; a
-// built-in guard asks before the operations it knows (see [Permissions]) even
+// permission mode; a built-in guard asks before the operations it knows (see [Permissions]) even
 // under Bypass and even when an allow rule matches, and denies when no one
 // can be asked; a [PolicyDecision]'s zero value asks rather than allows; a
 // run's mode can be tightened, never loosened; [KindOf] sorts every error
