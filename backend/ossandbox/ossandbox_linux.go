@@ -635,7 +635,18 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 		Tracking:  b.tracking,
 		Start: func(cmd *exec.Cmd) error {
 			if b.userns {
-				return b.startLauncher(cmd, tmp, false)
+				if err := b.startLauncher(cmd, tmp, false); err != nil {
+					return err
+				}
+				// Hold the launcher's mount namespace, as for root
+				// callers (see held.mntNS): its teardown then happens
+				// off the command's exit path. Best effort: a launcher
+				// that already failed has nothing left to hold.
+				fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+				if err == nil {
+					h.mntNS = fd
+				}
+				return nil
 			}
 			var err error
 			h, proxy, err = b.startConfined(cmd, rs, tmp, cgroup, traceMe, rl)
