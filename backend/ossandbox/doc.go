@@ -119,7 +119,7 @@
 // and the seccomp filter denies them). The launcher replaces the reaper
 // those callers needed anyway (one Go runtime start per command) and needs
 // no hook in main: it is entered from this package's init. What it adds
-// (the namespaces, their id maps, the mount changes) costs about 2 to 3 ms
+// (the namespaces, their id maps, the mount changes) costs about 3 ms
 // per command on a 2-core machine.
 //
 // # Not guaranteed
