@@ -67,10 +67,26 @@
 //     command and nothing needs to be searched for. Where a writable cgroup
 //     v1 pids hierarchy exists, each command gets a pids cgroup
 //     (ResourceLimits.Processes, default [DefaultProcesses]).
-//   - Unprivileged callers: descendants are tracked by a child subreaper
-//     (this program re-executed, see internal/proc) inside the sandbox and
-//     killed when the command ends, setsid or not; ResourceLimits.Processes
-//     becomes RLIMIT_NPROC (default [DefaultProcesses]).
+//   - Unprivileged callers: each command is started by a launcher, this
+//     program re-executed (entered from a package init hook, like the
+//     reaper of internal/proc) in a new user and mount namespace created
+//     at clone time. The launcher makes every mount read-only and nosuid
+//     except the root and the temporary directory, exactly as for root
+//     callers; then, on a locked thread, drops every capability (the
+//     bounding set included), sets no_new_privs, Landlock and seccomp, and
+//     forks the command from it. The command runs as uid 0 of that user
+//     namespace, which is the caller's uid outside, without capabilities:
+//     chmod, chown, utimes and extended attributes of files outside the
+//     root fail, the caller's own files included. If any step fails the
+//     command does not run and Run fails with [backend.ErrUnavailable].
+//     Where user namespaces are unavailable (kernel.unprivileged_userns_clone=0,
+//     user.max_user_namespaces=0, an AppArmor or seccomp restriction),
+//     commands run without the read-only view (see Not guaranteed), and
+//     Guarantees().Features and [Probe] (helikon doctor) say so.
+//     Descendants are tracked by a child subreaper (the launcher, see
+//     internal/proc) and killed when the command ends, setsid or not;
+//     ResourceLimits.Processes becomes RLIMIT_NPROC (default
+//     [DefaultProcesses]).
 //   - Resource limits, soft and hard alike: core 0, CPU = timeout + 5 s,
 //     file size 1 GiB, and address space and open files when configured. A
 //     command never starts without them. For root callers the command is
@@ -94,16 +110,28 @@
 // command with os/exec: a fork inherits the forking thread's restrictions.
 // The goroutine then returns without unlocking, so the Go runtime
 // terminates the thread; the rest of the program is never restricted. The
-// main thread, which the runtime never terminates, is never used. The
-// alternative, re-executing this program as a launcher, was rejected: it
-// costs a Go runtime start per command and needs a hook in main.
+// main thread, which the runtime never terminates, is never used.
+//
+// For unprivileged callers that thread is the launcher's (see above): only
+// a single-threaded process can create a user namespace, so the namespaces
+// are created when the launcher is cloned, and its mounts are changed
+// before it confines itself (Landlock forbids mount changes once applied,
+// and the seccomp filter denies them). The launcher replaces the reaper
+// those callers needed anyway (one Go runtime start per command) and needs
+// no hook in main: it is entered from this package's init. What it adds
+// (the namespaces, their id maps, the mount changes) costs about 3 ms
+// per command on a 2-core machine.
 //
 // # Not guaranteed
 //
-//   - For unprivileged callers, metadata of the caller's own files outside
-//     the root (chmod, utimes, chown to oneself, user xattrs) can be changed:
-//     Landlock does not cover it, and an unprivileged thread of a
-//     multi-threaded program cannot create the mount namespace that would.
+//   - For unprivileged callers on a machine without user namespaces,
+//     metadata of the caller's own files outside the root (chmod, utimes,
+//     chown to oneself, user xattrs) can be changed: Landlock does not
+//     cover it, and the launcher's user and mount namespace, which would,
+//     cannot be created. Guarantees().Features and [Probe] report it.
+//   - Mounts are not made nodev: /dev/null lives on one. Device nodes
+//     cannot be created (Landlock, and no CAP_MKNOD), and existing ones
+//     outside the four listed are not reachable through Landlock.
 //   - For root callers, files under the readable system paths that only
 //     root may read (/etc/shadow) are readable.
 //   - /proc shows other processes' command lines and status (not their
@@ -130,7 +158,9 @@
 //   - Costs per command (see BENCHMARKS.md): a new OS thread, namespaces,
 //     a Landlock ruleset and a seccomp filter (the kernel compiles it each
 //     time), a temporary directory created and removed, and for root a
-//     pids cgroup; about 0.8 ms over a plain spawn on a 2-core machine.
+//     pids cgroup; about 0.8 ms over a plain spawn on a 2-core machine for
+//     root callers. Unprivileged callers also pay the launcher, a Go
+//     runtime start (see BENCHMARKS.md).
 //
 // # macOS
 //

@@ -44,6 +44,8 @@ type Backend struct {
 	pids       string // v1 pids cgroup directory to create per-run cgroups in, or ""
 	exe        string // this program, executable in the sandbox when the reaper runs there
 	tracking   proc.Tracking
+	userns     bool    // unprivileged: commands start through the launcher (userns_linux.go)
+	usernsWhy  string  // unprivileged without the launcher: why
 	traceMe    bool    // limits set on the traced command at exec (limitAtExec)
 	egress     *Egress // network only through a per-command egress proxy
 	shell      string
@@ -148,6 +150,20 @@ func New(root string, opts *Options) (*Backend, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: os sandbox: locate this program for the reaper: %w", backend.ErrUnavailable, err)
 		}
+		if b.lastCap, err = capLastCap(); err != nil {
+			return nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
+		}
+		b.rootRW = mountWritable(croot)
+		b.tmpRW = mountWritable(os.TempDir())
+		if err := b.probeLauncher(); err != nil {
+			// Not fail-closed: Landlock and seccomp still apply; only the
+			// read-only view (metadata outside the root) is missing, and
+			// Guarantees and Probe say so.
+			b.usernsWhy = usernsWhy(err)
+			b.log.Warn("ossandbox: no user namespace per command; metadata of files outside the root is not confined", "why", b.usernsWhy)
+		} else {
+			b.userns = true
+		}
 	}
 	// os/exec checks once per process whether pidfds work by forking a
 	// throwaway child. Done from a confining thread, that child would be
@@ -212,6 +228,13 @@ func (b *Backend) guarantees() backend.Guarantees {
 		}
 	} else {
 		g.Features = append(g.Features, "descendants tracked by a child subreaper and killed when the command ends")
+		if b.userns {
+			g.Features = append(g.Features,
+				"unprivileged caller: a user and mount namespace per command, everything read-only and nosuid but the root and the temporary directory (chmod, chown, utimes, xattrs outside the root refused)",
+				"unprivileged caller: all capabilities dropped, bounding set included")
+		} else {
+			g.Features = append(g.Features, "unprivileged caller: NO read-only view, metadata of the caller's own files outside the root (chmod, utimes, xattrs) is NOT confined: "+b.usernsWhy)
+		}
 	}
 	return g
 }
@@ -389,7 +412,8 @@ func (b *Backend) rules(tmp string) landlock.Config {
 	// ptrace-class access (environ, mem, fd, maps) to processes outside the
 	// sandbox's domain.
 	add("/proc", landlock.ReadFile|landlock.ReadDir, false)
-	if b.exe != "" {
+	if b.exe != "" && !b.userns {
+		// The reaper runs confined (without the launcher).
 		add(b.exe, landlock.Execute|landlock.ReadFile, false)
 	}
 	return c
@@ -439,7 +463,7 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp, cgroup string) (h hel
 				return h, err
 			}
 		}
-		if err := b.readOnlyView(tmp); err != nil {
+		if err := readOnlyView(b.root, tmp, b.rootRW, b.tmpRW); err != nil {
 			return h, err
 		}
 		if err := dropCapabilities(b.lastCap); err != nil {
@@ -459,7 +483,11 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp, cgroup string) (h hel
 // read-only and nosuid, then mounts the root and the temporary directory
 // over themselves writable again. Landlock does not cover chmod, chown,
 // utimes, extended attributes or mknod; a read-only mount refuses them all.
-func (b *Backend) readOnlyView(tmp string) error {
+//
+// The caller's thread must be in a mount namespace of its own, with
+// CAP_SYS_ADMIN over it: a root caller's confining thread, or the launcher
+// of an unprivileged caller's command in its user namespace.
+func readOnlyView(root, tmp string, rootRW, tmpRW bool) error {
 	// Private first, so that nothing done here propagates to the host.
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Propagation: unix.MS_PRIVATE}); err != nil {
 		return fmt.Errorf("make mounts private: %w", err)
@@ -470,7 +498,7 @@ func (b *Backend) readOnlyView(tmp string) error {
 	for _, d := range []struct {
 		path string
 		rw   bool
-	}{{b.root, b.rootRW}, {tmp, b.tmpRW}} {
+	}{{root, rootRW}, {tmp, tmpRW}} {
 		fd, err := unix.OpenTree(unix.AT_FDCWD, d.path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
 		if err != nil {
 			return fmt.Errorf("clone mount of %s: %w", d.path, err)
@@ -533,11 +561,13 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 		return nil, fmt.Errorf("ossandbox: create the command's temporary directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	rs, err := landlock.Build(b.abi, b.rules(tmp))
-	if err != nil {
-		return nil, fmt.Errorf("ossandbox: %w", err)
+	var rs *landlock.Ruleset // the launcher builds its own
+	if !b.userns {
+		if rs, err = landlock.Build(b.abi, b.rules(tmp)); err != nil {
+			return nil, fmt.Errorf("ossandbox: %w", err)
+		}
+		defer rs.Close()
 	}
-	defer rs.Close()
 
 	procs := limits.Processes
 	cgroup := ""
@@ -604,6 +634,20 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 		Timeout:   timeout,
 		Tracking:  b.tracking,
 		Start: func(cmd *exec.Cmd) error {
+			if b.userns {
+				if err := b.startLauncher(cmd, tmp, false); err != nil {
+					return err
+				}
+				// Hold the launcher's mount namespace, as for root
+				// callers (see held.mntNS): its teardown then happens
+				// off the command's exit path. Best effort: a launcher
+				// that already failed has nothing left to hold.
+				fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+				if err == nil {
+					h.mntNS = fd
+				}
+				return nil
+			}
 			var err error
 			h, proxy, err = b.startConfined(cmd, rs, tmp, cgroup, traceMe, rl)
 			return err
@@ -613,6 +657,9 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 	res, err := proc.Run(ctx, spec)
 	stopProxy(proxy)
 	go h.close() // the namespaces' teardown, off the caller's path
+	if errors.Is(err, backend.ErrUnavailable) {
+		return nil, fmt.Errorf("ossandbox: %w", err) // nothing ran
+	}
 	return res, err
 }
 

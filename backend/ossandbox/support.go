@@ -12,8 +12,9 @@ type Support struct {
 	Landlock    string `json:"landlock"` // the ABI found, or why there is none (Linux)
 	Seccomp     string `json:"seccomp"`  // whether seccomp filters can be installed (Linux)
 	// UserNamespaces and MountNamespaces say whether this process can
-	// create them (a child with CLONE_NEWUSER; unshare of a mount and pid
-	// namespace, which needs root).
+	// create them (a child with CLONE_NEWUSER; a mount namespace, by
+	// unshare for root callers, in the launcher's user namespace for
+	// unprivileged ones) and, when not, what the sandbox lacks.
 	UserNamespaces  string `json:"user_namespaces"`
 	MountNamespaces string `json:"mount_namespaces"`
 	// PidsCgroup says whether a writable cgroup v1 pids hierarchy can cap

@@ -46,7 +46,7 @@ func Probe() Support {
 	} else {
 		s.UserNamespaces = "available"
 	}
-	s.MountNamespaces = "needs root (the sandbox uses them only for root callers)"
+	s.MountNamespaces = "needs root or a user namespace"
 	if dir := pidsCgroupDir(); dir != "" {
 		s.PidsCgroup = "v1 at " + dir
 	} else {
@@ -58,15 +58,21 @@ func Probe() Support {
 		return s
 	}
 	defer os.RemoveAll(tmp)
-	if _, err := New(tmp, nil); err != nil {
+	b, err := New(tmp, nil)
+	if err != nil {
 		s.Reason = err.Error()
 		if s.Root && !errors.Is(err, errRoot) {
 			s.MountNamespaces = "unavailable: " + err.Error()
 		}
 		return s
 	}
-	if s.Root {
+	switch {
+	case s.Root:
 		s.MountNamespaces = "available (mount and pid namespaces created on a confining thread)"
+	case b.userns:
+		s.MountNamespaces = "available (a user and mount namespace per command, created by a launcher: files outside the root are read-only)"
+	default:
+		s.MountNamespaces = "unavailable: " + b.usernsWhy + "; metadata of the caller's own files outside the root (chmod, utimes, xattrs) is NOT confined"
 	}
 	s.Available = true
 	return s

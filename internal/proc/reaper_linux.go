@@ -25,15 +25,44 @@ const (
 
 func init() {
 	if len(os.Args) > 1 && os.Args[0] == reaperArg0 && os.Getenv(reaperEnv) == "1" {
-		os.Exit(reaperMain(os.Args[1:]))
+		os.Exit(reaperMain(os.Args[1:], nil))
 	}
 }
+
+// ServeReaper is the reaper's main function for a program that re-executes
+// itself under another name (the OS sandbox's launcher, which sets up a user
+// and mount namespace first): the command Run started as a reaper, whose
+// argument vector is argv with its first element replaced, calls it with
+// argv[1:] and exits with its result. start, when not nil, wraps the
+// command's start: it must call its argument on the thread the command is
+// to be forked from (a confined one) and return its error; if start fails
+// without calling it, nothing runs and Run fails with an error wrapping
+// [backend.ErrUnavailable].
+func ServeReaper(argv []string, start func(fork func() error) error) int {
+	return reaperMain(argv, start)
+}
+
+// ReportUnavailable tells Run, through the reaper's status descriptor, that
+// the command was not started because what it needs is unavailable; Run
+// then fails with an error wrapping [backend.ErrUnavailable] and reason.
+// A re-executed program calls it instead of [ServeReaper]; it returns the
+// exit code to exit with.
+func ReportUnavailable(reason string) int {
+	fmt.Fprintf(os.Stderr, "helikon: %s\n", reason)
+	if f := os.NewFile(reaperStatusFD, "status"); f != nil {
+		_, _ = f.WriteString(unavailablePrefix + reason)
+	}
+	return 125
+}
+
+// unavailablePrefix starts a status report saying nothing was started.
+const unavailablePrefix = "unavailable: "
 
 // reaperMain runs argv as a child in its own process group, reaps every
 // orphan re-parented to it, and when the child exits (or on SIGTERM, SIGINT,
 // SIGHUP, or when its own parent dies) kills every remaining descendant. It
 // reports the child's status on reaperStatusFD once no descendant is left.
-func reaperMain(argv []string) int {
+func reaperMain(argv []string, wrap func(func() error) error) int {
 	os.Unsetenv(reaperEnv)
 	status := os.NewFile(reaperStatusFD, "status")
 	syscall.CloseOnExec(reaperStatusFD)
@@ -48,7 +77,7 @@ func reaperMain(argv []string) int {
 		return 0
 	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		report("reaper unavailable")
+		report(unavailablePrefix + "cannot become a child subreaper: " + err.Error())
 		fmt.Fprintf(os.Stderr, "helikon: cannot become a child subreaper: %v\n", err)
 		return 125
 	}
@@ -60,11 +89,26 @@ func reaperMain(argv []string) int {
 	if err != nil {
 		return fail(127, "%s: %v", argv[0], err)
 	}
-	p, err := os.StartProcess(path, argv, &os.ProcAttr{
-		Env:   os.Environ(),
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
-	})
+	var p *os.Process
+	fork := func() (err error) {
+		p, err = os.StartProcess(path, argv, &os.ProcAttr{
+			Env:   os.Environ(),
+			Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+			Sys:   &syscall.SysProcAttr{Setpgid: true},
+		})
+		return err
+	}
+	if wrap == nil {
+		err = fork()
+	} else {
+		forked := false
+		err = wrap(func() error { forked = true; return fork() })
+		if err != nil && !forked {
+			report(unavailablePrefix + err.Error())
+			fmt.Fprintf(os.Stderr, "helikon: %v\n", err)
+			return 125
+		}
+	}
 	if err != nil {
 		return fail(126, "%s: %v", argv[0], err)
 	}

@@ -192,7 +192,11 @@ func (t *tracker) waitGone(limit time.Duration) error {
 		if t.statusR == nil {
 			return nil
 		}
-		b, _ := readAllLimit(t.statusR, 64)
+		b, _ := readAllLimit(t.statusR, 4096)
+		if reason, ok := strings.CutPrefix(string(b), unavailablePrefix); ok {
+			// Nothing was started (the reaper's own setup failed).
+			return fmt.Errorf("proc: %w: %s", backend.ErrUnavailable, reason)
+		}
 		st, ok := parseStatus(b)
 		if !ok {
 			// The reaper died without reporting, or reported survivors.

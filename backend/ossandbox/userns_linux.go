@@ -1,0 +1,222 @@
+//go:build linux
+
+package ossandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/internal/landlock"
+	"github.com/paigasus/helikon/internal/proc"
+	"github.com/paigasus/helikon/internal/seccomp"
+)
+
+// An unprivileged caller's command is started by a launcher: this program
+// re-executed through /proc/self/exe (like internal/proc's reaper, which it
+// becomes) in a new user and mount namespace created at clone time, when the
+// child is still single-threaded. An unprivileged thread of the
+// multi-threaded caller cannot create those namespaces itself
+// (unshare(CLONE_NEWUSER) needs a single-threaded process).
+//
+// The launcher, holding every capability over its own namespaces only:
+//  1. makes its mount tree private, then every mount read-only and nosuid
+//     except the root and the temporary directory (readOnlyView, the code
+//     root callers use);
+//  2. becomes the child subreaper (internal/proc.ServeReaper);
+//  3. confines a new locked OS thread exactly as a root caller's confining
+//     thread is confined once its namespaces exist: every capability dropped
+//     (the bounding set included), no_new_privs, Landlock, seccomp;
+//  4. forks the command from that thread, which the runtime then discards.
+//
+// The command runs as uid 0 of the user namespace, which is the caller's
+// uid outside, without capabilities: the files outside the root it owns are
+// on read-only mounts, so chmod, chown, utimes and setxattr on them fail.
+// Any step failing means the command does not run: the launcher reports
+// "unavailable" through the reaper's status descriptor and Run fails with an
+// error wrapping [backend.ErrUnavailable].
+const (
+	launcherArg0 = "helikon-os-launcher"
+	launcherEnv  = "HELIKON_INTERNAL_OSSANDBOX_LAUNCHER"
+	// launcherConfigFD carries the launchConfig (ExtraFiles[1]); fd 3 is
+	// the reaper's status descriptor (ExtraFiles[0]).
+	launcherConfigFD = 4
+)
+
+// launcherUnavailable is a test seam: when set, [New] behaves as if user
+// namespaces failed with this error.
+var launcherUnavailable error
+
+// launchConfig is what the launcher needs, sent as JSON on launcherConfigFD.
+type launchConfig struct {
+	Probe   bool // confine a thread, start nothing, exit 0
+	Root    string
+	Tmp     string
+	RootRW  bool
+	TmpRW   bool
+	LastCap int
+	ABI     int
+	Rules   landlock.Config
+	Filter  []bpf.RawInstruction
+}
+
+func init() {
+	if len(os.Args) > 1 && os.Args[0] == launcherArg0 && os.Getenv(launcherEnv) == "1" {
+		os.Exit(launcherMain(os.Args[1:]))
+	}
+}
+
+func launcherMain(argv []string) int {
+	os.Unsetenv(launcherEnv)
+	f := os.NewFile(launcherConfigFD, "launcher config")
+	var c launchConfig
+	err := json.NewDecoder(io.LimitReader(f, 4<<20)).Decode(&c)
+	f.Close()
+	if err != nil {
+		return proc.ReportUnavailable("os sandbox launcher: read the configuration: " + err.Error())
+	}
+	if err := readOnlyView(c.Root, c.Tmp, c.RootRW, c.TmpRW); err != nil {
+		return proc.ReportUnavailable("os sandbox launcher: " + err.Error())
+	}
+	// The working directory was entered before the root was mounted over
+	// itself writable: enter it again, through the new mount.
+	wd, err := unix.Getwd()
+	if err == nil {
+		err = unix.Chdir(wd)
+	}
+	if err != nil {
+		return proc.ReportUnavailable("os sandbox launcher: re-enter the working directory: " + err.Error())
+	}
+	rs, err := landlock.Build(c.ABI, c.Rules) // close-on-exec: the command never holds it
+	if err != nil {
+		return proc.ReportUnavailable("os sandbox launcher: " + err.Error())
+	}
+	confine := func(fork func() error) error {
+		return onDiscardedThread(func() error {
+			if err := dropCapabilities(c.LastCap); err != nil {
+				return err
+			}
+			if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+				return fmt.Errorf("set no_new_privs: %w", err)
+			}
+			if err := rs.RestrictThread(); err != nil {
+				return err
+			}
+			if err := seccomp.InstallThread(c.Filter); err != nil {
+				return err
+			}
+			if fork == nil {
+				return nil
+			}
+			return fork()
+		})
+	}
+	if c.Probe {
+		if err := confine(nil); err != nil {
+			fmt.Fprintf(os.Stderr, "confine: %v", err)
+			return 125
+		}
+		return 0
+	}
+	return proc.ServeReaper(argv, confine)
+}
+
+// startLauncher starts cmd, which internal/proc prepared to re-execute this
+// program as the reaper, as the launcher instead, in a new user and mount
+// namespace.
+func (b *Backend) startLauncher(cmd *exec.Cmd, tmp string, probe bool) error {
+	if cmd.Path != "/proc/self/exe" || len(cmd.Args) < 2 || len(cmd.ExtraFiles) != 1 {
+		// Only a reaper command (Tracking TrackReaper) can be turned into
+		// the launcher; anything else would run without the namespaces.
+		return fmt.Errorf("%w: os sandbox: the command is not started by a reaper", backend.ErrUnavailable)
+	}
+	data, err := json.Marshal(launchConfig{
+		Probe:   probe,
+		Root:    b.root,
+		Tmp:     tmp,
+		RootRW:  b.rootRW,
+		TmpRW:   b.tmpRW,
+		LastCap: b.lastCap,
+		ABI:     b.abi,
+		Rules:   b.rules(tmp),
+		Filter:  b.filter,
+	})
+	if err != nil {
+		return fmt.Errorf("os sandbox: launcher configuration: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("os sandbox: launcher configuration pipe: %w", err)
+	}
+	defer r.Close()
+	// In a goroutine: a configuration larger than the pipe's buffer would
+	// otherwise block before the launcher exists to read it.
+	go func() {
+		_, _ = w.Write(data)
+		w.Close()
+	}()
+	cmd.Args = append([]string{launcherArg0}, cmd.Args[1:]...)
+	cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], launcherEnv+"=1")
+	cmd.ExtraFiles = append(cmd.ExtraFiles, r)
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	a := cmd.SysProcAttr
+	a.Cloneflags |= unix.CLONE_NEWUSER | unix.CLONE_NEWNS
+	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
+	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
+	a.GidMappingsEnableSetgroups = false
+	// As for the confining thread (startConfined): descriptors this
+	// program opened without O_CLOEXEC must not reach the launcher, whose
+	// command would inherit them.
+	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	return cmd.Start()
+}
+
+// probeLauncher runs the launcher once in probe mode: namespaces, read-only
+// view and a confined thread, nothing started.
+func (b *Backend) probeLauncher() error {
+	if launcherUnavailable != nil {
+		return launcherUnavailable
+	}
+	var stderr bytes.Buffer
+	cmd := &exec.Cmd{
+		Path:       "/proc/self/exe",
+		Args:       []string{"", "probe"},
+		Env:        []string{},
+		Stderr:     &stderr,
+		ExtraFiles: []*os.File{nil},
+	}
+	if err := b.startLauncher(cmd, b.root, true); err != nil {
+		return err
+	}
+	if err := cmd.Wait(); err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return fmt.Errorf("%w: %s", err, msg)
+		}
+		return err
+	}
+	return nil
+}
+
+// usernsWhy reports why an unprivileged caller's commands run without the
+// read-only view, for guarantees and doctor.
+func usernsWhy(err error) string {
+	switch {
+	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
+		return "user namespaces are not permitted here (kernel.unprivileged_userns_clone=0, user.max_user_namespaces=0, an AppArmor restriction, or a seccomp filter): " + err.Error()
+	case errors.Is(err, unix.ENOSPC):
+		return "the user namespace limit is reached: " + err.Error()
+	}
+	return err.Error()
+}
