@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/paigasus/helikon/internal/proctest"
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/agent/agenttest"
@@ -138,19 +139,6 @@ func TestPersistFailureFailsTheRun(t *testing.T) {
 	}
 }
 
-// procsWith returns the pids whose command line contains s.
-func procsWith(s string) []string {
-	var pids []string
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), s) {
-			pids = append(pids, e.Name())
-		}
-	}
-	return pids
-}
-
 // TestCancellationMidBashLeavesNoOrphan cancels a run while the real Bash
 // tool runs a pipeline on the host backend, and checks that no process of it
 // survives.
@@ -183,7 +171,7 @@ func TestCancellationMidBashLeavesNoOrphan(t *testing.T) {
 				// Cancel once the pipeline runs (or after 10 s, so that a
 				// Bash that never starts fails the test instead of hanging).
 				deadline := time.Now().Add(10 * time.Second)
-				for len(procsWith("sleep "+marker)) == 0 && time.Now().Before(deadline) {
+				for len(proctest.PidsWith("sleep "+marker)) == 0 && time.Now().Before(deadline) {
 					time.Sleep(5 * time.Millisecond)
 				}
 				cancel()
@@ -196,7 +184,7 @@ func TestCancellationMidBashLeavesNoOrphan(t *testing.T) {
 	if !errors.Is(runErr, context.Canceled) {
 		t.Fatalf("run error %v", runErr)
 	}
-	if left := procsWith("sleep " + marker); len(left) > 0 {
+	if left := proctest.PidsWith("sleep " + marker); len(left) > 0 {
 		t.Errorf("processes left after cancellation: %v", left)
 	}
 }

@@ -14,22 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paigasus/helikon/internal/proctest"
+
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/internal/landlock"
 )
-
-// processesWith returns the pids whose command line contains marker.
-func processesWith(marker string) []string {
-	ents, _ := os.ReadDir("/proc")
-	var pids []string
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(b), marker) {
-			pids = append(pids, e.Name())
-		}
-	}
-	return pids
-}
 
 // TestNoSurvivors starts background children that try to outlive the call
 // (plain background, double fork, a new session) and checks that none is
@@ -45,7 +34,7 @@ func TestNoSurvivors(t *testing.T) {
 	if !strings.Contains(string(res.Stdout), "started") {
 		t.Fatalf("command did not run: %s %s", res.Stdout, res.Stderr)
 	}
-	if left := processesWith(marker); len(left) > 0 {
+	if left := proctest.PidsWith(marker); len(left) > 0 {
 		t.Fatalf("processes outlived the call: %v", left)
 	}
 	// Control: the same command unconfined leaves them behind.
@@ -54,7 +43,7 @@ func TestNoSurvivors(t *testing.T) {
 	if err := ctl.Run(); err != nil {
 		t.Fatal(err)
 	}
-	left := processesWith(marker)
+	left := proctest.PidsWith(marker)
 	for _, pid := range left {
 		var p int
 		fmt.Sscan(pid, &p)
@@ -82,7 +71,7 @@ func TestForkBombIsContained(t *testing.T) {
 		t.Errorf("fork bomb ended before the timeout: exit %v %s", res.ExitCode, res.Stderr)
 	}
 	time.Sleep(50 * time.Millisecond)
-	if left := processesWith(marker); len(left) > 0 {
+	if left := proctest.PidsWith(marker); len(left) > 0 {
 		t.Fatalf("%d fork bomb processes left", len(left))
 	}
 	// The machine still forks.
@@ -325,7 +314,7 @@ func TestTraceMeStopLeavesNothing(t *testing.T) {
 	if !strings.Contains(string(res.Stdout), "traced; stopping") {
 		t.Skipf("the command could not become traced here: %s %s", res.Stdout, res.Stderr)
 	}
-	if left := processesWith(marker); len(left) > 0 {
+	if left := proctest.PidsWith(marker); len(left) > 0 {
 		t.Fatalf("processes outlived the call: %v", left)
 	}
 }

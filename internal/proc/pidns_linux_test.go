@@ -7,27 +7,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// withMarker returns the pids of processes whose command line contains
-// marker (pids in this test's pid namespace, whatever namespace the
-// processes run in).
-func withMarker(marker string) []string {
-	ents, _ := os.ReadDir("/proc")
-	var pids []string
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(b), marker) {
-			pids = append(pids, e.Name())
-		}
-	}
-	return pids
-}
+	"github.com/paigasus/helikon/internal/proctest"
+)
 
 // TestPidNamespaceTracking starts the command as the init of a new pid
 // namespace and checks that background processes, including ones in a new
@@ -75,7 +61,7 @@ func TestPidNamespaceTracking(t *testing.T) {
 			if !strings.Contains(string(res.Stdout), "started") {
 				t.Fatalf("command did not run: %+v", res)
 			}
-			if left := withMarker(marker); len(left) > 0 {
+			if left := proctest.PidsWith(marker); len(left) > 0 {
 				t.Errorf("processes outlived the command: %v", left)
 			}
 		})
@@ -88,7 +74,7 @@ func TestPidNamespaceTracking(t *testing.T) {
 	}
 	var left []string
 	for deadline := time.Now().Add(5 * time.Second); len(left) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		left = withMarker(marker) // the background process may not have started sleep yet
+		left = proctest.PidsWith(marker) // the background process may not have started sleep yet
 	}
 	for _, pid := range left {
 		var p int

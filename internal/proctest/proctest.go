@@ -1,0 +1,24 @@
+// Package proctest holds helpers for tests that check which processes are
+// alive, such as "no process started by the call survives it".
+package proctest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// PidsWith returns the pids (as named under /proc) of the live processes
+// whose command line, arguments joined by spaces, contains s. Only processes
+// visible in the caller's pid namespace are seen.
+func PidsWith(s string) []string {
+	ents, _ := os.ReadDir("/proc")
+	var pids []string
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), s) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
