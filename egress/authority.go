@@ -41,7 +41,8 @@ func ParseAuthority(authority string, defaultPort int) (host string, port int, e
 		return "", 0, malformed("empty authority")
 	}
 	if strings.ContainsAny(authority, "@/?#\\ \t\r\n%") {
-		return "", 0, malformed("authority %q contains userinfo, a path or a forbidden character", authority)
+		// The authority is not quoted: it may carry credentials (user:pass@host).
+		return "", 0, malformed("the authority contains userinfo, a path or a forbidden character (@ / ? # \\ %% or whitespace); send host:port")
 	}
 	rawHost, rawPort := authority, ""
 	bracketed := strings.HasPrefix(authority, "[")

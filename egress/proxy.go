@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -318,7 +319,25 @@ func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, status int, reaso
 	w.WriteHeader(status)
 	fmt.Fprintln(w, msg)
 	p.logger().Info("egress proxy refused request",
-		"method", r.Method, "target", r.RequestURI, "status", status, "reason", msg)
+		"method", r.Method, "target", logTarget(r.RequestURI), "status", status, "reason", msg)
+}
+
+// logTarget is a request target fit for a log: credentials, query and
+// fragment are cut, since URLs often carry tokens there. A target that does
+// not parse is not logged at all.
+func logTarget(target string) string {
+	if !strings.Contains(target, "/") { // CONNECT's authority form, host:port
+		if strings.ContainsAny(target, "@?#") {
+			return "(redacted)"
+		}
+		return target
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return "(unparseable)"
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String()
 }
 
 // refuseErr maps an error of parsing, policy or dialing to a response.
