@@ -33,7 +33,9 @@ type Dialer func() (mcp.Transport, error)
 // and stdout. cmdline is split into words as a POSIX shell would (quotes,
 // backslashes, $VAR from the environment; no globbing or command
 // substitution) and run without a shell. The server's stderr goes to this
-// process's stderr.
+// process's stderr. The server inherits this process's whole environment,
+// API keys included, and runs with its privileges, unsandboxed: start only
+// servers you trust.
 func Command(cmdline string) Dialer {
 	return func() (mcp.Transport, error) {
 		words, err := shell.Fields(cmdline, nil)

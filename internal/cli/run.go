@@ -81,7 +81,7 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 	sessionDB := fs.String("session-db", "", "the session database `FILE` (default $"+SessionDBEnv+", else $XDG_STATE_HOME/helikon/sessions.db)")
 	jsonOut := fs.Bool("json", false, "print the event stream as JSON lines on stdout")
 	system := fs.String("instructions", "", "replace the agent's system prompt with `TEXT`")
-	mcpServers := Multi(fs, "mcp", "add the tools of the MCP server that `COMMAND` starts (a command line; repeatable)")
+	mcpServers := Multi(fs, "mcp", "add the tools of the MCP server that `COMMAND` starts (a command line, run unsandboxed with this environment: trusted servers only; repeatable)")
 	mcpPrefix := fs.String("mcp-prefix", "", "prepend `PREFIX` to the names of the MCP servers' tools")
 	pos, done, status := ParseArgs(fs, env, args)
 	if done {
