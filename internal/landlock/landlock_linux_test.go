@@ -36,37 +36,23 @@ func TestRestrictThreadConfinesOnlyThatThread(t *testing.T) {
 	defer rs.Close()
 
 	type outcome struct{ readOutside, writeInside error }
-	done := make(chan outcome)
-	// Hold this goroutine's thread so that the restricted goroutine cannot
-	// land on it; if this is the main thread, which the runtime never
-	// terminates, it stays unrestricted.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread is discarded
-		if unix.Gettid() == unix.Getpid() {
-			o := outcome{readOutside: errors.New("landed on the main thread")}
-			done <- o
-			return
-		}
+	var o outcome
+	onDiscardedThread(func() {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			done <- outcome{readOutside: err, writeInside: err}
+			o = outcome{readOutside: err, writeInside: err}
 			return
 		}
 		if err := rs.RestrictThread(); err != nil {
-			done <- outcome{readOutside: err, writeInside: err}
+			o = outcome{readOutside: err, writeInside: err}
 			return
 		}
-		var o outcome
 		_, o.readOutside = unix.Open(secret, unix.O_RDONLY, 0)
 		fd, err := unix.Open(filepath.Join(inside, "f"), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
 		if err == nil {
 			unix.Close(fd)
 		}
 		o.writeInside = err
-		done <- o
-	}()
-	o := <-done
+	})
 	if !errors.Is(o.readOutside, unix.EACCES) {
 		t.Errorf("restricted thread read outside: err = %v, want EACCES", o.readOutside)
 	}
@@ -76,6 +62,36 @@ func TestRestrictThreadConfinesOnlyThatThread(t *testing.T) {
 	if _, err := os.ReadFile(secret); err != nil {
 		t.Errorf("unrestricted goroutine cannot read: %v", err)
 	}
+}
+
+// onDiscardedThread runs f on an OS thread that is locked for it and never
+// unlocked, so that the runtime terminates the thread afterwards. Test
+// functions run on goroutines, so the scheduler may hand one to the main
+// thread, which the runtime parks instead of terminating; f never runs there,
+// or the restriction would leak to every later goroutine. (The backend has
+// its own copy of this; the test cannot import it.)
+func onDiscardedThread(f func()) {
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() != unix.Getpid() {
+			f()
+			close(done)
+			return
+		}
+		// Hold the main thread so that the goroutine below cannot land on
+		// it, then give it back untouched.
+		inner := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			f()
+			close(inner)
+		}()
+		<-inner
+		runtime.UnlockOSThread()
+		close(done)
+	}()
+	<-done
 }
 
 func TestBuildRejectsMissingRequiredPath(t *testing.T) {
@@ -149,23 +165,18 @@ func TestConnectTCPPorts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rs.Close()
-	type outcome struct{ allowed, other error }
-	done := make(chan outcome)
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread is discarded
+	var o struct{ allowed, other error }
+	onDiscardedThread(func() {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			done <- outcome{err, nil}
+			o.allowed = err
 			return
 		}
 		if err := rs.RestrictThread(); err != nil {
-			done <- outcome{err, nil}
+			o.allowed = err
 			return
 		}
-		done <- outcome{dial(ports[0]), dial(ports[1])}
-	}()
-	o := <-done
+		o.allowed, o.other = dial(ports[0]), dial(ports[1])
+	})
 	if o.allowed != nil {
 		t.Errorf("connect to the allowed port: %v", o.allowed)
 	}
