@@ -27,15 +27,19 @@ func TestSchemaCacheForgetsCollectedSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 100 {
-		s := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"a": {Type: "string"}}}
-		if _, err := m.schemaFor(s); err != nil {
+	// Held until counted: a collection during the loop may otherwise
+	// forget some of them early.
+	generations := make([]*jsonschema.Schema, 100)
+	for i := range generations {
+		generations[i] = &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"a": {Type: "string"}}}
+		if _, err := m.schemaFor(generations[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if n := cached(m); n != 101 {
 		t.Fatalf("%d schemas cached, want 101", n)
 	}
+	runtime.KeepAlive(generations)
 	// Cleanups run after a collection, on their own goroutine.
 	for deadline := time.Now().Add(10 * time.Second); cached(m) > 1 && time.Now().Before(deadline); {
 		runtime.GC()
