@@ -64,8 +64,10 @@
 package seccomp
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 
 	"golang.org/x/net/bpf"
 )
@@ -289,6 +291,52 @@ func (a *asm) assemble() ([]bpf.Instruction, error) {
 	return out, nil
 }
 
+// dispatch sends one syscall number to the rule starting at label to.
+type dispatch struct {
+	nr uint32
+	to label
+}
+
+// dispatchTree emits a binary search over the syscall number in the
+// accumulator: each entry's number jumps to its label, every other number to
+// otherwise. A linear chain of comparisons would do the same, but the kernel
+// runs the filter once per syscall number when it is installed (to cache
+// which syscalls it always allows, under a spin lock), and the cost of that
+// grows with the comparisons an allowed syscall passes: the tree passes about
+// log2(len(entries)) of them instead of all.
+func (a *asm) dispatchTree(entries []dispatch, otherwise label) error {
+	entries = slices.Clone(entries)
+	slices.SortFunc(entries, func(x, y dispatch) int { return cmp.Compare(x.nr, y.nr) })
+	for i := 1; i < len(entries); i++ {
+		if entries[i].nr == entries[i-1].nr {
+			return fmt.Errorf("seccomp: syscall %d has two rules", entries[i].nr)
+		}
+	}
+	n := 0
+	var tree func(e []dispatch)
+	tree = func(e []dispatch) {
+		// Small ranges: compare each; larger ones: split on the middle
+		// number. Every path ends in a jump, so no range falls through
+		// into the next one's code.
+		if len(e) <= 4 {
+			for _, d := range e {
+				a.jeq(d.nr, d.to)
+			}
+			a.jumpTo(otherwise)
+			return
+		}
+		mid := len(e) / 2
+		n++
+		upper := label(fmt.Sprintf("nr>=%d#%d", e[mid].nr, n))
+		a.jif(bpf.JumpGreaterOrEqual, e[mid].nr, upper, "")
+		tree(e[:mid])
+		a.mark(upper)
+		tree(e[mid:])
+	}
+	tree(entries)
+	return nil
+}
+
 // Build returns the filter for arch under policy, as BPF instructions.
 func Build(arch *Arch, p Policy) ([]bpf.Instruction, error) {
 	const (
@@ -325,30 +373,36 @@ func Build(arch *Arch, p Policy) ([]bpf.Instruction, error) {
 	if arch.X32 {
 		a.jif(bpf.JumpGreaterOrEqual, x32SyscallBit, lKill, "")
 	}
+	// Every syscall with a rule, and where its rule starts. The rest are
+	// allowed.
+	var special []dispatch
+	add := func(nr uint32, l label) { special = append(special, dispatch{nr, l}) }
 	for _, name := range Denied {
 		if name == "ptrace" && p.TraceMe {
-			a.jeq(need(name), lPtrace)
+			add(need(name), lPtrace)
 			continue
 		}
 		if n, ok := arch.nr[name]; ok {
-			a.jeq(n, lEPERM)
+			add(n, lEPERM)
 		}
 	}
 	if p.AllowNetwork && p.TCPOnly {
 		for _, name := range []string{"sendto", "sendmsg", "sendmmsg"} {
-			a.jeq(need(name), lSend)
+			add(need(name), lSend)
 		}
 	}
-	a.jeq(need("clone3"), lENOSYS)
-	a.jeq(need("clone"), lClone)
-	a.jeq(need("ioctl"), lIoctl)
-	a.jeq(need("socket"), lSocket)
-	a.jeq(need("socketpair"), lPair)
+	add(need("clone3"), lENOSYS)
+	add(need("clone"), lClone)
+	add(need("ioctl"), lIoctl)
+	add(need("socket"), lSocket)
+	add(need("socketpair"), lPair)
 	if !p.TraceMe {
-		a.jeq(need("prlimit64"), lPrlim)
+		add(need("prlimit64"), lPrlim)
 	}
-	a.jeq(need("setpriority"), lPrio)
-	a.jumpTo(lAllow)
+	add(need("setpriority"), lPrio)
+	if err := a.dispatchTree(special, lAllow); err != nil {
+		return nil, err
+	}
 
 	if !p.TraceMe {
 		// prlimit64(pid, resource, new, old): pid is an int, new a

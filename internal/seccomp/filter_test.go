@@ -2,6 +2,7 @@ package seccomp
 
 import (
 	"encoding/binary"
+	"maps"
 	"slices"
 	"testing"
 
@@ -293,4 +294,137 @@ func FuzzFilter(f *testing.F) {
 			t.Fatalf("%s %+v nr=%d args=%#x,%#x,%#x,%#x: filter %#x, reference %#x", arch.Name, p, nr, a0, a1, a2, a3, got, want)
 		}
 	})
+}
+
+// policies returns every combination of the policy's switches.
+func policies() []Policy {
+	var out []Policy
+	for sel := range 16 {
+		out = append(out, Policy{AllowNetwork: sel&1 != 0, AllowUnixSockets: sel&2 != 0, TCPOnly: sel&4 != 0, TraceMe: sel&8 != 0})
+	}
+	return out
+}
+
+// TestFilterMatchesReferenceOnEverySyscall runs every syscall number of both
+// tables' range (and the numbers just past it, and the x32 range) through
+// the filter of every policy with argument patterns that reach each rule's
+// branches, and compares with the reference.
+func TestFilterMatchesReferenceOnEverySyscall(t *testing.T) {
+	argSets := [][6]uint64{
+		{},
+		{afUnix, sockStream},
+		{afUnix, 2},
+		{afInet, sockStream, ipprotoTCP},
+		{afInet6, 2},
+		{0x1_00000002, 0xffffffff_00000001},
+		{0, tiocsti},
+		{0, 0xdead0000_0000541c},
+		{0x10000000 | 17},
+		{0xffffffff_00000011},
+		{ptraceDetach, 42},
+		{42, 7, 0x7fff0000},
+		{0, 42, 19},
+		{prioUser, 0, 0},
+		{3, 0, msgFastOpen, msgFastOpen},
+	}
+	for _, arch := range []*Arch{amd64, arm64} {
+		for _, p := range policies() {
+			prog, err := Build(arch, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vm, err := bpf.NewVM(prog)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nrs := []uint32{x32SyscallBit, x32SyscallBit | 1, x32SyscallBit | 41, 0xffffffff}
+			for nr := range uint32(1024) {
+				nrs = append(nrs, nr)
+			}
+			for _, nr := range nrs {
+				for _, args := range argSets {
+					c := call{arch: arch.Audit, nr: nr, args: args}
+					got, err := vm.Run(c.data())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want := expect(arch, p, c); uint32(got) != want {
+						t.Fatalf("%s %+v nr %d args %#x: filter %#x, reference %#x", arch.Name, p, nr, args, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// steps returns how many instructions prog executes on c. It knows the
+// instructions Build emits; x/net/bpf's VM does not count.
+func steps(t *testing.T, prog []bpf.Instruction, c call) int {
+	t.Helper()
+	data := c.data()
+	var acc uint32
+	for pc, n := 0, 1; pc < len(prog); pc, n = pc+1, n+1 {
+		switch ins := prog[pc].(type) {
+		case bpf.LoadAbsolute:
+			acc = binary.BigEndian.Uint32(data[ins.Off:])
+		case bpf.ALUOpConstant:
+			acc &= ins.Val
+		case bpf.Jump:
+			pc += int(ins.Skip)
+		case bpf.JumpIf:
+			var ok bool
+			switch ins.Cond {
+			case bpf.JumpEqual:
+				ok = acc == ins.Val
+			case bpf.JumpGreaterOrEqual:
+				ok = acc >= ins.Val
+			case bpf.JumpBitsSet:
+				ok = acc&ins.Val != 0
+			default:
+				t.Fatalf("steps: unexpected condition %v", ins.Cond)
+			}
+			if ok {
+				pc += int(ins.SkipTrue)
+			} else {
+				pc += int(ins.SkipFalse)
+			}
+		case bpf.RetConstant:
+			return n
+		default:
+			t.Fatalf("steps: unexpected instruction %T", ins)
+		}
+	}
+	t.Fatal("steps: fell off the program")
+	return 0
+}
+
+// TestAllowedSyscallsTakeFewSteps bounds the instructions an allowed
+// syscall runs through. The kernel emulates the filter for every syscall
+// number when it is installed, with a spin lock held and interrupts off, to
+// learn which ones it always allows; with a linear chain of comparisons that
+// cost about 100 µs per command (a chain compares every allowed syscall
+// against each of the ~60 rules), with the search tree a fraction of it.
+func TestAllowedSyscallsTakeFewSteps(t *testing.T) {
+	for _, arch := range []*Arch{amd64, arm64} {
+		for _, p := range policies() {
+			prog, err := Build(arch, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			worst, total, count := 0, 0, 0
+			for nr := range uint32(512) {
+				if slices.Contains(slices.Collect(maps.Values(arch.nr)), nr) {
+					continue // a syscall with a rule
+				}
+				count++
+				n := steps(t, prog, call{arch: arch.Audit, nr: nr})
+				worst = max(worst, n)
+				total += n
+			}
+			if worst > 16 || count < 400 {
+				t.Errorf("%s %+v: an allowed syscall runs %d instructions (a linear chain?)", arch.Name, p, worst)
+			}
+			t.Logf("%s %+v: %d instructions; an allowed syscall runs at most %d, %.1f on average", arch.Name, p, len(prog), worst, float64(total)/float64(count))
+		}
+	}
 }
