@@ -15,13 +15,16 @@ import (
 // error that says so, without blocking: the file is opened non-blocking
 // (opening a FIFO for reading would otherwise wait for a writer) and its type
 // is checked on the open descriptor, so swapping it after a check does not
-// help. Paths are resolved as by [Sandbox.Rel].
+// help. Paths are resolved as by [Sandbox.RealPath], and the file opened is
+// the one RealPath names: what a permission rule was matched against is what
+// is read (a concurrent rename aside), even for a path os.Root alone would
+// resolve differently.
 func (s *Sandbox) OpenRegular(p string) (*os.File, fs.FileInfo, error) {
-	rel, err := s.Rel(p)
+	real, err := s.RealPath(p)
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.openRegular(p, rel)
+	return s.openRegular(p, real)
 }
 
 // openRegular is OpenRegular for rel, a path relative to the root, naming it

@@ -163,6 +163,9 @@ func (s *Sandbox) Rel(p string) (string, error) {
 	if strings.IndexByte(p, 0) >= 0 {
 		return "", helikon.InvalidArgs(fmt.Sprintf("path: %q contains a NUL byte, which no file name can contain", p))
 	}
+	if len(p) > maxPathBytes {
+		return "", helikon.InvalidArgs(fmt.Sprintf("path: %d bytes long, over the %d bytes a path may have; use a shorter path", len(p), maxPathBytes))
+	}
 	if filepath.IsAbs(p) {
 		clean := filepath.Clean(p)
 		for _, d := range append([]string{s.dir}, s.alias...) {
@@ -198,78 +201,199 @@ func within(dir, clean string) (string, bool) {
 	return filepath.ToSlash(rest), true
 }
 
-// maxSymlinks bounds the links followed while resolving one path. 40 is
-// Linux's MAXSYMLINKS for a whole path walk; os.Root allows 8 per step.
-const maxSymlinks = 40
+// maxSymlinks bounds the links followed while resolving one path. It is
+// os.Root's limit for a whole operation (rootMaxSymlinks, POSIX's
+// _POSIX_SYMLOOP_MAX): every file operation resolves through os.Root, so a
+// path with more links could not be opened anyway.
+const maxSymlinks = 8
+
+// maxPathBytes is Linux's PATH_MAX: the kernel refuses longer paths, and a
+// longer one can only serve to make resolution slow.
+const maxPathBytes = 4096
+
+// The walk budget of [Sandbox.RealPath], os.Root's own: resolving ".."
+// restarts from the root, so a path that has more than maxWalkSteps
+// components and more than maxWalkRestarts restarts is refused (os.Root
+// refuses it too). Together with maxPathBytes and maxSymlinks this bounds
+// the work one resolution does.
+const (
+	maxWalkSteps    = 255
+	maxWalkRestarts = 8
+)
 
 // RealPath resolves p like [Sandbox.Rel] and then follows every symbolic
 // link in it, the last component included, without leaving the root, and
 // returns the clean path relative to the root of the file p names ("." for
 // the root itself). Components that do not exist are kept as written.
-// A link that leads outside, or an absolute link, is denied naming p.
+// A link that leads outside, or an absolute link, is denied naming p; a
+// path that goes on after a file that is not a directory ("file/x",
+// "file/", "file/..") is an other error wrapping ENOTDIR, as the kernel
+// has it.
 //
 // The permission pipeline matches rules against this path, so that a link
-// cannot be used to get around a rule such as Read(.env). The result is a
-// snapshot: a concurrent rename can change what p names afterwards, but not
-// make the file methods leave the root.
+// cannot be used to get around a rule such as Read(.env), and the file
+// methods open the path it returns. The result is a snapshot: a concurrent
+// rename can change what p names afterwards, but not make the file methods
+// leave the root.
 func (s *Sandbox) RealPath(p string) (string, error) {
+	real, _, err := s.resolve(p)
+	return real, err
+}
+
+// resolve is RealPath; it also returns the number of path components the
+// os.Root calls it made walked, which is linear in the length of p (the
+// tests hold it to that).
+func (s *Sandbox) resolve(p string) (string, int, error) {
 	rel, err := s.Rel(p)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
+	w := walker{s: s, p: p, cur: s.root, exists: true}
+	defer w.close()
+	real, err := w.walk(rel)
+	return real, w.cost, err
+}
+
+// walker resolves a path one component at a time, looking each up in an
+// open descriptor of its parent directory, so that a path of n components
+// costs O(n) lookups rather than the O(n²) of looking up every prefix from
+// the root.
+type walker struct {
+	s        *Sandbox
+	p        string   // the path as given, for errors
+	done     []string // resolved components, each an existing directory but the last (and those after a missing one)
+	cur      *os.Root // the directory done[:depth] names; s.root when depth is 0
+	depth    int
+	exists   bool // every component in done exists
+	notDir   bool // done's last component exists and is not a directory
+	links    int
+	steps    int
+	restarts int
+	cost     int // components walked by os.Root calls
+}
+
+func (w *walker) close() {
+	if w.cur != w.s.root {
+		w.cur.Close()
+	}
+}
+
+func (w *walker) walk(rel string) (string, error) {
 	todo := splitSlash(rel)
-	var done []string
-	links := 0
-	exists := true
 	for len(todo) > 0 {
 		c := todo[0]
 		todo = todo[1:]
+		w.steps++
+		if w.steps > maxWalkSteps && w.restarts > maxWalkRestarts {
+			return "", w.tooLong()
+		}
+		if w.notDir {
+			// "file/x", "file/", "file/." and "file/.." all name a
+			// directory that is not there.
+			return "", w.s.mapErr(w.p, fmt.Errorf("%s: %w", path.Join(w.done...), syscall.ENOTDIR))
+		}
 		switch c {
 		case "", ".":
 			continue
 		case "..":
-			if len(done) == 0 {
-				return "", s.outside(p)
+			if len(w.done) == 0 {
+				return "", w.s.outside(w.p)
 			}
-			done = done[:len(done)-1]
-			exists = true // what follows may exist again: look at it
+			w.done = w.done[:len(w.done)-1]
+			w.exists = true // what follows may exist again: look at it
 			continue
 		}
-		if !exists {
-			done = append(done, c)
+		if !w.exists {
+			w.done = append(w.done, c)
 			continue
 		}
-		cand := path.Join(append(done, c)...)
-		fi, err := s.root.Lstat(cand)
+		dir, err := w.dir()
+		if errors.Is(err, fs.ErrNotExist) { // a parent named before ".." is missing
+			w.exists = false
+			w.done = append(w.done, c)
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		w.cost++
+		fi, err := dir.Lstat(c)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			exists = false
-			done = append(done, c)
+			w.exists = false
+			w.done = append(w.done, c)
 			continue
 		case err != nil:
-			return "", s.mapErr(p, err)
+			return "", w.s.mapErr(w.p, err)
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
-			done = append(done, c)
+			w.done = append(w.done, c)
+			w.notDir = !fi.IsDir()
 			continue
 		}
-		links++
-		if links > maxSymlinks {
-			return "", helikon.Other(fmt.Errorf("%s: too many levels of symbolic links (more than %d); point the links at the file directly: %w", p, maxSymlinks, syscall.ELOOP))
+		w.links++
+		if w.links > maxSymlinks {
+			return "", helikon.Other(fmt.Errorf("%s: too many levels of symbolic links (more than %d); point the links at the file directly: %w", w.p, maxSymlinks, syscall.ELOOP))
 		}
-		target, err := s.root.Readlink(cand)
+		w.cost++
+		target, err := dir.Readlink(c)
 		if err != nil {
-			return "", s.mapErr(p, err)
+			return "", w.s.mapErr(w.p, err)
 		}
 		if target == "" || filepath.IsAbs(target) {
-			return "", helikon.Denied("%s leads through the absolute symbolic link %s -> %s; the sandbox follows only relative links that stay inside the root %s: use the file's path inside the root", p, cand, target, s.dir)
+			return "", helikon.Denied("%s leads through the absolute symbolic link %s -> %s; the sandbox follows only relative links that stay inside the root %s: use the file's path inside the root", w.p, path.Join(append(w.done, c)...), target, w.s.dir)
 		}
 		todo = append(splitSlash(filepath.ToSlash(target)), todo...)
 	}
-	if len(done) == 0 {
+	if len(w.done) == 0 {
 		return ".", nil
 	}
-	return path.Join(done...), nil
+	return path.Join(w.done...), nil
+}
+
+// dir returns an open descriptor of the directory done names: the current
+// one, the one below it, or, after "..", one reopened from the root (os.Root
+// does the same: a directory's ".." may have moved since it was opened).
+// Errors are mapped, and wrap fs.ErrNotExist when a component is missing.
+func (w *walker) dir() (*os.Root, error) {
+	switch {
+	case w.depth == len(w.done):
+		return w.cur, nil
+	case w.depth == len(w.done)-1:
+		c := w.done[w.depth]
+		w.cost++
+		next, err := w.cur.OpenRoot(c)
+		if err != nil {
+			return nil, w.s.mapErr(w.p, err)
+		}
+		w.setCur(next, len(w.done))
+		return next, nil
+	}
+	w.restarts++
+	w.steps += len(w.done)
+	if w.steps > maxWalkSteps && w.restarts > maxWalkRestarts {
+		return nil, w.tooLong()
+	}
+	if len(w.done) == 0 {
+		w.setCur(w.s.root, 0)
+		return w.s.root, nil
+	}
+	w.cost += len(w.done)
+	next, err := w.s.root.OpenRoot(path.Join(w.done...))
+	if err != nil {
+		return nil, w.s.mapErr(w.p, err)
+	}
+	w.setCur(next, len(w.done))
+	return next, nil
+}
+
+func (w *walker) setCur(r *os.Root, depth int) {
+	w.close()
+	w.cur, w.depth = r, depth
+}
+
+func (w *walker) tooLong() error {
+	return helikon.Other(fmt.Errorf("%s: too many components and \"..\" steps to resolve; give the path without \"..\" or in fewer steps: %w", w.p, syscall.ENAMETOOLONG))
 }
 
 func splitSlash(p string) []string { return strings.Split(p, "/") }

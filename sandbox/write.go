@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -122,14 +123,19 @@ func readAllInto(buf []byte, r io.Reader) ([]byte, error) {
 // paths ending in a slash refused.
 func (s *Sandbox) writablePath(p string) (string, error) {
 	rel, err := s.RealPath(p)
-	if err != nil {
-		return "", err
+	if kind := helikon.KindOf(err); err != nil && (kind != helikon.KindOther || !strings.HasSuffix(p, "/")) {
+		return "", err // denials first: the model must learn the path is outside
+	}
+	if strings.HasSuffix(p, "/") {
+		return "", helikon.Other(fmt.Errorf("%s ends in a slash, which names a directory; name the file without the trailing slash", p))
 	}
 	if rel == "." {
 		return "", helikon.Other(fmt.Errorf("%s is the sandbox root directory, not a file; name a file inside it", p))
 	}
-	if strings.HasSuffix(p, "/") {
-		return "", helikon.Other(fmt.Errorf("%s ends in a slash, which names a directory; name the file without the trailing slash", p))
+	// "new/." and "a/b/.." name directories: writing them must not create
+	// a file called "new" or "a".
+	if last := path.Base(filepath.ToSlash(p)); last == "." || last == ".." {
+		return "", helikon.Other(fmt.Errorf("%s ends in %q, which names a directory; name the file itself", p, last))
 	}
 	return rel, nil
 }

@@ -1,0 +1,85 @@
+package sandbox_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/paigasus/helikon"
+)
+
+// A path that goes on after a file names a directory that is not there, as
+// the kernel has it: RealPath must not resolve "file/.." to the directory
+// above, or "file/" to the file, or Write would create what the path does
+// not name.
+func TestRealPathRefusesPathsThroughAFile(t *testing.T) {
+	fx := newFixture(t)
+	for _, p := range []string{"hello.txt/x", "hello.txt/", "hello.txt/.", "hello.txt/..", "rel-in/../hello.txt", "rel-in/", "sub/deeper/inner.txt/../inner.txt"} {
+		got, err := fx.sb.RealPath(p)
+		if !errors.Is(err, syscall.ENOTDIR) || helikon.KindOf(err) != helikon.KindOther {
+			t.Errorf("RealPath(%q) = %q, %v; want an other error wrapping ENOTDIR", p, got, err)
+		}
+		if f, _, err := fx.sb.OpenRegular(p); err == nil {
+			f.Close()
+			t.Errorf("OpenRegular(%q) opened a file", p)
+		}
+		if _, err := fx.sb.WriteFile(context.Background(), p, []byte("x")); err == nil {
+			t.Errorf("WriteFile(%q) wrote a file", p)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(fx.root, "hello.txt")); string(b) != "hello\n" {
+		t.Errorf("hello.txt changed to %q", b)
+	}
+	// ".." after missing directories is still resolved lexically: Write
+	// creates the parents it names.
+	for p, want := range map[string]string{"m1/m2/../x": "m1/x", "m1/m2/../../hello.txt": "hello.txt", "sub/m/../deeper/inner.txt": "sub/deeper/inner.txt"} {
+		if got, err := fx.sb.RealPath(p); err != nil || got != want {
+			t.Errorf("RealPath(%q) = %q, %v; want %q", p, got, err, want)
+		}
+	}
+}
+
+// "new/." and "a/b/.." name directories. Writing them must fail, not
+// create a file called "new" or "a".
+func TestWriteFileRefusesPathsNamingADirectory(t *testing.T) {
+	fx := newFixture(t)
+	for _, p := range []string{"new/.", "a/b/..", "sub/.", "sub/deeper/..", "./.", "x/./."} {
+		_, err := fx.sb.WriteFile(context.Background(), p, []byte("x"))
+		if err == nil || helikon.KindOf(err) != helikon.KindOther {
+			t.Errorf("WriteFile(%q) = %v, want an other error", p, err)
+		}
+	}
+	for _, name := range []string{"new", "a", "x"} {
+		if _, err := os.Lstat(filepath.Join(fx.root, name)); err == nil {
+			t.Errorf("%s was created", name)
+		}
+	}
+	if fi, err := os.Lstat(filepath.Join(fx.root, "sub")); err != nil || !fi.IsDir() {
+		t.Errorf("sub is no longer a directory: %v", err)
+	}
+}
+
+// Paths longer than PATH_MAX are refused before anything is looked up.
+func TestPathsOverPathMaxAreInvalid(t *testing.T) {
+	fx := newFixture(t)
+	long := strings.Repeat("a/", 2100) + "f" // 4201 bytes
+	for name, op := range map[string]func() error{
+		"Rel":      func() error { _, err := fx.sb.Rel(long); return err },
+		"RealPath": func() error { _, err := fx.sb.RealPath(long); return err },
+		"WriteFile": func() error {
+			_, err := fx.sb.WriteFile(context.Background(), long, []byte("x"))
+			return err
+		},
+	} {
+		if err := op(); !errors.Is(err, helikon.ErrInvalidArgs) || !strings.Contains(err.Error(), "4096") {
+			t.Errorf("%s of a %d-byte path = %.100v; want invalid arguments naming the limit", name, len(long), err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(fx.root, "a")); err == nil {
+		t.Error("a directory was created for a refused path")
+	}
+}

@@ -1,0 +1,61 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Resolving a path of n components must cost O(n) lookups. Looking every
+// prefix up from the root costs O(n²): at a depth of 2000 (a 4000-byte
+// path) that is two million openat calls, seconds of CPU that no context
+// can cancel, for every Read, Write, Edit and permission check of the path.
+func TestResolveCostIsLinearInPathLength(t *testing.T) {
+	dir := t.TempDir()
+	const depth = 1000
+	deep := strings.Repeat("d/", depth)
+	if err := os.MkdirAll(filepath.Join(dir, deep), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, deep, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(strings.Repeat("d/", depth/2)+"f", filepath.Join(dir, deep[:len(deep)/2], "link")); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	for _, tc := range []struct {
+		path, want string
+	}{
+		{deep + "f", deep + "f"},
+		{deep + "missing/more/f", deep + "missing/more/f"},
+		{deep[:len(deep)/2] + "link", deep + "f"},
+		// ".." restarts from the root, as os.Root does; a few are fine.
+		{deep + "../../d/d/f", deep + "f"},
+		{deep + strings.Repeat("../", 4) + strings.Repeat("d/", 4) + "f", deep + "f"},
+	} {
+		got, cost, err := sb.resolve(tc.path)
+		if err != nil || got != strings.TrimSuffix(tc.want, "/") {
+			t.Errorf("resolve(%.40q…) = %.40q…, %.200v", tc.path, got, err)
+			continue
+		}
+		n := strings.Count(tc.path, "/") + 1
+		if limit := 3*n + 4*depth; cost > limit {
+			t.Errorf("resolve(%.40q…) of %d components walked %d components (limit %d): not linear", tc.path, n, cost, limit)
+		}
+	}
+	// Many restarts at depth: os.Root's budget refuses the path, and so
+	// does RealPath, before doing quadratic work.
+	p := deep + strings.Repeat("../../d/d/", 200) + "f"
+	if _, cost, err := sb.resolve(p); err == nil || cost > 20*depth {
+		t.Errorf("resolve of %d restarts at depth %d: cost %d, err %v; want a bounded refusal", 200, depth, cost, err)
+	}
+	if _, err := sb.Root().Open(p); err == nil {
+		t.Error("os.Root opened the path RealPath refused; the budgets disagree")
+	}
+}
