@@ -51,3 +51,13 @@ func keepOwner(f *os.File, old fs.FileInfo) {
 		f.Chown(int(st.Uid), int(st.Gid))
 	}
 }
+
+// sameOwner reports whether a and b have the same owner and the same group.
+func sameOwner(a, b fs.FileInfo) (uid, gid bool) {
+	sa, ok1 := a.Sys().(*syscall.Stat_t)
+	sb, ok2 := b.Sys().(*syscall.Stat_t)
+	if !ok1 || !ok2 {
+		return false, false
+	}
+	return sa.Uid == sb.Uid, sa.Gid == sb.Gid
+}

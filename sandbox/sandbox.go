@@ -27,7 +27,11 @@
 //   - [Sandbox.WriteFile] and [Sandbox.UpdateFile] replace a file atomically:
 //     the new content goes to a temporary file in the same directory, is
 //     synced, and is renamed over the target, keeping the old file's mode
-//     (and, when running as root, its owner). A reader, or a process killed
+//     (and, when running as root, its owner). The set-user-ID and
+//     set-group-ID bits are kept only while the owner and group are: a
+//     rewrite never makes a file set-ID to an identity it was not set-ID to
+//     (as the kernel drops them when an unprivileged process writes such a
+//     file). A reader, or a process killed
 //     mid-write, sees the old content or the new, never a mix. A hard link
 //     inside the root to an inode outside it is never written through: the
 //     rename replaces the directory entry and leaves the other inode alone.

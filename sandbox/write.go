@@ -37,7 +37,9 @@ type WriteResult struct {
 // WriteFile atomically replaces the file p with data, creating it and its
 // parent directories (inside the root) when they are missing. The new file
 // keeps an existing file's permission bits and, when the process runs as
-// root, its owner and group; a new file gets mode 0666 less the umask. A
+// root, its owner and group; its set-user-ID and set-group-ID bits only as
+// long as it keeps the owner and group they refer to. A new file gets mode
+// 0666 less the umask. A
 // symbolic link at p is followed (inside the root) and its target is
 // replaced; the link stays a link. See the package documentation for the
 // guarantees.
@@ -212,7 +214,7 @@ func (s *Sandbox) replace(ctx context.Context, p, rel string, data [][]byte) (re
 	}
 	if old != nil {
 		keepOwner(tmp, old) // before chmod: chown clears set-user-ID bits
-		if err = tmp.Chmod(old.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)); err != nil {
+		if err = tmp.Chmod(keptMode(tmp, old)); err != nil {
 			return res, s.mapErr(p, err)
 		}
 	}
@@ -227,6 +229,34 @@ func (s *Sandbox) replace(ctx context.Context, p, rel string, data [][]byte) (re
 	}
 	syncDir(parent)
 	return WriteResult{Path: rel, Created: created, Bytes: size}, nil
+}
+
+// keptMode is the mode the new file tmp takes over from the file it
+// replaces: the permission and sticky bits, and the set-user-ID and
+// set-group-ID bits only while tmp has the old file's owner and group.
+// Otherwise keeping them would hand the file's privileges to a new identity
+// with new content: a set-user-ID file of another user rewritten by an
+// unprivileged writer would become set-user-ID to the writer, and one whose
+// owner could not be kept (an owner unmapped in a user namespace, a file
+// system that refuses chown) set-user-ID to root. The kernel drops both bits
+// when an unprivileged process writes to such a file, for the same reason.
+func keptMode(tmp *os.File, old fs.FileInfo) fs.FileMode {
+	mode := old.Mode() & (fs.ModePerm | fs.ModeSticky)
+	if old.Mode()&(fs.ModeSetuid|fs.ModeSetgid) == 0 {
+		return mode
+	}
+	cur, err := tmp.Stat()
+	if err != nil {
+		return mode
+	}
+	uid, gid := sameOwner(cur, old)
+	if uid {
+		mode |= old.Mode() & fs.ModeSetuid
+	}
+	if gid {
+		mode |= old.Mode() & fs.ModeSetgid
+	}
+	return mode
 }
 
 // syncDir flushes the directory entry of a rename; a failure only weakens
