@@ -262,6 +262,13 @@ func (a *analyzer) node(n syntax.Node, depth int) {
 		}
 	case *syntax.TestClause:
 		a.vars.test(a, n.X)
+	case *syntax.ExtGlob:
+		// The parser keeps an extended glob's pattern as raw text, but bash
+		// expands it like the rest of the word: @($(rm x)) runs rm, in
+		// [[ == ]] always and elsewhere under shopt -s extglob.
+		if n.Pattern != nil && strings.ContainsAny(n.Pattern.Value, "$`<>") {
+			a.unresolved("the extended glob pattern %s holds an expansion, which bash runs; write the pattern literally", printNode(n))
+		}
 	case *syntax.FuncDecl:
 		// The body is walked like any other code; a call of the function
 		// by name is listed under that name.

@@ -1,6 +1,7 @@
 package shellcmd
 
 import (
+	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -37,6 +38,21 @@ var codeVars = map[string]bool{
 	"PS0": true, "PS1": true, "PS2": true, "PS3": true, "PS4": true, "PROMPT_COMMAND": true,
 }
 
+// intVars are the variables bash itself gives the integer attribute: what
+// is assigned to them is evaluated as arithmetic, so OPTIND='a[$(rm x)]'
+// runs rm.
+var intVars = map[string]bool{
+	"OPTIND": true, "RANDOM": true, "SRANDOM": true, "HISTCMD": true, "BASHPID": true,
+	"EUID": true, "UID": true, "PPID": true,
+}
+
+// isBourneShell reports whether text names a shell whose -c string this
+// package parses with bash syntax.
+func isBourneShell(text string) bool {
+	lang, ok := shells[path.Base(text)]
+	return ok && lang == syntax.LangBash && !strings.ContainsAny(text, "$`")
+}
+
 // tableVars are bash's command hash table and alias table: an entry such as
 // BASH_CMDS[ls]=/bin/rm makes a name run another program, like hash -p.
 var tableVars = map[string]bool{"BASH_CMDS": true, "BASH_ALIASES": true}
@@ -66,26 +82,35 @@ func newVarFlow() *varFlow {
 // set records an assignment that does not depend on the old value and whose
 // text is not known (a number when numeric).
 func (v *varFlow) set(a *analyzer, name string, numeric bool) {
-	v.record(a, name, numeric, numeric)
+	v.record(a, name, numeric, numeric, "")
 	v.inited[name] = true
 }
 
 // setPlain is set for an assignment whose value is known to be plain text
-// that expands to itself (see [startupVars]).
-func (v *varFlow) setPlain(a *analyzer, name string, numeric bool) {
-	v.record(a, name, numeric, true)
+// that expands to itself (see [startupVars]): text.
+func (v *varFlow) setPlain(a *analyzer, name string, numeric bool, text string) {
+	v.record(a, name, numeric, true, text)
 	v.inited[name] = true
 }
 
 // update records an assignment that reads the old value first (x++, x+=1),
 // which makes the old value a use too.
 func (v *varFlow) update(a *analyzer, name string, numeric bool) {
-	v.record(a, name, numeric, numeric)
+	v.record(a, name, numeric, numeric, "")
 }
 
 // record records an assignment of name; plain reports that the value is
-// static text without expansions.
-func (v *varFlow) record(a *analyzer, name string, numeric, plain bool) {
+// static text without expansions, text (when plain).
+func (v *varFlow) record(a *analyzer, name string, numeric, plain bool, text string) {
+	if intVars[name] && !numeric {
+		a.unresolved("assigning %s evaluates the value as arithmetic (bash gives it the integer attribute), which can run commands hidden in an array subscript; assign it a literal number", name)
+	}
+	if name == "SHELLOPTS" {
+		a.unresolved("SHELLOPTS turns on options, such as history expansion, in the shells the line starts; set the options with set -o in the command instead")
+	}
+	if name == "SHELL" && !(plain && isBourneShell(text)) {
+		a.unresolved("SHELL picks the interpreter that sudo -s, su -m and flock -c give their command to; leave it unset or set it to a plain path of sh or bash")
+	}
 	if codeVars[name] {
 		a.unresolved("assigning %s makes the shell run its value as commands; do not set it", name)
 	}
@@ -107,7 +132,7 @@ func (v *varFlow) record(a *analyzer, name string, numeric, plain bool) {
 func (v *varFlow) envAssign(a *analyzer, f field) {
 	name, val, _ := strings.Cut(f.text, "=")
 	if !f.dynamic && plainFileName(val) {
-		v.setPlain(a, name, false)
+		v.setPlain(a, name, false, val)
 		return
 	}
 	v.set(a, name, false)
@@ -132,7 +157,7 @@ func (v *varFlow) assign(a *analyzer, as *syntax.Assign, variant string) {
 	case as.Value != nil:
 		numeric = numericWord(as.Value) && !as.Append
 		if text, ok := staticText(as.Value); ok && !as.Append && as.Index == nil && plainFileName(text) {
-			v.setPlain(a, as.Name.Value, numeric)
+			v.setPlain(a, as.Name.Value, numeric, text)
 			return
 		}
 	case as.Naked:
@@ -141,7 +166,7 @@ func (v *varFlow) assign(a *analyzer, as *syntax.Assign, variant string) {
 		if variant != "local" {
 			return
 		}
-		v.setPlain(a, as.Name.Value, numeric)
+		v.setPlain(a, as.Name.Value, numeric, "")
 		return
 	}
 	v.set(a, as.Name.Value, numeric)

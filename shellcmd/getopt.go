@@ -19,6 +19,10 @@ type optSpec struct {
 	short string
 	// long maps long option names to argNone, argRequired or argOptional.
 	long map[string]int
+	// permute makes parse read options after operands too, as GNU getopt
+	// does by default (su, runuser); operands are then all the
+	// non-option words, and those after --.
+	permute bool
 }
 
 const (
@@ -31,12 +35,17 @@ type opt struct {
 	name string // the short letter or the long name
 	val  string
 	has  bool // val was given
+	// dynamic reports that val is a separate word computed at run time
+	// (a value attached to its option word is always static, or the
+	// parse fails).
+	dynamic bool
 }
 
 // parse splits args into options and the operands after them. It fails,
 // with a reason, when an option is unknown or an option word is computed at
 // run time (it may expand to any options, or to none).
 func (s optSpec) parse(prog string, args []field) (opts []opt, rest []field, err error) {
+	var operands []field
 	for i := 0; i < len(args); i++ {
 		f := args[i]
 		if f.dynamic {
@@ -44,9 +53,13 @@ func (s optSpec) parse(prog string, args []field) (opts []opt, rest []field, err
 		}
 		t := f.text
 		if t == "--" {
-			return opts, args[i+1:], nil
+			return opts, append(operands, args[i+1:]...), nil
 		}
 		if len(t) < 2 || t[0] != '-' {
+			if s.permute {
+				operands = append(operands, f)
+				continue
+			}
 			return opts, args[i:], nil
 		}
 		if strings.HasPrefix(t, "--") {
@@ -70,7 +83,8 @@ func (s optSpec) parse(prog string, args []field) (opts []opt, rest []field, err
 				if args[i].splits {
 					return nil, nil, fmt.Errorf("cannot tell the options of %s: %s is computed at run time", prog, args[i].text)
 				}
-				val, has = args[i].text, true
+				opts = append(opts, opt{name: name, val: args[i].text, has: true, dynamic: args[i].dynamic})
+				continue
 			}
 			opts = append(opts, opt{name: name, val: val, has: has})
 			continue
@@ -103,7 +117,7 @@ func (s optSpec) parse(prog string, args []field) (opts []opt, rest []field, err
 					if args[i].splits {
 						return nil, nil, fmt.Errorf("cannot tell the options of %s: %s is computed at run time", prog, args[i].text)
 					}
-					o.val = args[i].text
+					o.val, o.dynamic = args[i].text, args[i].dynamic
 				}
 				opts = append(opts, o)
 				j = len(t)
@@ -112,7 +126,7 @@ func (s optSpec) parse(prog string, args []field) (opts []opt, rest []field, err
 			}
 		}
 	}
-	return opts, nil, nil
+	return opts, operands, nil
 }
 
 func (s optSpec) longPrefix(p string) (string, int, bool) {
@@ -139,6 +153,20 @@ func has(opts []opt, names ...string) bool {
 		}
 	}
 	return false
+}
+
+// valueField returns the last value given to one of the options names, as
+// a field.
+func valueField(opts []opt, names ...string) (field, bool) {
+	f, ok := field{}, false
+	for _, o := range opts {
+		for _, n := range names {
+			if o.name == n {
+				f, ok = field{text: o.val, dynamic: o.dynamic}, o.has
+			}
+		}
+	}
+	return f, ok
 }
 
 func value(opts []opt, names ...string) (string, bool) {

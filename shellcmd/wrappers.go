@@ -38,7 +38,14 @@ var (
 	flockSpec  = optSpec{short: "sxuneow:E:c:FhV", long: longs(
 		"shared exclusive unlock nonblock no-fork close timeout: wait: conflict-exit-code: command: fcntl verbose help version")}
 	unbufferSpec = optSpec{short: "p"}
-	watchSpec    = optSpec{short: "bcCd::egn:pq:rtwxhv", long: longs(
+	jobsSpec     = optSpec{short: "lnprsx"}
+	suSpec       = optSpec{short: "c:fg:G:lmpPs:hVw:", permute: true, long: longs(
+		"command: session-command: fast group: supp-group: login preserve-environment pty shell: " +
+			"whitelist-environment: help version")}
+	runuserSpec = optSpec{short: "c:fg:G:lmpPs:u:hVw:", permute: true, long: longs(
+		"command: session-command: fast group: supp-group: login preserve-environment pty shell: user: " +
+			"whitelist-environment: help version")}
+	watchSpec = optSpec{short: "bcCd::egn:pq:rtwxhv", long: longs(
 		"beep color no-color differences:: errexit chgexit interval: precise no-rerun no-title no-wrap no-linewrap exec help version")}
 	shellLong = map[string]int{"rcfile": argRequired, "init-file": argRequired, "emulate": argRequired}
 )
@@ -92,12 +99,38 @@ func (a *analyzer) unwrap(prog string, args []field, ctx *callCtx) []field {
 		if anyOpt(args, 'f') {
 			a.unresolved("enable -f loads a builtin from a shared library, which cannot be checked; call the program directly")
 		}
-	case "compgen":
+	case "compgen", "complete":
 		if anyOpt(args, 'C') || anyOpt(args, 'F') {
-			a.unresolved("compgen -C/-F runs commands given as strings; call the program directly")
+			a.unresolved("%s -C/-F runs commands given as strings; call the program directly", prog)
+		} else if anyOpt(args, 'W') {
+			// The word list is expanded like a line of words when the
+			// completion runs: a $(...) in it runs.
+			a.compWords(prog, args)
 		}
 	case "trap":
 		a.trap(args, ctx)
+	case "set":
+		a.setBuiltin(args)
+	case "shopt":
+		a.shopt(args)
+	case "jobs":
+		// jobs -x runs its operands as a command, jobspecs (%1) replaced
+		// by process group IDs.
+		opts, rest, err := jobsSpec.parse(prog, args)
+		if err != nil || !has(opts, "x") {
+			if err != nil && !errors.Is(err, errMissing) {
+				a.unresolved("%v; write the command without it", err)
+			}
+			return nil
+		}
+		out := make([]field, len(rest))
+		for i, f := range rest {
+			out[i] = f
+			if strings.Contains(f.text, "%") {
+				out[i].dynamic = true // replaced by a process group ID
+			}
+		}
+		return a.need(prog, out, ctx)
 	case "let":
 		a.unresolved("let evaluates its arguments as arithmetic, which can run commands hidden in variables; use $((...)) with literal numbers")
 	case "read", "mapfile", "readarray", "printf", "unset", "getopts", "wait", "test", "[", "declare", "typeset", "local", "export", "readonly":
@@ -505,60 +538,59 @@ func (a *analyzer) watch(args []field, ctx *callCtx) []field {
 	return nil
 }
 
-// su and runuser run -c's string with the target user's shell; their option
-// parsing permutes, so -c is looked for anywhere.
+// su and runuser run -c's string, and the operands after the user name,
+// with the target user's shell, as in shell -c STRING OPERAND...; their
+// options permute (GNU getopt), so an option may follow the user name.
+// runuser -u USER runs its operands as a program, without a shell.
 func (a *analyzer) su(prog string, args []field, ctx *callCtx) {
-	var cmd *field
-	for i := 0; i < len(args); i++ {
-		f := args[i]
-		if f.dynamic {
-			a.unresolved("cannot tell what %s runs: %s is computed at run time", prog, f.text)
-			return
-		}
-		t := f.text
-		switch {
-		case t == "-s" || t == "--shell" || strings.HasPrefix(t, "--shell="):
-			a.unresolved("%s -s picks the interpreter that runs the command, which this policy cannot analyse", prog)
-			return
-		case t == "-c" || t == "--command" || t == "-C" || t == "--session-command":
-			if i+1 < len(args) {
-				cmd = &args[i+1]
-				i++
-			}
-		case strings.HasPrefix(t, "--command=") || strings.HasPrefix(t, "--session-command="):
-			_, v, _ := strings.Cut(t, "=")
-			cmd = &field{text: v}
-		case len(t) > 2 && (strings.HasPrefix(t, "-c") || strings.HasPrefix(t, "-C")) && !strings.HasPrefix(t, "--"):
-			cmd = &field{text: t[2:]}
-		}
+	spec := suSpec
+	if prog == "runuser" {
+		spec = runuserSpec
+	}
+	opts, operands, err := spec.parse(prog, args)
+	if err != nil && !errors.Is(err, errMissing) {
+		a.unresolved("%v; write the command without it", err)
+		return
 	}
 	if ctx.openEnded {
 		a.unresolved("%s under xargs takes its command from the input; name the program", prog)
 		return
 	}
-	if cmd == nil && prog == "runuser" {
-		// runuser -u USER [--] PROGRAM [ARG...] runs the program directly.
-		if argv := runuserArgv(args); argv != nil {
-			a.argv(argv, &callCtx{depth: ctx.depth, stdin: ctx.stdin, via: "runuser"})
+	if err != nil || has(opts, "h", "V", "help", "version") {
+		return // a usage error, or help
+	}
+	if has(opts, "u", "user") {
+		// runuser -u USER [--] PROGRAM [ARG...]
+		a.argv(operands, &callCtx{depth: ctx.depth, stdin: ctx.stdin, via: prog + " -u"})
+		return
+	}
+	lang := syntax.LangBash
+	if sh, ok := valueField(opts, "s", "shell"); ok {
+		l, bourne := shells[path.Base(sh.text)]
+		if sh.dynamic || !bourne {
+			a.unresolved("%s -s %s picks the interpreter that runs the command, which this policy cannot analyse; use sh or bash", prog, sh.text)
 			return
 		}
+		lang = l
 	}
-	if cmd == nil {
-		a.shellStdin(prog, ctx)
-		return
+	if len(operands) > 0 && !operands[0].dynamic && operands[0].text == "-" {
+		operands = operands[1:] // su - is su -l
 	}
-	if cmd.dynamic {
-		a.unresolved("cannot tell what %s -c runs: %s is computed at run time", prog, cmd.text)
-		return
+	if len(operands) > 0 {
+		operands = operands[1:] // the user name
 	}
-	a.script(cmd.text, syntax.LangBash, ctx.depth+1, "the command string of "+prog+" -c")
+	var argv []field
+	if cmd, ok := valueField(opts, "c", "command", "session-command"); ok {
+		argv = append(argv, field{text: "-c"}, cmd)
+	}
+	a.shell(prog, lang, append(argv, operands...), ctx)
 }
 
 // shell handles sh, bash and the like: -c strings are parsed in turn, and a
 // shell reading its commands from standard input is analysed when that input
 // is a here-document or here-string.
 func (a *analyzer) shell(prog string, lang syntax.LangVariant, args []field, ctx *callCtx) {
-	cmode, smode := false, false
+	cmode, smode, interactive := false, false, false
 	i := 0
 options:
 	for ; i < len(args); i++ {
@@ -587,19 +619,40 @@ options:
 				}
 			}
 		case len(t) > 1 && (t[0] == '-' || t[0] == '+'):
+			on := t[0] == '-'
+			// Each -o or -O in the cluster takes the next word as its
+			// option name and the cluster goes on: bash -oc posix 'cmd'
+			// is -o posix -c 'cmd' (bash, dash).
+			next := i
 			for j := 1; j < len(t); j++ {
 				switch t[j] {
 				case 'c':
 					cmode = true
 				case 's':
 					smode = true
+				case 'i':
+					interactive = interactive || on
 				case 'o', 'O':
-					if j == len(t)-1 {
-						i++ // -o takes the next word
+					next++
+					if next >= len(args) {
+						continue // -o alone lists the options
 					}
-					j = len(t)
+					if args[next].dynamic {
+						a.unresolved("cannot tell what %s runs: its option %s is computed at run time", prog, args[next].text)
+						return
+					}
+					if reason := shellOptionRisk(t[j], on, args[next].text); reason != "" {
+						a.unresolved("%s %c%c %s %s; do not set it", prog, t[0], t[j], args[next].text, reason)
+						return
+					}
+				default:
+					if reason := shellOptionRisk(t[j], on, ""); reason != "" {
+						a.unresolved("%s %c%c %s; do not set it", prog, t[0], t[j], reason)
+						return
+					}
 				}
 			}
+			i = next
 		default:
 			break options
 		}
@@ -607,6 +660,12 @@ options:
 	var rest []field
 	if i < len(args) {
 		rest = args[i:]
+	}
+	if interactive && !cmode && (len(rest) == 0 || smode || isStdinFile(rest[0].text)) {
+		// An interactive bash expands history (!!, !$, ^a^b) in every line
+		// it reads before parsing it, so the text is not what runs.
+		a.unresolved("an interactive %s expands history (!) in the commands it reads, which rewrites them before they run; do not use -i", prog)
+		return
 	}
 	switch {
 	case cmode:
@@ -683,32 +742,128 @@ func (a *analyzer) trap(args []field, ctx *callCtx) {
 	a.script(act.text, syntax.LangBash, ctx.depth+1, "the trap action")
 }
 
-// runuserArgv returns the program vector of runuser -u USER [--] PROGRAM, or
-// nil for the su-like form.
-func runuserArgv(args []field) []field {
-	user := false
+// Risks of shell options, for set, shopt and a shell's command line.
+const (
+	histRisk     = "turns on history expansion, which rewrites each line (!!, !$, ^a^b) before it is parsed"
+	keywordRisk  = "puts assignment words anywhere in a command into its environment (BASH_ENV=... as an argument)"
+	commentsRisk = "makes # start no comment in an interactive shell, so what follows it runs"
+)
+
+// shellOptionRisk returns why setting a shell option (letter, with name for
+// -o and -O) makes the shell run text other than what the parser sees, or
+// "". on is true for -, false for +.
+func shellOptionRisk(letter byte, on bool, name string) string {
+	switch {
+	case on && letter == 'H':
+		return histRisk
+	case on && letter == 'k':
+		return keywordRisk
+	case on && letter == 'o' && (name == "history" || name == "histexpand"):
+		return histRisk
+	case on && letter == 'o' && name == "keyword":
+		return keywordRisk
+	case !on && letter == 'O' && name == "interactive_comments":
+		return commentsRisk
+	}
+	return ""
+}
+
+// setBuiltin checks the options given to set.
+func (a *analyzer) setBuiltin(args []field) {
 	for i := 0; i < len(args); i++ {
-		t := args[i].text
-		switch {
-		case t == "--":
-			if user {
-				return args[i+1:]
+		f := args[i]
+		if f.dynamic {
+			a.unresolved("set %s: an option computed at run time may turn on history expansion or -k; write the options literally, or put -- before the values", f.text)
+			return
+		}
+		t := f.text
+		if t == "--" || t == "-" || len(t) < 2 || t[0] != '-' && t[0] != '+' {
+			return // the positional parameters follow
+		}
+		on := t[0] == '-'
+		for j := 1; j < len(t); j++ {
+			name := ""
+			if t[j] == 'o' {
+				// -o takes the next word; bash's own reading of a
+				// cluster such as -oe is odd, so both that word and
+				// the rest of the cluster are checked.
+				if i+1 < len(args) {
+					if args[i+1].dynamic {
+						a.unresolved("set -o %s: the option name is computed at run time; write it literally", args[i+1].text)
+						return
+					}
+					name = args[i+1].text
+				}
+				if shellOptionRisk('o', on, t[j+1:]) != "" {
+					name = t[j+1:]
+				}
 			}
-			return nil
-		case t == "-u" || t == "--user":
-			user = true
-			i++
-		case strings.HasPrefix(t, "--user=") || len(t) > 2 && strings.HasPrefix(t, "-u"):
-			user = true
-		case t == "-g" || t == "-G" || t == "-w" || t == "--group" || t == "--supp-group" || t == "--whitelist-environment":
-			i++
-		case strings.HasPrefix(t, "-"):
-		default:
-			if user {
-				return args[i:]
+			if reason := shellOptionRisk(t[j], on, name); reason != "" {
+				a.unresolved("set %c%c %s %s; do not set it", t[0], t[j], name, reason)
+				return
 			}
-			return nil
+		}
+		if strings.Contains(t[1:], "o") {
+			i++
 		}
 	}
-	return nil
+}
+
+// shopt checks shopt -s/-u, and shopt -o for set's options.
+func (a *analyzer) shopt(args []field) {
+	opts, rest, err := optSpec{short: "opqsu"}.parse("shopt", args)
+	if err != nil {
+		if !errors.Is(err, errMissing) {
+			a.unresolved("%v; write the options literally", err)
+		}
+		return
+	}
+	letter := byte('O')
+	if has(opts, "o") {
+		letter = 'o'
+	}
+	on := has(opts, "s")
+	if !on && !has(opts, "u") {
+		return // a query
+	}
+	for _, f := range rest {
+		if f.dynamic {
+			a.unresolved("shopt %s: an option name computed at run time may change how the shell reads commands; write it literally", f.text)
+			return
+		}
+		if reason := shellOptionRisk(letter, on, f.text); reason != "" {
+			a.unresolved("shopt %s %s; do not set it", f.text, reason)
+			return
+		}
+	}
+}
+
+// compWords checks the word list of compgen -W and complete -W, which the
+// shell expands (running command substitutions) when the completion runs.
+func (a *analyzer) compWords(prog string, args []field) {
+	for i, f := range args {
+		if f.dynamic || f.text == "--" {
+			break // anyOpt has reported a dynamic word, if any
+		}
+		if !strings.HasPrefix(f.text, "-") {
+			continue
+		}
+		k := strings.IndexByte(f.text, 'W')
+		if k < 0 {
+			continue
+		}
+		var w field
+		switch {
+		case k+1 < len(f.text):
+			w = field{text: f.text[k+1:]}
+		case i+1 < len(args):
+			w = args[i+1]
+		default:
+			return
+		}
+		if w.dynamic || strings.ContainsAny(w.text, "$`") {
+			a.unresolved("%s -W %s: the word list is expanded when the completion runs, running command substitutions in it; list plain words", prog, w.text)
+			return
+		}
+	}
 }

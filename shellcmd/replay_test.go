@@ -1,0 +1,103 @@
+package shellcmd
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// replayAttacks are lines on which the real bash runs touch although the
+// line does not show it as a program: parser and option-grammar divergences
+// (shell option clusters, su's option grammar, extended glob patterns),
+// history expansion, set -k, interactive comments, bash's integer
+// variables, and builtins that run or expand commands (jobs -x, compgen -W).
+var replayAttacks = []string{
+	// bash and dash take -o's and -O's argument from the next word and go on
+	// reading the cluster: -oc is -o (next word) and -c.
+	"bash -oc posix 'touch pwned'",
+	"bash -Oc extglob 'touch pwned'",
+	"sh -eoc nounset 'touch pwned'",
+	// A substitution inside an extended glob pattern runs: in [[ ]] always,
+	// elsewhere once extglob is on.
+	"[[ x == @($(touch pwned)) ]]",
+	"[[ x == @(`touch pwned`) ]]",
+	"shopt -s extglob\necho !(`touch pwned`)",
+	"shopt -s extglob\ncase x in @($(touch pwned))) ;; esac",
+	// History expansion rewrites a line before it is parsed.
+	"set -o history -H\n: touch pwned\n!!:1-$",
+	"bash -c $'set -H; shopt -so history\\n: touch pwned\\n!!:1-$'",
+	"bash -ic $'set -o history\\n: touch pwned\\n!!:1-$'",
+	"bash -i <<'EOF'\n: touch pwned\n!!:1-$\nEOF",
+	"bash -o history -H <<'EOF'\n: touch pwned\n!!:1-$\nEOF",
+	"env SHELLOPTS=history:histexpand bash <<'EOF'\n: touch pwned\n!!:1-$\nEOF",
+	// set -k puts every assignment word in the environment.
+	"set -k; bash -c : BASH_ENV='$(touch pwned)'",
+	// An interactive shell with interactive_comments off runs what follows #.
+	"bash -ic $'shopt -u interactive_comments\\n# ; touch pwned'",
+	// bash's own integer variables evaluate what is assigned to them.
+	"OPTIND='a[$(touch pwned)]'",
+	"x='a[$(touch pwned)]'; RANDOM=$x",
+	"read SRANDOM <<< 'a[$(touch pwned)]'",
+	"HISTCMD='a[$(touch pwned)]'",
+	"for OPTIND in 'a[$(touch pwned)]'; do :; done",
+	"declare OPTIND='a[$(touch pwned)]'",
+	"mapfile RANDOM <<< 'a[$(touch pwned)]'",
+	"x='a[$(touch pwned)]'; RANDOM+=$x",
+	"x='a[$(touch pwned)]'; OPTIND=(\"$x\")",
+	// Builtins that run a command or expand a word list.
+	"jobs -x touch pwned",
+	"compgen -W '$(touch pwned)' x",
+}
+
+// replayRootAttacks need su, which runs without a password for root.
+var replayRootAttacks = []string{
+	"su -mc 'touch pwned' root <<< ''",
+	"su -fc 'touch pwned' root <<< ''",
+	"su --comm 'touch pwned' root <<< ''",
+	"su --comm='touch pwned' root <<< ''",
+	"su root -- -c 'touch pwned' <<< ''",
+	"su root -s/usr/bin/perl -c pwned.pl <<< ''",
+	"su root --sh=/usr/bin/perl -c pwned.pl <<< ''",
+	"runuser -u root -m touch pwned",
+}
+
+// TestReplayAttacksAgainstBash runs each attack with the real bash, checks
+// that it does run touch, and that Analyze lists touch or reports the line
+// unresolved: a deny list of touch would otherwise pass the line.
+func TestReplayAttacksAgainstBash(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash is not installed: the attacks cannot be replayed")
+	}
+	attacks := slices.Clone(replayAttacks)
+	if _, err := exec.LookPath("su"); err == nil && os.Geteuid() == 0 {
+		attacks = append(attacks, replayRootAttacks...)
+	} else {
+		t.Log("not root or no su: the su attacks are only analysed")
+	}
+	for _, cmd := range attacks {
+		dir := t.TempDir()
+		// pwned.pl creates pwned when perl compiles it (perl -c runs BEGIN).
+		if err := os.WriteFile(filepath.Join(dir, "pwned.pl"), []byte("BEGIN { open my $f, '>', 'pwned' }\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := exec.Command(bash, "-c", cmd)
+		c.Dir = dir
+		c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+		c.Run() // the exit status does not matter, the file does
+		if _, err := os.Stat(filepath.Join(dir, "pwned")); err != nil {
+			t.Errorf("%q did not run touch under this bash, so the case tests nothing: %v", cmd, err)
+			continue
+		}
+		if a := Analyze(cmd); a.Unresolved == "" && !slices.Contains(a.Programs(), "touch") {
+			t.Errorf("Analyze(%q) = %q, resolved, but bash ran touch", cmd, a.Programs())
+		}
+	}
+	for _, cmd := range replayRootAttacks {
+		if a := Analyze(cmd); a.Unresolved == "" && !slices.Contains(a.Programs(), "touch") && !slices.Contains(a.Programs(), "perl") {
+			t.Errorf("Analyze(%q) = %q, resolved, but su runs touch or perl", cmd, a.Programs())
+		}
+	}
+}
