@@ -34,8 +34,11 @@
 // # What is not guaranteed
 //
 //   - Edit is a read-modify-write. Edits of one path through one Sandbox are
-//     serialised, but a change made by another process between Edit's read
-//     and its rename is overwritten (the last writer wins, whole).
+//     serialised; a change made by another process between Edit's read and
+//     its rename makes Edit fail (nothing written, the model told to read
+//     the file again), except one made in the last microseconds before the
+//     rename, or one that keeps the size within a clock tick of the read
+//     (see [sandbox.ErrChanged]): that one is overwritten, whole.
 //   - total_lines is null when counting would mean scanning more than
 //     ReadOptions.CountBytes past the window.
 //   - Read does not check the encoding of lines it skips or of the part of a

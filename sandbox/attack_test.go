@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/sandbox"
 )
 
 // A path that goes on after a file names a directory that is not there, as
@@ -81,5 +83,66 @@ func TestPathsOverPathMaxAreInvalid(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(fx.root, "a")); err == nil {
 		t.Error("a directory was created for a refused path")
+	}
+}
+
+// UpdateFile must read a file to its end, not to the size a stat reported
+// before the read: a file that grew, or one of a /proc-like file system
+// (size 0), would otherwise be written back without its tail.
+func TestUpdateFileReadsPastTheStatSize(t *testing.T) {
+	sb, err := sandbox.Open("/proc/self")
+	if err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	defer sb.Close()
+	fi, err := sb.Root().Stat("status")
+	if err != nil || fi.Size() != 0 {
+		t.Skipf("/proc/self/status does not report a size of 0 here (%v, %v)", fi, err)
+	}
+	var seen []byte
+	sb.UpdateFile(context.Background(), "status", 0, func(old []byte) ([][]byte, error) {
+		seen = append(seen, old...)
+		return nil, errors.New("done: nothing to write")
+	})
+	if !bytes.HasPrefix(seen, []byte("Name:")) || !bytes.Contains(seen, []byte("\nPid:")) {
+		t.Errorf("the update saw %q; want the whole file", seen)
+	}
+}
+
+// A change another process makes between UpdateFile's read and its rename
+// must not be overwritten with content computed from the old file (a lost
+// update): UpdateFile fails with ErrChanged and leaves the other writer's
+// content.
+func TestUpdateFileDoesNotOverwriteAConcurrentChange(t *testing.T) {
+	fx := newFixture(t)
+	p := filepath.Join(fx.root, "doc.txt")
+	for name, change := range map[string]func(){
+		"written in place": func() { must(t, os.WriteFile(p, []byte("theirs, longer\n"), 0o644)) },
+		"appended to": func() {
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+			must(t, err)
+			f.WriteString("their line\n")
+			f.Close()
+		},
+		"replaced by a rename": func() {
+			must(t, os.WriteFile(p+".new", []byte("mine\n"), 0o644)) // same size as before
+			must(t, os.Rename(p+".new", p))
+		},
+		"removed": func() { must(t, os.Remove(p)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			must(t, os.WriteFile(p, []byte("mine\n"), 0o644))
+			_, err := fx.sb.UpdateFile(context.Background(), "doc.txt", 1<<20, func(old []byte) ([][]byte, error) {
+				change() // another process writes while the update is computed
+				return [][]byte{bytes.ToUpper(old)}, nil
+			})
+			if !errors.Is(err, sandbox.ErrChanged) || helikon.KindOf(err) != helikon.KindOther {
+				t.Errorf("UpdateFile = %v; want an other error wrapping ErrChanged", err)
+			}
+			if b, _ := os.ReadFile(p); bytes.Contains(b, []byte("MINE")) {
+				t.Errorf("the concurrent change was overwritten: %q", b)
+			}
+			assertNoTemps(t, fx.root)
+		})
 	}
 }

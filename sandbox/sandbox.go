@@ -42,6 +42,9 @@
 //   - Writes to one path from one Sandbox are serialised, so concurrent
 //     read-modify-write updates of the same file all apply; across processes
 //     (or through different names for one file) the last writer wins, whole.
+//     [Sandbox.UpdateFile] does not overwrite a change another writer made
+//     after its read: it checks the file's inode, size and modification
+//     time just before its rename and fails with [ErrChanged] instead.
 //
 // # What is not guaranteed
 //
@@ -60,6 +63,10 @@
 //     descriptor) but Dir, and anything that runs a process there, does not.
 //   - Programs started by a shell in the sandbox directory are not confined
 //     by it: that is the job of an execution backend (package backend).
+//   - The check of [Sandbox.UpdateFile] leaves a window of microseconds
+//     between itself and the rename, and cannot see a change that keeps the
+//     size within one tick of the kernel's file clock (a few milliseconds)
+//     of the read.
 //   - On platforms without flock (those that are not Unix), stale
 //     temporary files of killed writers are not cleaned up.
 package sandbox

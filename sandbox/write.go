@@ -50,7 +50,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, data []byte) (WriteRe
 	}
 	unlock := s.locks.lock(rel)
 	defer unlock()
-	return s.replace(ctx, p, rel, [][]byte{data})
+	return s.replace(ctx, p, rel, [][]byte{data}, nil)
 }
 
 // UpdateFile replaces the content of the existing regular file p with what
@@ -58,8 +58,11 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, data []byte) (WriteRe
 // primitive for edits: concurrent UpdateFile and WriteFile calls on the same
 // path of one Sandbox are serialised, so every update sees the result of the
 // previous one. A file larger than maxSize bytes (when maxSize > 0) is
-// refused with an error wrapping [ErrTooLarge] before it is read. An error
-// from update is returned as is and nothing is written.
+// refused with an error wrapping [ErrTooLarge] before it is read; with
+// maxSize <= 0 the file is read to its end, however large. An error from
+// update is returned as is and nothing is written. When the file changed
+// between the read and the rename (another process wrote, replaced or
+// removed it), nothing is written and the error wraps [ErrChanged].
 //
 // update returns the new content as pieces written one after the other;
 // they may be slices of old, so that an edit of a large file writes the
@@ -80,12 +83,15 @@ func (s *Sandbox) UpdateFile(ctx context.Context, p string, maxSize int64, updat
 	if maxSize > 0 && fi.Size() > maxSize {
 		return WriteResult{}, helikon.Other(fmt.Errorf("%s is %s, over the %s limit: %w", p, FormatSize(fi.Size()), FormatSize(maxSize), ErrTooLarge))
 	}
-	limit := fi.Size() + 1
+	// Read to the end, not to the size the stat gave: a file can grow, and
+	// files of /proc-like file systems report a size of 0. Cutting the read
+	// there would write the file back without its tail.
+	var r io.Reader = f
 	if maxSize > 0 {
-		limit = maxSize + 1
+		r = io.LimitReader(f, maxSize+1)
 	}
 	old := make([]byte, 0, fi.Size()+1)
-	old, err = readAllInto(old, io.LimitReader(f, limit))
+	old, err = readAllInto(old, r)
 	if err != nil {
 		return WriteResult{}, s.mapErr(p, err)
 	}
@@ -100,7 +106,19 @@ func (s *Sandbox) UpdateFile(ctx context.Context, p string, maxSize int64, updat
 	if err != nil {
 		return WriteResult{}, err
 	}
-	return s.replace(ctx, p, rel, data)
+	return s.replace(ctx, p, rel, data, fi)
+}
+
+// ErrChanged is wrapped by the error [Sandbox.UpdateFile] returns when the
+// file changed between its read and the rename that would replace it.
+var ErrChanged = errors.New("file changed during the update")
+
+// unchanged reports whether cur is still the file that was read as was:
+// the same inode, size and modification time. Timestamps have the
+// granularity of the kernel's clock tick, so a change of the same size
+// within one tick of the read goes unseen.
+func unchanged(cur, was fs.FileInfo) bool {
+	return os.SameFile(cur, was) && cur.Size() == was.Size() && cur.ModTime().Equal(was.ModTime())
 }
 
 // readAllInto is io.ReadAll appending to buf, which already has the
@@ -143,8 +161,10 @@ func (s *Sandbox) writablePath(p string) (string, error) {
 }
 
 // replace writes the pieces of data to a temporary file next to rel and
-// renames it over rel. The caller holds rel's lock.
-func (s *Sandbox) replace(ctx context.Context, p, rel string, data [][]byte) (res WriteResult, err error) {
+// renames it over rel. The caller holds rel's lock. When read is not nil, it
+// is the file the data was computed from, and replace fails with ErrChanged
+// rather than overwrite a change another process made since.
+func (s *Sandbox) replace(ctx context.Context, p, rel string, data [][]byte, read fs.FileInfo) (res WriteResult, err error) {
 	if err := ctx.Err(); err != nil {
 		return res, helikon.Other(err)
 	}
@@ -223,6 +243,13 @@ func (s *Sandbox) replace(ctx context.Context, p, rel string, data [][]byte) (re
 	}
 	if err = ctx.Err(); err != nil {
 		return res, helikon.Other(err)
+	}
+	if read != nil {
+		// As late as possible: what is left is the window between this
+		// check and the rename, microseconds instead of the whole edit.
+		if cur, lerr := parent.Lstat(base); lerr != nil || !unchanged(cur, read) {
+			return res, helikon.Other(fmt.Errorf("%s was changed by someone else while it was being updated, and was left as they wrote it; read it again and redo the change: %w", p, ErrChanged))
+		}
 	}
 	if err = parent.Rename(tmpName, base); err != nil {
 		return res, s.mapErr(p, err)
