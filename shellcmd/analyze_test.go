@@ -306,6 +306,12 @@ var analyzeCases = []analyzeCase{
 	{cmd: "runuser -u bob -m rm x", progs: "runuser rm"},
 	{cmd: "SHELL=/usr/bin/python3 flock l -c x", progs: "flock x", unres: "SHELL"},
 	{cmd: "SHELL=/bin/bash flock l -c 'rm x'", progs: "flock rm"},
+	{cmd: "time -p -- rm x", progs: "-- rm"}, // bash skips the --
+	{cmd: "trap 99 EXIT", progs: "trap 99"},  // not a signal: bash runs 99
+	{cmd: "pkexec <<< 'rm x'", progs: "pkexec rm"},
+	{cmd: "pkexec", progs: "pkexec", unres: "standard input"},
+	{cmd: "doas -s <<< 'rm x'", progs: "doas rm"},
+	{cmd: "doas -s", progs: "doas", unres: "standard input"},
 	{cmd: "rm 'x", unres: "cannot parse"},
 	{cmd: "ls\x00; rm x", unres: "NUL"},
 	{cmd: "if true; then", unres: "cannot parse"},

@@ -49,6 +49,9 @@ var replayAttacks = []string{
 	// Builtins that run a command or expand a word list.
 	"jobs -x touch pwned",
 	"compgen -W '$(touch pwned)' x",
+	// bash's time keyword skips a -- after it.
+	"time -- touch pwned",
+	"time -p -- touch pwned",
 }
 
 // replayRootAttacks need su, which runs without a password for root.

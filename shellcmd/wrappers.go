@@ -136,6 +136,10 @@ func (a *analyzer) unwrap(prog string, args []field, ctx *callCtx) []field {
 	case "read", "mapfile", "readarray", "printf", "unset", "getopts", "wait", "test", "[", "declare", "typeset", "local", "export", "readonly":
 		a.vars.builtin(a, prog, args)
 
+	case "--":
+		// bash's time keyword skips a -- after it (time -p -- rm x runs
+		// rm), which the parser reads as a command named --.
+		return args
 	case "builtin":
 		if len(args) > 0 && !args[0].dynamic && args[0].text == "--" {
 			args = args[1:]
@@ -171,7 +175,15 @@ func (a *analyzer) unwrap(prog string, args []field, ctx *callCtx) []field {
 	case "time":
 		return a.simple(prog, timeSpec, args, ctx)
 	case "pkexec":
-		return a.simple(prog, pkexecSpec, args, ctx)
+		opts, rest, err := pkexecSpec.parse(prog, args)
+		if a.optErr(prog, err, ctx) || has(opts, "help", "version") {
+			return nil
+		}
+		if len(rest) == 0 && !ctx.openEnded {
+			a.shellStdin(prog, ctx) // pkexec alone runs a shell
+			return nil
+		}
+		return a.need(prog, rest, ctx)
 	case "ionice":
 		opts, rest, err := ioniceSpec.parse(prog, args)
 		if a.optErr(prog, err, ctx) || has(opts, "p", "P", "u", "pid", "pgid", "uid") {
@@ -388,6 +400,12 @@ func (a *analyzer) sudo(prog string, args []field, ctx *callCtx) []field {
 		}
 	} else if has(opts, "C", "L") {
 		return nil
+	} else if has(opts, "s") {
+		// doas -s runs the shell, which reads its standard input.
+		if len(rest) == 0 && !ctx.openEnded {
+			a.shellStdin(prog+" -s", ctx)
+			return nil
+		}
 	}
 	shell := prog == "sudo" && has(opts, "s", "i", "shell", "login")
 	if len(rest) == 0 && !ctx.openEnded {
@@ -736,7 +754,7 @@ func (a *analyzer) trap(args []field, ctx *callCtx) {
 		a.unresolved("trap installs the command string %s, computed at run time; write it literally", act.text)
 		return
 	}
-	if act.text == "-" || strings.HasPrefix(act.text, "-") && len(act.text) > 1 || isFD(act.text) {
+	if act.text == "-" || strings.HasPrefix(act.text, "-") && len(act.text) > 1 || isSignalNumber(act.text) {
 		return // reset, an option, or (POSIX) a signal number: no action
 	}
 	a.script(act.text, syntax.LangBash, ctx.depth+1, "the trap action")
@@ -866,4 +884,18 @@ func (a *analyzer) compWords(prog string, args []field) {
 			return
 		}
 	}
+}
+
+// isSignalNumber reports whether s is a signal number that trap takes for a
+// signal rather than an action: bash runs "99" as a command when 99 is not
+// a signal.
+func isSignalNumber(s string) bool {
+	if !isFD(s) || len(s) > 2 {
+		return false
+	}
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n <= 64
 }
