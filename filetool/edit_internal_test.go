@@ -3,6 +3,7 @@ package filetool
 import (
 	"bytes"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -73,5 +74,39 @@ func TestApplyEditSizeLimit(t *testing.T) {
 	out := bytes.Join(pieces, nil)
 	if err != nil || !bytes.Equal(out, []byte("ac")) {
 		t.Fatalf("shrinking edit: %q, %v", out, err)
+	}
+}
+
+// replace_all of a frequent string must cost memory in proportion to the
+// file, not 48 bytes of slice headers (plus regrowth) per replacement: one
+// call replacing every byte of the 10 MiB maximum allocated 2.8 GB.
+func TestApplyEditReplaceAllMemoryIsBoundedByTheFile(t *testing.T) {
+	content := bytes.Repeat([]byte("ab"), 512<<10) // 1 MiB, 512 Ki matches
+	for _, tc := range []struct{ old, repl string }{{"a", "c"}, {"a", ""}, {"b", "xy"}} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		pieces, n, err := applyEdit(content, tc.old, tc.repl, true, 4<<20)
+		runtime.ReadMemStats(&after)
+		if err != nil || n != 512<<10 {
+			t.Fatalf("applyEdit(%q→%q) = %d, %v", tc.old, tc.repl, n, err)
+		}
+		want := strings.ReplaceAll(string(content), tc.old, tc.repl)
+		if got := bytes.Join(pieces, nil); string(got) != want {
+			t.Fatalf("applyEdit(%q→%q) built the wrong content", tc.old, tc.repl)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 3*uint64(len(want))+1<<16 {
+			t.Errorf("applyEdit(%q→%q) of %d bytes allocated %d bytes; want about the size of the result", tc.old, tc.repl, len(content), alloc)
+		}
+	}
+	// A result over the limit is refused before it is built.
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _, err := applyEdit(content, "a", strings.Repeat("x", 64), true, 4<<20)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, sandbox.ErrTooLarge) {
+		t.Fatalf("oversized result: %v", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<16 {
+		t.Errorf("refusing an oversized result allocated %d bytes", alloc)
 	}
 }
