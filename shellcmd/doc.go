@@ -7,11 +7,15 @@
 // bodies of if, for, while, case and functions, and trap actions. It looks
 // through wrappers and lists both the wrapper and the program it runs: env
 // (options and NAME=value), command, builtin, exec, nice, nohup, timeout,
-// stdbuf, time, sudo, doas, pkexec, setsid, ionice, chroot, flock, unbuffer,
-// watch, busybox, xargs and find -exec/-execdir/-ok/-okdir. Command strings
+// stdbuf, time (also time -- cmd, where bash skips the --), sudo, doas,
+// pkexec, setsid, ionice, chroot, flock, unbuffer, watch, busybox, jobs -x,
+// runuser -u, xargs and find -exec/-execdir/-ok/-okdir. Command strings
 // given to sh -c, bash -c, dash -c, zsh -c (and the other Bourne-family
-// shells), su -c, flock -c and watch, and here-documents fed to a shell, are
-// parsed in turn, to [DefaultMaxDepth] levels. Quoting is removed as the
+// shells, with their option clusters such as -oc NAME), su and runuser (-c
+// and the shell arguments after the user, options anywhere, as GNU getopt
+// permutes them), flock -c and watch, and here-documents fed to a shell
+// (sudo -s, doas -s, pkexec and su without a command included), are parsed in
+// turn, to [DefaultMaxDepth] levels. Quoting is removed as the
 // shell removes it, so r""m, r\m, "rm" and $'\x72m' are rm; a program given
 // by path (/bin/rm, ./rm) is matched by its last element. Brace expansion is
 // applied (bash) and also not applied (POSIX sh), and both readings are
@@ -48,17 +52,44 @@
 // may or may not be an assignment; arithmetic, [[ -eq ]], ${a[i]}, ${s:i}, and the names
 // given to read, printf -v, unset and [[ -v ]], where they could evaluate
 // text not known to be a number (bash runs command substitutions found in
-// array subscripts there); ${x@P}; a line
+// array subscripts there); assignments of anything but a number to the
+// variables bash itself makes integers (OPTIND, RANDOM, SRANDOM, HISTCMD,
+// BASHPID), which evaluate what they are given the same way; ${x@P}; an
+// extended glob pattern holding an expansion (@($(cmd)) runs cmd, in
+// [[ == ]] even without shopt -s extglob, and the parser keeps the pattern
+// as raw text); options that make bash rewrite or re-read a line before it
+// runs: history expansion turned on (set -H, set -o history or histexpand,
+// shopt -so, the same options on a shell's command line, SHELLOPTS) or an
+// interactive shell reading its commands from its input (history expansion
+// is on there), set -k (assignment words anywhere in a command go to its
+// environment), shopt -u interactive_comments, and set or shopt options
+// computed at run time; a compgen or complete -W word list holding $ or `
+// (it is expanded when the completion runs); SHELL set to anything but a
+// plain path of sh or bash (sudo -s, su -m and flock -c give their command
+// to $SHELL), and su -s with another interpreter; a line
 // that does not parse; nesting deeper than the limit.
 //
 // # What is NOT guaranteed
 //
 // Matching is by program name, so it cannot stop a program that runs other
-// programs on its own: an allow list must name only programs that do not
-// (an allowed python, awk, make, git with aliases, npm, ssh, or a script the
-// command wrote earlier can run anything). The contents of script files are
-// not read: bash ./x.sh and ./x.sh are listed as bash and x.sh, and neither
-// are start-up files named by a plain BASH_ENV, ENV or --rcfile value.
+// programs on its own: such a code runner is listed under its own name, and
+// what it runs is not. An allow list must name only programs that do not run
+// others, and a deny list of a program is bypassed by any code runner that
+// is not denied too. Code runners include interpreters (python, perl, ruby,
+// node, php, lua), awk (system(), print | "cmd"), GNU sed (the e command
+// and s///e), tar (--to-command, -I, --checkpoint-action=exec), git
+// (aliases, -c core.pager=, core.sshCommand, hooks), make, npm and other
+// package managers (scripts), ssh (the remote command, ProxyCommand),
+// rsync -e, pagers and editors (less, man, vim: shell escapes), debuggers
+// and tracers (gdb, strace), programs that start a shell when given no
+// program (unshare, nsenter, script, newgrp), and a script the command
+// wrote earlier. The contents of script files are not read: bash ./x.sh and
+// ./x.sh are listed as bash and x.sh, and neither are start-up files named
+// by a plain BASH_ENV, ENV or --rcfile value, those an interactive or login
+// shell reads by itself (~/.bashrc, ~/.profile, /etc/profile), nor a
+// loadable builtin that enable NAME finds on BASH_LOADABLES_PATH. The
+// analysis assumes that $SHELL, when the line does not set it, and the
+// target user's login shell for su, are Bourne shells.
 // Variables that make a program load code (LD_PRELOAD, PYTHONSTARTUP,
 // GIT_SSH_COMMAND, ...) are not modelled. PATH, which
 // the line may change, decides which file a name runs; a deny list of names
