@@ -368,6 +368,8 @@ func createTemp(dir *os.Root, base string, perm fs.FileMode) (*os.File, string, 
 
 // removeStaleTemps removes the temporary files of dead writers in dir: those
 // whose lock nobody holds. Failures are ignored; the next write tries again.
+// The directory is read in batches, so that a huge one costs time but not
+// memory.
 func removeStaleTemps(dir *os.Root) {
 	if !canLock {
 		return
@@ -376,24 +378,43 @@ func removeStaleTemps(dir *os.Root) {
 	if err != nil {
 		return
 	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
-	for _, name := range names {
-		if !isTempName(name) {
-			continue
-		}
-		f, err := dir.OpenFile(name, os.O_RDONLY|openReadFlags, 0)
-		if err != nil {
-			continue
-		}
-		if lockFile(f, false) == nil {
-			fi, err1 := f.Stat()
-			cur, err2 := dir.Lstat(name)
-			if err1 == nil && err2 == nil && os.SameFile(fi, cur) {
-				dir.Remove(name)
+	defer d.Close()
+	for {
+		names, err := d.Readdirnames(256)
+		for _, name := range names {
+			if isTempName(name) {
+				removeIfStale(dir, name)
 			}
 		}
-		f.Close()
+		if err != nil || len(names) == 0 {
+			return
+		}
+	}
+}
+
+// removeIfStale removes the temporary file name from dir when no live writer
+// holds its lock. Only regular files are opened to take the lock: an entry
+// that merely has a temporary file's name may be a symbolic link, a FIFO or a
+// device put there by another process, and opening a device can have effects
+// (arm a watchdog, rewind a tape).
+func removeIfStale(dir *os.Root, name string) {
+	fi, err := dir.Lstat(name)
+	if err != nil || !fi.Mode().IsRegular() {
+		return
+	}
+	f, err := dir.OpenFile(name, os.O_RDONLY|openReadFlags, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if got, err := f.Stat(); err != nil || !os.SameFile(got, fi) {
+		return // swapped since the Lstat
+	}
+	if lockFile(f, false) != nil {
+		return // a live writer's
+	}
+	if cur, err := dir.Lstat(name); err == nil && os.SameFile(fi, cur) {
+		dir.Remove(name)
 	}
 }
 
