@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/paigasus/helikon"
@@ -58,6 +61,60 @@ func FuzzPathConfinement(f *testing.F) {
 		fx.sb.UpdateFile(ctx, p, 1<<20, func(b []byte) ([][]byte, error) { return [][]byte{b, []byte("x")}, nil })
 		if after := snapshot(t, base, fx.root); after != before {
 			t.Fatalf("path %q changed files outside the root:\nbefore %s\nafter  %s", p, before, after)
+		}
+	})
+}
+
+// FuzzRealPathAgreesWithOSRoot checks the resolver that permission rules
+// rely on against os.Root's own resolution, on a tree of links inside and
+// out: whenever os.Root finds a file, RealPath names that same file (through
+// no link), or refuses the path as the kernel would (a component after a
+// non-directory, which os.Root resolves lexically) or as over the walk
+// budget. A difference would let a path be checked as one file and opened
+// as another.
+func FuzzRealPathAgreesWithOSRoot(f *testing.F) {
+	fx := newFixture(f)
+	for name, target := range map[string]string{
+		"sub/dl":            "deeper",
+		"sub/deeper/up2":    "../dl/../..",
+		"sub/deeper/toroot": "../../.",
+		"sub/self":          ".",
+		"sub/chain":         "self/self/self/dl",
+	} {
+		must(f, os.Symlink(target, filepath.Join(fx.root, name)))
+	}
+	for _, p := range attackPaths(fx) {
+		f.Add(p)
+	}
+	for _, p := range []string{
+		"hello.txt", "rel-in", "sub/up-in", "sub/dl/inner.txt", "sub/deeper/up2/hello.txt", "sub/chain/toroot/sub/dl/up2/rel-in",
+		"sub/self/self/self/self/self/self/self/self/dl", "sub/dl/..", "sub/dl/../dl/./inner.txt", "hello.txt/..", "rel-in/",
+		"missing/../hello.txt", "sub/deeper/toroot/../x", "dangling", "loop1", ".", "sub//deeper///inner.txt", fx.root + "/sub/dl/",
+	} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		rel, err := fx.sb.Rel(p)
+		if err != nil {
+			return
+		}
+		real, rerr := fx.sb.RealPath(p)
+		ofi, oerr := fx.sb.Root().Stat(rel)
+		if rerr == nil {
+			if real != path.Clean(real) || real == ".." || strings.HasPrefix(real, "../") || filepath.IsAbs(real) {
+				t.Fatalf("RealPath(%q) = %q: not a clean path inside the root", p, real)
+			}
+			rfi, err := fx.sb.Root().Lstat(real)
+			if err == nil && rfi.Mode()&fs.ModeSymlink != 0 {
+				t.Fatalf("RealPath(%q) = %q, which is a symbolic link", p, real)
+			}
+			if oerr == nil && (err != nil || !os.SameFile(ofi, rfi)) {
+				t.Fatalf("RealPath(%q) = %q (%v), but os.Root resolves it to another file", p, real, err)
+			}
+			return
+		}
+		if oerr == nil && !errors.Is(rerr, syscall.ENOTDIR) && !errors.Is(rerr, syscall.ENAMETOOLONG) {
+			t.Fatalf("os.Root resolves %q, but RealPath refuses it: %v", p, rerr)
 		}
 	})
 }
