@@ -17,8 +17,22 @@
 //     read, list and execute beneath /usr, /bin, /sbin, /lib*, /etc and
 //     [Options].ReadPaths; /dev/null read-write; /dev/zero, /dev/random and
 //     /dev/urandom read-only; /proc readable; a private temporary directory
-//     per command (HOME and TMPDIR point to it), removed afterwards. Nothing
+//     per command (HOME and TMPDIR point to it), gone afterwards. Nothing
 //     else: not $HOME, not /tmp. Device nodes cannot be created anywhere.
+//   - The temporary directory: where the command has a mount namespace of
+//     its own (root callers, and unprivileged callers through the
+//     launcher), a fresh tmpfs (memory, mode 0700, nosuid, nodev) mounted
+//     in that namespace only, of at most the command's file size limit in
+//     all (1 GiB by default; the kernel's default, half the memory, when
+//     the file size is unlimited) and a bounded number of files; Landlock
+//     grants it by descriptor. It is mounted over one empty directory that
+//     all of this user's commands share as a mount point,
+//     $TMPDIR/helikon-os-tmp-UID (created once, mode 0700, left in
+//     place); nothing a command writes there reaches the host or another
+//     command, and it is freed with the namespace. Where that directory is
+//     not this user's private directory, or without a mount namespace, each
+//     command gets a directory of its own in os.TempDir(), removed
+//     afterwards.
 //   - Processes: Landlock refuses ptrace-class access (/proc/PID/environ,
 //     mem, fd) to processes outside the command; from ABI 6, signals and
 //     abstract Unix sockets are scoped to the command.
@@ -156,11 +170,9 @@
 //     command can still reach whatever the allowed names serve, and its own
 //     loopback.
 //   - Costs per command (see BENCHMARKS.md): a new OS thread, namespaces,
-//     a Landlock ruleset and a seccomp filter (the kernel compiles it each
-//     time), a temporary directory created and removed, and for root a
-//     pids cgroup; about 0.8 ms over a plain spawn on a 2-core machine for
-//     root callers. Unprivileged callers also pay the launcher, a Go
-//     runtime start (see BENCHMARKS.md).
+//     a tmpfs, a Landlock ruleset and a seccomp filter (the kernel compiles
+//     it each time), and for root a pids cgroup. Unprivileged callers also
+//     pay the launcher, a Go runtime start (see BENCHMARKS.md).
 //
 // # macOS
 //

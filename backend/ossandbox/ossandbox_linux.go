@@ -41,6 +41,7 @@ type Backend struct {
 	privileged bool   // the caller is root: namespaces and capability drop
 	rootRW     bool   // the root's own mount is writable (keep it so in the view)
 	tmpRW      bool   // the temporary directory's mount is writable
+	tmpBase    string // mount point of the commands' tmpfs, or "" (tmp_linux.go)
 	pids       string // v1 pids cgroup directory to create per-run cgroups in, or ""
 	exe        string // this program, executable in the sandbox when the reaper runs there
 	tracking   proc.Tracking
@@ -140,6 +141,7 @@ func New(root string, opts *Options) (*Backend, error) {
 		}
 		b.rootRW = mountWritable(croot)
 		b.tmpRW = mountWritable(os.TempDir())
+		b.tmpBase = b.tmpfsMountPoint()
 		b.pids = pidsCgroupDir()
 		b.tracking = proc.TrackPidNamespace // the namespace ends with its first process
 	} else {
@@ -155,7 +157,15 @@ func New(root string, opts *Options) (*Backend, error) {
 		}
 		b.rootRW = mountWritable(croot)
 		b.tmpRW = mountWritable(os.TempDir())
-		if err := b.probeLauncher(); err != nil {
+		b.tmpBase = b.tmpfsMountPoint()
+		err := b.probeLauncher()
+		if err != nil && b.tmpBase != "" {
+			// Perhaps only the tmpfs cannot be mounted: per-command
+			// directories then.
+			b.tmpBase = ""
+			err = b.probeLauncher()
+		}
+		if err != nil {
 			// Not fail-closed: Landlock and seccomp still apply; only the
 			// read-only view (metadata outside the root) is missing, and
 			// Guarantees and Probe say so.
@@ -173,7 +183,12 @@ func New(root string, opts *Options) (*Backend, error) {
 	if p, err := os.FindProcess(os.Getpid()); err == nil {
 		_ = p.Release()
 	}
-	if err := b.probe(); err != nil {
+	err = b.probe()
+	if err != nil && b.tmpBase != "" {
+		b.tmpBase = "" // per-command directories instead of a tmpfs
+		err = b.probe()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
 	}
 	b.g = b.guarantees()
@@ -209,6 +224,11 @@ func (b *Backend) guarantees() backend.Guarantees {
 		}
 	case !b.opts.AllowNetwork:
 		g.Features = append(g.Features, "seccomp-bpf: sockets other than AF_UNIX denied")
+	}
+	if b.tmpBase != "" {
+		g.Features = append(g.Features, "temporary directory (HOME, TMPDIR): a private tmpfs per command in its mount namespace, at most the file size limit")
+	} else {
+		g.Features = append(g.Features, "temporary directory (HOME, TMPDIR): a private directory per command, removed afterwards")
 	}
 	if b.abi < 9 {
 		g.Features = append(g.Features, "seccomp-bpf: socket(AF_UNIX) denied and socketpair limited to stream pairs (Landlock below ABI 9 cannot confine connects to pathname sockets)")
@@ -322,16 +342,20 @@ func contains(s []string, v string) bool {
 // without starting anything, so that a machine that cannot do it fails at
 // construction rather than at the first command.
 func (b *Backend) probe() error {
-	// The root stands in for the temporary directory: the probe starts
-	// nothing, and creating and removing a directory costs more than the
-	// rest of it.
-	rs, err := landlock.Build(b.abi, b.rules(b.root))
+	// Without a tmpfs the root stands in for the temporary directory: the
+	// probe starts nothing, and creating and removing a directory costs
+	// more than the rest of it.
+	td := tempDir{path: b.root}
+	if b.tmpBase != "" {
+		td = tempDir{path: b.tmpBase, tmpfs: true, size: 1 << 20}
+	}
+	rs, err := landlock.Build(b.abi, b.rules(td))
 	if err != nil {
 		return err
 	}
 	defer rs.Close()
 	return onDiscardedThread(func() error {
-		h, err := b.confineThread(rs, b.root, "")
+		h, err := b.confineThread(rs, td, "")
 		go h.close() // the namespace's teardown waits for RCU: not here
 		return err
 	})
@@ -387,8 +411,9 @@ func onDiscardedThread(f func() error) error {
 	return <-errc
 }
 
-// rules returns what a command may access.
-func (b *Backend) rules(tmp string) landlock.Config {
+// rules returns what a command may access; a tmpfs temporary directory is
+// granted by descriptor once it is mounted (mountTmpfs).
+func (b *Backend) rules(tmp tempDir) landlock.Config {
 	c := landlock.Config{AllowNetwork: b.opts.AllowNetwork}
 	if b.egress != nil {
 		c.ConnectTCP = []uint16{proxyPort}
@@ -397,7 +422,9 @@ func (b *Backend) rules(tmp string) landlock.Config {
 		c.Rules = append(c.Rules, landlock.Rule{Path: p, Access: access, Optional: optional})
 	}
 	add(b.root, landlock.ReadWrite, false)
-	add(tmp, landlock.ReadWrite, false)
+	if !tmp.tmpfs {
+		add(tmp.path, landlock.ReadWrite, false)
+	}
 	for _, p := range SystemReadPaths {
 		add(p, landlock.ReadOnly, true)
 	}
@@ -427,7 +454,7 @@ func (b *Backend) rules(tmp string) landlock.Config {
 //
 // With [Options].Egress, the thread also gets a network namespace of its
 // own with loopback up and the proxy's listening socket on it.
-func (b *Backend) confineThread(rs *landlock.Ruleset, tmp, cgroup string) (h held, err error) {
+func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string) (h held, err error) {
 	h = none
 	defer func() {
 		if err != nil {
@@ -463,8 +490,17 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp, cgroup string) (h hel
 				return h, err
 			}
 		}
-		if err := readOnlyView(b.root, tmp, b.rootRW, b.tmpRW); err != nil {
+		viewTmp := tmp.path
+		if tmp.tmpfs {
+			viewTmp = "" // mounted below, writable
+		}
+		if err := readOnlyView(b.root, viewTmp, b.rootRW, b.tmpRW); err != nil {
 			return h, err
+		}
+		if tmp.tmpfs {
+			if err := mountTmpfs(rs, tmp); err != nil {
+				return h, err
+			}
 		}
 		if err := dropCapabilities(b.lastCap); err != nil {
 			return h, err
@@ -481,7 +517,8 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp, cgroup string) (h hel
 
 // readOnlyView makes every mount of the thread's (private) mount namespace
 // read-only and nosuid, then mounts the root and the temporary directory
-// over themselves writable again. Landlock does not cover chmod, chown,
+// over themselves writable again (tmp only when it is not ""). Landlock
+// does not cover chmod, chown,
 // utimes, extended attributes or mknod; a read-only mount refuses them all.
 //
 // The caller's thread must be in a mount namespace of its own, with
@@ -499,6 +536,9 @@ func readOnlyView(root, tmp string, rootRW, tmpRW bool) error {
 		path string
 		rw   bool
 	}{{root, rootRW}, {tmp, tmpRW}} {
+		if d.path == "" {
+			continue
+		}
 		fd, err := unix.OpenTree(unix.AT_FDCWD, d.path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
 		if err != nil {
 			return fmt.Errorf("clone mount of %s: %w", d.path, err)
@@ -540,7 +580,7 @@ func dropCapabilities(lastCap int) error {
 }
 
 // Run runs req confined. The command's working directory is the root; HOME
-// and TMPDIR point to a private temporary directory removed afterwards.
+// and TMPDIR point to a private temporary directory, gone afterwards.
 func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Result, error) {
 	if (req.Command == "") == (len(req.Argv) == 0) {
 		return nil, errors.New("ossandbox: exactly one of Command and Argv must be set")
@@ -556,14 +596,15 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 		outCap = req.OutputCap
 	}
 
-	tmp, err := os.MkdirTemp("", "helikon-os-")
+	td, err := b.tempDir(limits.FileSize)
 	if err != nil {
-		return nil, fmt.Errorf("ossandbox: create the command's temporary directory: %w", err)
+		return nil, err
 	}
-	defer os.RemoveAll(tmp)
+	defer td.remove()
+	tmp := td.path
 	var rs *landlock.Ruleset // the launcher builds its own
 	if !b.userns {
-		if rs, err = landlock.Build(b.abi, b.rules(tmp)); err != nil {
+		if rs, err = landlock.Build(b.abi, b.rules(td)); err != nil {
 			return nil, fmt.Errorf("ossandbox: %w", err)
 		}
 		defer rs.Close()
@@ -635,7 +676,7 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 		Tracking:  b.tracking,
 		Start: func(cmd *exec.Cmd) error {
 			if b.userns {
-				if err := b.startLauncher(cmd, tmp, false); err != nil {
+				if err := b.startLauncher(cmd, td, false); err != nil {
 					return err
 				}
 				// Hold the launcher's mount namespace, as for root
@@ -649,7 +690,7 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 				return nil
 			}
 			var err error
-			h, proxy, err = b.startConfined(cmd, rs, tmp, cgroup, traceMe, rl)
+			h, proxy, err = b.startConfined(cmd, rs, td, cgroup, traceMe, rl)
 			return err
 		},
 	}
@@ -668,7 +709,7 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 // namespaces and capabilities, and the rest of this program stays as it
 // was. The thread is never unlocked, so the Go runtime terminates it when
 // the goroutine returns instead of reusing it for other goroutines.
-func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp, cgroup string, traceMe bool, limits []rlimit) (h held, proxy *egress.Proxy, err error) {
+func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp tempDir, cgroup string, traceMe bool, limits []rlimit) (h held, proxy *egress.Proxy, err error) {
 	// Descriptors this program opened without O_CLOEXEC (by cgo code or a
 	// raw syscall) would be inherited by the command and are outside
 	// Landlock's reach: mark them all close-on-exec. Go's own descriptors

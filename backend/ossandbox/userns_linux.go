@@ -62,6 +62,8 @@ type launchConfig struct {
 	Probe   bool // confine a thread, start nothing, exit 0
 	Root    string
 	Tmp     string
+	TmpFS   bool  // Tmp is the mount point of a fresh tmpfs (tmp_linux.go)
+	TmpSize int64 // its size in bytes, 0 for the kernel's default
 	RootRW  bool
 	TmpRW   bool
 	LastCap int
@@ -85,7 +87,12 @@ func launcherMain(argv []string) int {
 	if err != nil {
 		return proc.ReportUnavailable("os sandbox launcher: read the configuration: " + err.Error())
 	}
-	if err := readOnlyView(c.Root, c.Tmp, c.RootRW, c.TmpRW); err != nil {
+	td := tempDir{path: c.Tmp, tmpfs: c.TmpFS, size: c.TmpSize}
+	viewTmp := c.Tmp
+	if td.tmpfs {
+		viewTmp = "" // mounted below, writable
+	}
+	if err := readOnlyView(c.Root, viewTmp, c.RootRW, c.TmpRW); err != nil {
 		return proc.ReportUnavailable("os sandbox launcher: " + err.Error())
 	}
 	// The working directory was entered before the root was mounted over
@@ -100,6 +107,11 @@ func launcherMain(argv []string) int {
 	rs, err := landlock.Build(c.ABI, c.Rules) // close-on-exec: the command never holds it
 	if err != nil {
 		return proc.ReportUnavailable("os sandbox launcher: " + err.Error())
+	}
+	if td.tmpfs {
+		if err := mountTmpfs(rs, td); err != nil {
+			return proc.ReportUnavailable("os sandbox launcher: " + err.Error())
+		}
 	}
 	confine := func(fork func() error) error {
 		return onDiscardedThread(func() error {
@@ -134,7 +146,7 @@ func launcherMain(argv []string) int {
 // startLauncher starts cmd, which internal/proc prepared to re-execute this
 // program as the reaper, as the launcher instead, in a new user and mount
 // namespace.
-func (b *Backend) startLauncher(cmd *exec.Cmd, tmp string, probe bool) error {
+func (b *Backend) startLauncher(cmd *exec.Cmd, tmp tempDir, probe bool) error {
 	if cmd.Path != "/proc/self/exe" || len(cmd.Args) < 2 || len(cmd.ExtraFiles) != 1 {
 		// Only a reaper command (Tracking TrackReaper) can be turned into
 		// the launcher; anything else would run without the namespaces.
@@ -143,7 +155,9 @@ func (b *Backend) startLauncher(cmd *exec.Cmd, tmp string, probe bool) error {
 	data, err := json.Marshal(launchConfig{
 		Probe:   probe,
 		Root:    b.root,
-		Tmp:     tmp,
+		Tmp:     tmp.path,
+		TmpFS:   tmp.tmpfs,
+		TmpSize: tmp.size,
 		RootRW:  b.rootRW,
 		TmpRW:   b.tmpRW,
 		LastCap: b.lastCap,
@@ -197,7 +211,11 @@ func (b *Backend) probeLauncher() error {
 		Stderr:     &stderr,
 		ExtraFiles: []*os.File{nil},
 	}
-	if err := b.startLauncher(cmd, b.root, true); err != nil {
+	td := tempDir{path: b.root}
+	if b.tmpBase != "" {
+		td = tempDir{path: b.tmpBase, tmpfs: true, size: 1 << 20}
+	}
+	if err := b.startLauncher(cmd, td, true); err != nil {
 		return err
 	}
 	if err := cmd.Wait(); err != nil {

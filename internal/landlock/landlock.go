@@ -136,8 +136,9 @@ func Features(abi int, allowNetwork bool) []string {
 
 // Ruleset is a ruleset file descriptor ready to be enforced.
 type Ruleset struct {
-	fd  int
-	ABI int // the Landlock ABI the ruleset was built for
+	fd      int
+	ABI     int    // the Landlock ABI the ruleset was built for
+	handled uint64 // the filesystem rights it handles
 }
 
 // Close releases the ruleset.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -66,7 +67,16 @@ func Build(abi int, c Config) (*Ruleset, error) {
 			}
 		}
 	}
-	return &Ruleset{fd: int(fd), ABI: abi}, nil
+	return &Ruleset{fd: int(fd), ABI: abi, handled: handled}, nil
+}
+
+// AllowFD grants access beneath the directory (or on the file) that fd
+// refers to, like a [Rule] but for a file that has no path the caller can
+// name: a tmpfs mounted in a mount namespace of the calling thread, say.
+// Rules can be added until the ruleset is enforced; each enforcement takes
+// the rules the ruleset has at that moment.
+func (r *Ruleset) AllowFD(fd int, access uint64) error {
+	return addRuleFD(r.fd, fd, "descriptor "+strconv.Itoa(fd), access, r.handled)
 }
 
 // ruleNetPort is LANDLOCK_RULE_NET_PORT.
@@ -81,10 +91,14 @@ func addRule(fd int, r Rule, handled uint64) error {
 		return fmt.Errorf("landlock: %w", &os.PathError{Op: "open", Path: r.Path, Err: err})
 	}
 	defer unix.Close(pfd)
-	access := r.Access & handled
+	return addRuleFD(fd, pfd, r.Path, r.Access, handled)
+}
+
+func addRuleFD(fd, pfd int, name string, access, handled uint64) error {
+	access &= handled
 	var st unix.Stat_t
 	if err := unix.Fstat(pfd, &st); err != nil {
-		return fmt.Errorf("landlock: %w", &os.PathError{Op: "stat", Path: r.Path, Err: err})
+		return fmt.Errorf("landlock: %w", &os.PathError{Op: "stat", Path: name, Err: err})
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		access &= fileRights
@@ -95,7 +109,7 @@ func addRule(fd int, r Rule, handled uint64) error {
 	attr := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(pfd)}
 	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(fd), unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
 	if errno != 0 {
-		return fmt.Errorf("landlock: add rule for %s: %w", r.Path, errno)
+		return fmt.Errorf("landlock: add rule for %s: %w", name, errno)
 	}
 	return nil
 }

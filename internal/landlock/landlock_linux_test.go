@@ -184,3 +184,56 @@ func TestConnectTCPPorts(t *testing.T) {
 		t.Errorf("connect to another port = %v; want EACCES", o.other)
 	}
 }
+
+// TestAllowFD grants a directory by descriptor after Build: the restricted
+// thread writes there, and still not in a sibling directory the ruleset
+// does not name.
+func TestAllowFD(t *testing.T) {
+	abi, err := ABI()
+	if err != nil {
+		t.Skipf("no Landlock here: %v", err)
+	}
+	granted, other := t.TempDir(), t.TempDir()
+	rs, err := Build(abi, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	fd, err := unix.Open(granted, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = rs.AllowFD(fd, ReadWrite)
+	unix.Close(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.AllowFD(-1, ReadWrite); err == nil {
+		t.Error("AllowFD(-1) succeeded")
+	}
+	write := func(dir string) error {
+		fd, err := unix.Open(filepath.Join(dir, "f"), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}
+	var o struct{ granted, other error }
+	onDiscardedThread(func() {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			o.granted = err
+			return
+		}
+		if err := rs.RestrictThread(); err != nil {
+			o.granted = err
+			return
+		}
+		o.granted, o.other = write(granted), write(other)
+	})
+	if o.granted != nil {
+		t.Errorf("write beneath the descriptor's directory: %v", o.granted)
+	}
+	if !errors.Is(o.other, unix.EACCES) {
+		t.Errorf("write elsewhere = %v; want EACCES", o.other)
+	}
+}

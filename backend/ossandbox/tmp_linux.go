@@ -1,0 +1,141 @@
+//go:build linux
+
+package ossandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/paigasus/helikon/internal/landlock"
+)
+
+// A command's private temporary directory (HOME and TMPDIR) is, where the
+// command has a mount namespace of its own (root callers, and unprivileged
+// callers through the launcher), a fresh tmpfs mounted in that namespace
+// over one empty directory of this user's that every command shares as a
+// mount point: nothing is created or removed on the host per command, and
+// the tmpfs is gone with the namespace. Creating and removing a directory
+// per command cost about a third of a sandboxed /bin/true (the removal of a
+// directory that is a mount point elsewhere waits for an RCU grace period).
+// Elsewhere, and whenever the mount point is unusable, each command gets a
+// directory of its own in os.TempDir(), removed afterwards.
+
+// tempDir is one command's private temporary directory.
+type tempDir struct {
+	path string
+	// tmpfs: path is the shared mount point; a tmpfs of at most size
+	// bytes (0: the kernel's default, half the memory) is mounted there
+	// in the command's mount namespace. Otherwise path is a directory of
+	// the command's own, removed by [tempDir.remove].
+	tmpfs bool
+	size  int64
+}
+
+// remove removes a per-command directory; a tmpfs needs nothing.
+func (t tempDir) remove() {
+	if !t.tmpfs {
+		_ = os.RemoveAll(t.path)
+	}
+}
+
+// tmpfsMountPointName is the name of the shared mount point in
+// os.TempDir(), followed by the effective uid.
+const tmpfsMountPointName = "helikon-os-tmp-"
+
+// tmpfsMountPoint returns the mount point of this user's command tmpfs,
+// creating it, or "" where it cannot be used: it must be a directory (not a
+// symbolic link) owned by this user that nobody else can write, and must
+// neither contain nor lie in the root or a read path (a tmpfs over it would
+// hide them).
+func (b *Backend) tmpfsMountPoint() string {
+	p := filepath.Join(os.TempDir(), tmpfsMountPointName+strconv.Itoa(os.Geteuid()))
+	if !filepath.IsAbs(p) {
+		return ""
+	}
+	for _, q := range append([]string{b.root}, b.readPaths...) {
+		if within(p, q) || within(q, p) {
+			return ""
+		}
+	}
+	if !usableMountPoint(p) {
+		return ""
+	}
+	return p
+}
+
+// within reports whether path is dir or beneath it.
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// usableMountPoint checks (and if missing, creates) the shared mount point.
+// Another user cannot replace it: os.TempDir() is sticky (or this user's),
+// so only its owner and root can rename or remove it. Even a replaced one
+// would only be covered by the command's tmpfs in the command's private
+// namespace, and Landlock grants the tmpfs by descriptor, not by path.
+func usableMountPoint(p string) bool {
+	var st unix.Stat_t
+	err := unix.Lstat(p, &st)
+	if errors.Is(err, unix.ENOENT) {
+		if err = unix.Mkdir(p, 0o700); err == nil || errors.Is(err, unix.EEXIST) {
+			err = unix.Lstat(p, &st)
+		}
+	}
+	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Uid == uint32(os.Geteuid()) && st.Mode&0o022 == 0
+}
+
+// tempDir returns the private temporary directory of a command whose file
+// size limit is fileSize (the tmpfs holds at most that much; none means the
+// kernel's default).
+func (b *Backend) tempDir(fileSize int64) (tempDir, error) {
+	if b.tmpBase != "" && usableMountPoint(b.tmpBase) {
+		return tempDir{path: b.tmpBase, tmpfs: true, size: max(fileSize, 0)}, nil
+	}
+	dir, err := os.MkdirTemp("", "helikon-os-")
+	if err != nil {
+		return tempDir{}, fmt.Errorf("ossandbox: create the command's temporary directory: %w", err)
+	}
+	return tempDir{path: dir}, nil
+}
+
+// mountTmpfs mounts a fresh tmpfs (mode 0700, nosuid, nodev) of t.size
+// bytes at t.path in the calling thread's mount namespace, which must be
+// private, and grants it read-write in rs by descriptor: the rule names
+// this tmpfs, whatever the path resolves to later.
+func mountTmpfs(rs *landlock.Ruleset, t tempDir) error {
+	fs, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("create the temporary directory's tmpfs: %w", err)
+	}
+	defer unix.Close(fs)
+	opts := [][2]string{{"mode", "0700"}}
+	if t.size > 0 {
+		// Inodes cost memory too, and an empty file costs no size.
+		opts = append(opts,
+			[2]string{"size", strconv.FormatInt(t.size, 10)},
+			[2]string{"nr_inodes", strconv.FormatInt(max(t.size/4096, 16384), 10)})
+	}
+	for _, o := range opts {
+		if err := unix.FsconfigSetString(fs, o[0], o[1]); err != nil {
+			return fmt.Errorf("configure the temporary directory's tmpfs (%s=%s): %w", o[0], o[1], err)
+		}
+	}
+	if err := unix.FsconfigCreate(fs); err != nil {
+		return fmt.Errorf("create the temporary directory's tmpfs: %w", err)
+	}
+	mnt, err := unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+	if err != nil {
+		return fmt.Errorf("mount the temporary directory's tmpfs: %w", err)
+	}
+	defer unix.Close(mnt)
+	if err := unix.MoveMount(mnt, "", unix.AT_FDCWD, t.path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("mount the temporary directory's tmpfs on %s: %w", t.path, err)
+	}
+	return rs.AllowFD(mnt, landlock.ReadWrite)
+}
