@@ -453,6 +453,16 @@ func TestCredentialsRequired(t *testing.T) {
 			if tt.status == 407 && resp.Header.Get("Proxy-Authenticate") == "" {
 				t.Error("407 without Proxy-Authenticate")
 			}
+			if tt.status == 200 {
+				// A round trip through the tunnel: the upstream has
+				// accepted by the time its echo arrives, so the count
+				// below does not race its accept loop.
+				io.WriteString(rc.c, "ping")
+				buf := make([]byte, 4)
+				if _, err := io.ReadFull(rc.r, buf); err != nil || string(buf) != "ping" {
+					t.Fatalf("echo through the tunnel: %q %v", buf, err)
+				}
+			}
 		})
 	}
 	if s := fmt.Sprintf("%v %+v %#v %s", *creds, *creds, *creds, creds); strings.Contains(s, creds.Password) {
