@@ -461,6 +461,10 @@ func (s *Sandbox) mapErr(p string, err error) error {
 		return helikon.Other(fmt.Errorf("%s: too many levels of symbolic links; point the links at the file directly: %w", p, err))
 	case errors.Is(err, syscall.ENAMETOOLONG):
 		return helikon.Other(fmt.Errorf("%s: file name too long: %w", p, err))
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return helikon.Other(fmt.Errorf("%s: no space left (the disk or the quota is full); nothing was changed: free some space, or write less: %w", p, err))
+	case errors.Is(err, syscall.EFBIG):
+		return helikon.Other(fmt.Errorf("%s: file too large for this file system or process limit; nothing was changed: write a smaller file: %w", p, err))
 	case errors.Is(err, fs.ErrPermission):
 		return helikon.Other(fmt.Errorf("%s: the operating system refused access (permission denied): %w", p, err))
 	}
