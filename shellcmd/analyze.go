@@ -205,6 +205,80 @@ func (a *analyzer) walk(f *syntax.File, depth int, src string) {
 	})
 }
 
+// dashScript analyses src, a command string run by sh, which is dash on
+// Debian and Ubuntu. Where it holds $'...' or $"...", dash reads a $
+// followed by a quoted string, so quotes end elsewhere than in bash:
+// $'a\'; rm x; #' is one word to bash and runs rm under dash. That reading
+// is analysed too, with the parser's POSIX mode; a string that does not
+// parse that way is unresolved, as dash runs the lines before the error.
+func (a *analyzer) dashScript(src string, depth int, what string) {
+	a.script(src, syntax.LangBash, depth, what)
+	if a.res.Unresolved != "" || !strings.Contains(src, "$'") && !strings.Contains(src, "$\"") {
+		return // refused anyway, or read alike
+	}
+	var stmts []*syntax.Stmt
+	err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Stmts(strings.NewReader(src), func(s *syntax.Stmt) bool {
+		stmts = append(stmts, s)
+		return true
+	})
+	if err != nil {
+		a.unresolved("%s holds $'...' or $\"...\", which sh (dash) reads unlike bash, and it does not parse as POSIX sh (%v); use bash -c", what, err)
+		return
+	}
+	f := &syntax.File{Stmts: stmts}
+	if treeDepth(f) > maxTreeDepth {
+		a.unresolved("%s nests constructs more than %d syntax levels deep; split it into simpler commands", what, maxTreeDepth)
+		return
+	}
+	outer := a.dedup
+	a.dedup = true
+	a.walk(f, depth, src)
+	a.dedup = outer
+}
+
+// dashBackground handles cmd &>file args, which dash (without &>) reads as
+// cmd &, then >file args: the words after the redirection are a command of
+// their own there. The Bash tool may fall back to sh, and sh may be dash.
+func (a *analyzer) dashBackground(st *syntax.Stmt, depth int) {
+	for _, r := range st.Redirs {
+		if r.Op != syntax.RdrAll && r.Op != syntax.AppAll || r.Word == nil || st.Cmd == nil {
+			continue
+		}
+		end := r.Word.End().Offset()
+		if st.Cmd.End().Offset() <= end {
+			continue // nothing follows the redirection
+		}
+		call, ok := st.Cmd.(*syntax.CallExpr)
+		if !ok {
+			// declare x &>f rm y, let x &>f rm y
+			a.unresolved("words after %s run as a command under sh (dash), which reads &> as & and >; put the redirection last", printNode(r))
+			return
+		}
+		var tail []*syntax.Word
+		for _, w := range call.Args {
+			if w.Pos().Offset() >= end {
+				tail = append(tail, w)
+			}
+		}
+		// Leading NAME=value words are assignments there.
+		for len(tail) > 0 {
+			if f := wordField(tail[0]); f.dynamic || !envName.MatchString(f.text) {
+				break
+			}
+			tail = tail[1:]
+		}
+		if len(tail) == 0 {
+			continue
+		}
+		outer := a.dedup
+		a.dedup = true
+		for _, argv := range wordFields(tail, &a.braceBudget) {
+			a.argv(argv, &callCtx{depth: depth})
+		}
+		a.dedup = outer
+	}
+}
+
 // arithCmdAsSubshells handles ((...)) read by a POSIX sh such as dash, where
 // it is two nested subshells: ((rm -rf ~)) runs rm there. The Bash tool may
 // fall back to sh, and sh -c may be dash, so what that reading runs is added
@@ -239,6 +313,9 @@ func (a *analyzer) node(n syntax.Node, depth int) {
 					a.argv(argv, &c)
 				}
 			}
+		}
+		if len(n.Redirs) > 0 {
+			a.dashBackground(n, depth)
 		}
 	case *syntax.DeclClause:
 		a.decl(n)

@@ -49,6 +49,10 @@ var replayAttacks = []string{
 	// Builtins that run a command or expand a word list.
 	"jobs -x touch pwned",
 	"compgen -W '$(touch pwned)' x",
+	// sh is dash on Debian: $'...' is a $ and a quoted string there, and
+	// &> is & and >, so words after the redirection run as a command.
+	"sh -c \"echo \\$'a\\\\'; touch pwned; #'\"",
+	"sh -c 'echo &>/dev/null touch pwned'",
 	// bash's time keyword skips a -- after it.
 	"time -- touch pwned",
 	"time -p -- touch pwned",

@@ -59,6 +59,10 @@ var shells = map[string]syntax.LangVariant{
 	"zsh": syntax.LangZsh,
 }
 
+// posixShells are shells that may be dash, which reads $'...' and $"..."
+// unlike bash (see dashScript).
+var posixShells = map[string]bool{"sh": true, "dash": true, "ash": true, "posh": true}
+
 // otherShells run command languages this package does not parse.
 var otherShells = map[string]bool{
 	"fish": true, "csh": true, "tcsh": true, "nu": true, "pwsh": true, "powershell": true,
@@ -520,7 +524,7 @@ func (a *analyzer) flock(args []field, ctx *callCtx) []field {
 		cmd, ok, rest = rest[1].text, true, nil
 	}
 	if ok {
-		a.script(cmd, syntax.LangBash, ctx.depth+1, "the command string of flock -c")
+		a.dashScript(cmd, ctx.depth+1, "the command string of flock -c") // $SHELL, else /bin/sh
 		return nil
 	}
 	if len(rest) == 0 && !ctx.openEnded {
@@ -551,7 +555,7 @@ func (a *analyzer) watch(args []field, ctx *callCtx) []field {
 		words[i] = f.text
 	}
 	if len(words) > 0 {
-		a.script(strings.Join(words, " "), syntax.LangBash, ctx.depth+1, "the command of watch")
+		a.dashScript(strings.Join(words, " "), ctx.depth+1, "the command of watch") // sh -c
 	}
 	return nil
 }
@@ -697,7 +701,11 @@ options:
 			a.unresolved("cannot tell what %s -c runs: its command string %s is computed at run time; write the command directly", prog, rest[0].text)
 			return
 		}
-		a.script(rest[0].text, lang, ctx.depth+1, "the command string of "+prog+" -c")
+		if posixShells[prog] {
+			a.dashScript(rest[0].text, ctx.depth+1, "the command string of "+prog+" -c")
+		} else {
+			a.script(rest[0].text, lang, ctx.depth+1, "the command string of "+prog+" -c")
+		}
 	case len(rest) > 0 && !smode && isStdinFile(rest[0].text):
 		a.shellStdin(prog, ctx)
 	case len(rest) > 0 && !smode && isFDFile(rest[0].text):
@@ -733,7 +741,11 @@ func isFDFile(name string) bool {
 func (a *analyzer) shellStdin(prog string, ctx *callCtx) {
 	switch ctx.stdin.kind {
 	case stdinText:
-		a.script(ctx.stdin.text, syntax.LangBash, ctx.depth+1, "the input of "+prog)
+		if posixShells[prog] {
+			a.dashScript(ctx.stdin.text, ctx.depth+1, "the input of "+prog)
+		} else {
+			a.script(ctx.stdin.text, syntax.LangBash, ctx.depth+1, "the input of "+prog)
+		}
 	case stdinFile:
 		// Like a script file.
 	default:
