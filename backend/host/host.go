@@ -40,6 +40,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/paigasus/helikon/backend"
@@ -78,6 +79,10 @@ type Backend struct {
 	allow     []string
 	limits    backend.ResourceLimits
 	features  []string
+
+	noDirect   bool         // tests: always run commands through bash
+	directRuns atomic.Int64 // commands run without bash (see direct.go)
+	envs       envCache     // what bash exports, per environment
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -157,6 +162,31 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 	}
 	timeout := backend.EffectiveTimeout(b.timeout, req.Timeout)
 	limits := b.limits.Merge(req.Limits).WithDefaults(timeout)
+	outCap := b.outputCap
+	if req.OutputCap > 0 && req.OutputCap < outCap {
+		outCap = req.OutputCap
+	}
+	allow := b.allow
+	if len(req.Env) > 0 {
+		allow = append(slices.Clone(b.allow), req.Env...)
+	}
+	spec := &proc.Spec{
+		Dir:       b.dir,
+		Env:       backend.ScrubEnv(os.Environ(), allow, req.SetEnv),
+		Stdin:     req.Stdin,
+		Stdout:    req.Stdout,
+		Stderr:    req.Stderr,
+		OutputCap: outCap,
+		Timeout:   timeout,
+	}
+	if len(req.Argv) == 0 && req.Command != "" {
+		if res, err, ok := b.runDirect(ctx, req, spec, limits); ok {
+			if err != nil && res == nil {
+				return nil, fmt.Errorf("host: %w", err)
+			}
+			return res, err
+		}
+	}
 	var argv []string
 	var err error
 	if len(req.Argv) > 0 {
@@ -167,24 +197,8 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}
-	outCap := b.outputCap
-	if req.OutputCap > 0 && req.OutputCap < outCap {
-		outCap = req.OutputCap
-	}
-	allow := b.allow
-	if len(req.Env) > 0 {
-		allow = append(slices.Clone(b.allow), req.Env...)
-	}
-	res, err := proc.Run(ctx, &proc.Spec{
-		Argv:      argv,
-		Dir:       b.dir,
-		Env:       backend.ScrubEnv(os.Environ(), allow, req.SetEnv),
-		Stdin:     req.Stdin,
-		Stdout:    req.Stdout,
-		Stderr:    req.Stderr,
-		OutputCap: outCap,
-		Timeout:   timeout,
-	})
+	spec.Argv = argv
+	res, err := proc.Run(ctx, spec)
 	if err != nil && res == nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}

@@ -161,7 +161,40 @@ type Spec struct {
 	// OS-sandbox backend uses it to start the command from a restricted
 	// thread. It must call cmd.Start (or fail).
 	Start func(cmd *exec.Cmd) error
+	// Path, when set, is the file executed, and Argv[0] is passed to the
+	// program unchanged as the name it was invoked by (as a shell does).
+	// It cannot be combined with [TrackReaper] (Run fails with an error
+	// wrapping [ErrNoDirectStart]).
+	Path string
+	// Limits, when set, are applied to the program without a shell: Run
+	// starts it stopped at its exec (Linux, ptrace(PTRACE_TRACEME)), sets
+	// the limits with prlimit(2), soft and hard, in the units and with the
+	// rounding of bash's ulimit (see [Prologue]), and only then lets it
+	// run its first instruction; it is detached at once, so the program
+	// can use ptrace itself. AddressSpace must be unset (≤ 0): exec itself
+	// is subject to it. Where this is not possible (another system,
+	// [TrackReaper], Start set, ptrace refused) Run fails with an error
+	// wrapping [ErrNoDirectStart] and nothing ran: run the command through
+	// [ShellArgv] instead.
+	Limits *backend.ResourceLimits
 }
+
+// ErrNoDirectStart is wrapped by the error Run returns when a [Spec] with
+// Limits or Path cannot be started directly here. Nothing ran.
+var ErrNoDirectStart = errors.New("the program cannot be started directly with its limits here")
+
+// StartError is the error Run returns when the program could not be
+// started (it was not found, could not be executed, or a direct start
+// failed). Nothing ran.
+type StartError struct {
+	Program string
+	Err     error
+}
+
+func (e *StartError) Error() string { return "proc: start " + e.Program + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *StartError) Unwrap() error { return e.Err }
 
 // Run runs s and returns its result. A non-zero exit, a timeout and
 // truncated output are results; errors are reserved for a command that could
@@ -184,8 +217,16 @@ func Run(ctx context.Context, s *Spec) (*backend.Result, error) {
 		return nil, err
 	}
 
+	if s.Limits != nil && s.Limits.AddressSpace > 0 {
+		return nil, fmt.Errorf("proc: an address-space limit cannot be applied after exec: %w", ErrNoDirectStart)
+	}
+	if (s.Limits != nil || s.Path != "") && (s.Start != nil || s.Tracking == TrackReaper) {
+		return nil, fmt.Errorf("proc: a direct start needs this program to start the command itself: %w", ErrNoDirectStart)
+	}
 	argv := s.Argv
-	if !strings.Contains(argv[0], "/") {
+	if s.Path != "" {
+		argv = nil // the tracker's command is built from Path and Argv below
+	} else if !strings.Contains(argv[0], "/") {
 		// Resolve here, in every tracking mode alike: the reaper would
 		// otherwise search the command's PATH instead of this program's.
 		p, err := exec.LookPath(argv[0])
@@ -201,8 +242,17 @@ func Run(ctx context.Context, s *Spec) (*backend.Result, error) {
 	}
 	defer tr.close()
 
-	cmd, err := tr.command(argv)
-	if err != nil {
+	var cmd *exec.Cmd
+	if s.Path != "" || s.Limits != nil {
+		if tr.mode == TrackReaper {
+			// TrackAuto chose the reaper (cgroups are unusable here),
+			// which would be the program's parent.
+			return nil, fmt.Errorf("proc: a direct start is not possible with reaper tracking: %w", ErrNoDirectStart)
+		}
+	}
+	if s.Path != "" {
+		cmd = &exec.Cmd{Path: s.Path, Args: s.Argv}
+	} else if cmd, err = tr.command(argv); err != nil {
 		return nil, err
 	}
 	cmd.Dir = s.Dir
@@ -245,8 +295,11 @@ func Run(ctx context.Context, s *Spec) (*backend.Result, error) {
 		readEnds = append(readEnds, r)
 		readers.Go(func() {
 			// A fixed 64 KiB buffer keeps a flood cheap in syscalls and
-			// bounded in memory.
-			b := make([]byte, 64<<10)
+			// bounded in memory; pooled, so that short commands do not
+			// allocate and clear it every time.
+			bp := readBufs.Get().(*[]byte)
+			defer readBufs.Put(bp)
+			b := *bp
 			for {
 				n, err := r.Read(b)
 				if n > 0 {
@@ -297,17 +350,26 @@ func Run(ctx context.Context, s *Spec) (*backend.Result, error) {
 	if start == nil {
 		start = (*exec.Cmd).Start
 	}
+	if s.Limits != nil {
+		start = func(cmd *exec.Cmd) error { return startLimited(cmd, rlimits(*s.Limits, true)) }
+	}
 	err = start(cmd)
 	closeWriteEnds()
 	if err != nil {
 		closeReadEnds()
 		readers.Wait()
+		if s.Limits != nil {
+			// Whatever failed (ptrace, the exec, the clone into the
+			// cgroup), nothing ran; the caller runs the command through
+			// the shell, which tells the user why.
+			return nil, &StartError{Program: s.Argv[0], Err: err}
+		}
 		if s.Tracking == TrackAuto && tr.cannotStart(err) {
 			// The strongest tracking is unusable here (clone3 filtered by
 			// seccomp, say); nothing ran, so run with the next one.
 			return Run(ctx, s)
 		}
-		return nil, fmt.Errorf("proc: start %s: %w", s.Argv[0], err)
+		return nil, &StartError{Program: s.Argv[0], Err: err}
 	}
 	tr.started(cmd.Process.Pid)
 
@@ -380,6 +442,9 @@ func Run(ctx context.Context, s *Spec) (*backend.Result, error) {
 	}
 	return res, ctxErr
 }
+
+// readBufs holds the 64 KiB buffers output is read with.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // exitStatus is the command's status as reported by a reaper.
 type exitStatus struct {

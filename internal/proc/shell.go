@@ -83,11 +83,37 @@ func ExecArgv(argv []string, limits backend.ResourceLimits) ([]string, error) {
 // limit is positive), and lowered to this program's own hard limits.
 // Processes is not applied (see the package documentation).
 func Prologue(limits backend.ResourceLimits, isBash bool) string {
+	var parts []string
+	for _, l := range rlimits(limits, isBash) {
+		parts = append(parts, "ulimit "+l.flag+" "+strconv.FormatInt(l.n, 10))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, " && ") + " || exit 125"
+}
+
+// rlimit is one resource limit as ulimit sets it: n units of unit bytes (or
+// seconds, or descriptors).
+type rlimit struct {
+	res  resource
+	flag string
+	n    int64
+	unit int64
+}
+
+// value is the limit in the kernel's units, as ulimit sets it.
+func (l rlimit) value() uint64 { return uint64(l.n) * uint64(l.unit) }
+
+// rlimits converts limits to ulimit's units, rounded down (but not to zero
+// when the limit is positive) after lowering them to this program's own
+// hard limits. Processes is not applied.
+func rlimits(limits backend.ResourceLimits, isBash bool) []rlimit {
 	fsizeUnit := int64(512) // sh (POSIX) counts -f in 512-byte blocks
 	if isBash {
 		fsizeUnit = 1024
 	}
-	var parts []string
+	var out []rlimit
 	add := func(flag string, v int64, unit int64, res resource) {
 		if v <= 0 {
 			return
@@ -95,17 +121,13 @@ func Prologue(limits backend.ResourceLimits, isBash bool) string {
 		if hard, ok := hardLimit(res); ok && uint64(v) > hard {
 			v = int64(hard)
 		}
-		n := max(v/unit, 1)
-		parts = append(parts, "ulimit "+flag+" "+strconv.FormatInt(n, 10))
+		out = append(out, rlimit{res: res, flag: flag, n: max(v/unit, 1), unit: unit})
 	}
 	add("-t", limits.CPUSeconds, 1, resCPU)
 	add("-f", limits.FileSize, fsizeUnit, resFileSize)
 	add("-v", limits.AddressSpace, 1024, resAddressSpace)
 	add("-n", limits.OpenFiles, 1, resOpenFiles)
-	if len(parts) == 0 {
-		return ""
-	}
-	return strings.Join(parts, " && ") + " || exit 125"
+	return out
 }
 
 // resource names a resource limit independently of the platform.

@@ -27,8 +27,9 @@ type tracker struct {
 	pid  int
 
 	// cgroup
-	dir string
-	fd  int
+	dir   string
+	fd    int
+	empty bool // the cgroup was seen empty after the main process exited
 
 	// reaper
 	statusR, statusW *os.File
@@ -149,7 +150,14 @@ func (t *tracker) started(pid int) {
 func (t *tracker) kill() {
 	switch t.mode {
 	case TrackCgroup:
-		if err := os.WriteFile(filepath.Join(t.dir, "cgroup.kill"), []byte("1"), 0); err != nil {
+		if populated, err := cgroupPopulated(t.dir); err == nil && !populated {
+			// Nothing left to kill (the usual end of a command: its main
+			// process is a zombie, which a cgroup no longer counts, and
+			// it started nothing that outlived it). An empty cgroup
+			// cannot be entered again but by a process that some other
+			// process with the right to write cgroup.procs moves there.
+			t.empty = true
+		} else if err := writeCgroupKill(t.dir); err != nil {
 			slog.Warn("helikon: cgroup.kill failed; killing by process group", "cgroup", t.dir, "err", err)
 		}
 		_ = unix.Kill(-t.pid, unix.SIGKILL)
@@ -175,6 +183,9 @@ func (t *tracker) waitGone(limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	switch t.mode {
 	case TrackCgroup:
+		if t.empty {
+			return nil
+		}
 		for delay := 500 * time.Microsecond; ; delay = min(delay*2, 20*time.Millisecond) {
 			populated, err := cgroupPopulated(t.dir)
 			if err != nil || !populated {
@@ -183,7 +194,7 @@ func (t *tracker) waitGone(limit time.Duration) error {
 			if time.Now().After(deadline) {
 				return fmt.Errorf("proc: cgroup %s still populated: %w", t.dir, ErrSurvivors)
 			}
-			_ = os.WriteFile(filepath.Join(t.dir, "cgroup.kill"), []byte("1"), 0)
+			_ = writeCgroupKill(t.dir)
 			time.Sleep(delay)
 		}
 	case TrackReaper:
@@ -361,17 +372,37 @@ func unescapeMount(s string) string {
 	return b.String()
 }
 
+// cgroupPopulated reports whether the cgroup at dir holds a live process.
+// It reads cgroup.events with three system calls and no allocation beyond
+// the path: it runs at the end of every command.
 func cgroupPopulated(dir string) (bool, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+	fd, err := unix.Open(dir+"/cgroup.events", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false, fmt.Errorf("proc: read cgroup.events: %w", err)
 	}
-	for line := range bytes.SplitSeq(b, []byte("\n")) {
+	var buf [256]byte
+	n, err := unix.Read(fd, buf[:])
+	unix.Close(fd)
+	if err != nil || n < 0 {
+		return false, fmt.Errorf("proc: read cgroup.events: %w", err)
+	}
+	for line := range bytes.SplitSeq(buf[:n], []byte("\n")) {
 		if v, ok := bytes.CutPrefix(line, []byte("populated ")); ok {
 			return string(v) != "0", nil
 		}
 	}
 	return false, errors.New("proc: cgroup.events has no populated line")
+}
+
+// writeCgroupKill kills every process in the cgroup at dir.
+func writeCgroupKill(dir string) error {
+	fd, err := unix.Open(dir+"/cgroup.kill", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	_, err = unix.Write(fd, []byte("1"))
+	unix.Close(fd)
+	return err
 }
 
 // procStat is the part of /proc/PID/stat that tree walks need.
