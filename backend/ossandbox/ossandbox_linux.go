@@ -143,6 +143,9 @@ func New(root string, opts *Options) (*Backend, error) {
 		b.tmpRW = mountWritable(os.TempDir())
 		b.tmpBase = b.tmpfsMountPoint()
 		b.pids = pidsCgroupDir()
+		if b.pids != "" {
+			sweepCgroups(b.pids)
+		}
 		b.tracking = proc.TrackPidNamespace // the namespace ends with its first process
 	} else {
 		b.tracking = proc.TrackReaper
@@ -618,9 +621,16 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 			return nil, err
 		}
 		// The confining thread leaves the cgroup when the runtime has
-		// terminated it, shortly after the command started; remove the
-		// cgroup in the background instead of waiting for that.
-		defer func() { go removeCgroup(cgroup) }()
+		// terminated it, shortly after the command started: by the time
+		// the command has ended it is nearly always gone, and removing
+		// the empty cgroup costs microseconds. Only when it is not is the
+		// cgroup removed in the background; a program that exits before
+		// that leaves it to the sweep of the next backend (sweepCgroups).
+		defer func() {
+			if unix.Rmdir(cgroup) != nil {
+				go removeCgroup(cgroup)
+			}
+		}()
 		procs = -1 // capped by the cgroup instead of RLIMIT_NPROC
 	} else if b.privileged {
 		procs = -1 // RLIMIT_NPROC does not apply to uid 0
@@ -748,7 +758,7 @@ func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp tempDir
 }
 
 func (b *Backend) newPidsCgroup(max int64) (string, error) {
-	dir := filepath.Join(b.pids, fmt.Sprintf("helikon-%d-%d", os.Getpid(), b.seq.Add(1)))
+	dir := filepath.Join(b.pids, cgroupName(os.Getpid(), b.seq.Add(1)))
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", fmt.Errorf("%w: ossandbox: create pids cgroup: %w", backend.ErrUnavailable, err)
 	}
@@ -761,6 +771,48 @@ func (b *Backend) newPidsCgroup(max int64) (string, error) {
 		return "", fmt.Errorf("%w: ossandbox: set pids.max: %w", backend.ErrUnavailable, err)
 	}
 	return dir, nil
+}
+
+// cgroupName is the name of a per-command cgroup: the program's pid and a
+// sequence number.
+func cgroupName(pid int, seq uint64) string { return fmt.Sprintf("helikon-%d-%d", pid, seq) }
+
+// staleCgroupAge is the age past which a per-command cgroup is removed by
+// any backend: a cgroup is used once, entered microseconds after it was
+// created and removed when its command ends, and the kernel refuses to
+// remove one that still has tasks (a command running for longer).
+const staleCgroupAge = time.Minute
+
+// sweepCgroups removes the per-command cgroups in dir left by programs that
+// have exited (killed, or ended before a background removal finished):
+// those whose program's pid is free, and those older than
+// [staleCgroupAge] (the pid was reused). Removing one that still has tasks
+// fails, harmlessly.
+func sweepCgroups(dir string) { sweepCgroupsAt(dir, time.Now()) }
+
+func sweepCgroupsAt(dir string, now time.Time) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		var pid int
+		var seq uint64
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "helikon-") {
+			continue
+		}
+		if _, err := fmt.Sscanf(e.Name(), "helikon-%d-%d", &pid, &seq); err != nil || cgroupName(pid, seq) != e.Name() || pid <= 0 {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if pid == os.Getpid() || unix.Kill(pid, 0) != unix.ESRCH {
+			var st unix.Stat_t
+			if unix.Stat(p, &st) != nil || now.Sub(time.Unix(st.Ctim.Unix())) < staleCgroupAge {
+				continue
+			}
+		}
+		_ = unix.Rmdir(p)
+	}
 }
 
 // removeCgroup removes a per-command cgroup once its last task (the
