@@ -339,6 +339,10 @@ func (a *analyzer) node(n syntax.Node, depth int) {
 		}
 	case *syntax.TestClause:
 		a.vars.test(a, n.X)
+	case *syntax.DblQuoted:
+		for _, q := range n.Parts {
+			a.quotedParamExp(q)
+		}
 	case *syntax.ExtGlob:
 		// The parser keeps an extended glob's pattern as raw text, but bash
 		// expands it like the rest of the word: @($(rm x)) runs rm, in
@@ -400,10 +404,41 @@ func assignField(as *syntax.Assign) field {
 	return f
 }
 
+// quotedParamExp checks a part of a double-quoted word or of an unquoted
+// here-document. There, in ${x:-word} (and :=, :+, :?, with or without the
+// colon) a single quote is an ordinary character and what it encloses is
+// expanded: "${x:-'$(rm x)'}" runs rm, though the parser reads a quoted
+// string. bash does honour the quotes in ${x/pattern/...}, ${x#...} and
+// ${x%...}.
+func (a *analyzer) quotedParamExp(part syntax.WordPart) {
+	pe, ok := part.(*syntax.ParamExp)
+	if !ok || pe.Exp == nil || pe.Exp.Word == nil {
+		return
+	}
+	switch pe.Exp.Op {
+	case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.AssignUnset, syntax.AssignUnsetOrNull,
+		syntax.AlternateUnset, syntax.AlternateUnsetOrNull, syntax.ErrorUnset, syntax.ErrorUnsetOrNull:
+	default:
+		return
+	}
+	for _, q := range pe.Exp.Word.Parts {
+		if sq, ok := q.(*syntax.SglQuoted); ok && (sq.Dollar || strings.ContainsAny(sq.Value, "$`")) {
+			a.unresolved("in %s within double quotes or a here-document, the single quotes do not quote and bash expands %s; use double quotes or escape the $", printNode(pe), printNode(sq))
+			return
+		}
+		a.quotedParamExp(q) // "${x:-${y:-'...'}}"
+	}
+}
+
 // redirect records write targets.
 func (a *analyzer) redirect(r *syntax.Redirect) {
 	if a.dedup {
 		return // the bash reading listed the same redirections
+	}
+	if r.Hdoc != nil && (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) {
+		for _, q := range r.Hdoc.Parts {
+			a.quotedParamExp(q)
+		}
 	}
 	if r.N != nil && strings.HasPrefix(r.N.Value, "{") {
 		// {var}> stores the descriptor in var; a subscript there is

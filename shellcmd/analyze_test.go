@@ -243,9 +243,11 @@ var analyzeCases = []analyzeCase{
 	{cmd: "sudo 'BASH_FUNC_ls%%=() { rm; }' bash -c ls", progs: "sudo bash ls", unres: "BASH_FUNC_"},
 	// bash's command hash table and alias table are arrays: an entry makes a
 	// name run another program, as hash -p and alias do.
-	{cmd: "BASH_CMDS['ls']=/bin/rm; ls x", progs: "ls", unres: "BASH_CMDS"},
+	{cmd: "BASH_CMDS['ls']=/bin/rm; ls x", progs: "ls", unres: "single quotes"},
+	{cmd: "BASH_CMDS[ls]=/bin/rm; ls x", progs: "ls", unres: "BASH_CMDS"},
 	{cmd: "declare -A BASH_CMDS=(['ls']=/bin/rm); ls x", progs: "declare ls", unres: "BASH_CMDS"},
-	{cmd: "shopt -s expand_aliases; BASH_ALIASES['ls']=rm\nls x", progs: "shopt ls", unres: "BASH_ALIASES"},
+	{cmd: "shopt -s expand_aliases; BASH_ALIASES['ls']=rm\nls x", progs: "shopt ls", unres: "single quotes"},
+	{cmd: "shopt -s expand_aliases; BASH_ALIASES[ls]=rm\nls x", progs: "shopt ls", unres: "BASH_ALIASES"},
 	// A named descriptor {var}> assigns var, evaluating a subscript in it.
 	{cmd: "x='a[$(rm x)]'; echo {a[x]}>/dev/null", progs: "echo", unres: "descriptor variable a[x]"},
 	{cmd: "exec {fd}>log; echo hi >&$fd", progs: "exec echo"},
@@ -312,6 +314,13 @@ var analyzeCases = []analyzeCase{
 	{cmd: "pkexec", progs: "pkexec", unres: "standard input"},
 	{cmd: "doas -s <<< 'rm x'", progs: "doas rm"},
 	{cmd: "doas -s", progs: "doas", unres: "standard input"},
+	{cmd: `$'rm\c@x' y`, progs: "rm"},
+	{cmd: `$'\x{72}m' y`, progs: "rm"},
+	{cmd: `echo "${x:-'$(rm x)'}"`, progs: "echo", unres: "single quotes do not quote"},
+	{cmd: "cat <<EOF\n${x:+$'`rm x`'}\nEOF", progs: "cat", unres: "single quotes do not quote"},
+	{cmd: `echo "${x:-'a b'}" "${x/a/'$(rm x)'}" ${x:-'$(rm x)'}`, progs: "echo"},
+	{cmd: "echo $(( '$(rm x)' ))", progs: "echo", unres: "single quotes"},
+	{cmd: "echo $(( '1' + 2 ))", progs: "echo"},
 	// sh is dash: $'...' is a $ and a quoted string, &> is & and >.
 	{cmd: `sh -c "echo \$'a\\'; rm x; #'"`, progs: "sh echo echo rm"},
 	{cmd: `sh -c "echo \$'a\\'; x=(1); #'"`, progs: "sh echo", unres: "POSIX sh"},

@@ -292,6 +292,12 @@ func (v *varFlow) arithPart(a *analyzer, part syntax.WordPart) {
 	case *syntax.ArithmExp:
 		// Numeric; its own contents are checked where Walk finds it.
 	case *syntax.SglQuoted:
+		// Arithmetic is expanded as if in double quotes: a single quote
+		// quotes nothing there, so $(( '$(rm x)' )) runs rm; and text
+		// that does is evaluated like any other.
+		if p.Dollar || !numberRe.MatchString(p.Value) {
+			a.unresolved("arithmetic over %s: single quotes do not quote inside arithmetic, and bash expands and evaluates the text (running command substitutions); use literal numbers", printNode(p))
+		}
 	default:
 		a.unresolved("arithmetic over %s, computed at run time, can run commands hidden in its text (bash evaluates array subscripts); use literal numbers", printNode(part))
 	}

@@ -16,8 +16,8 @@
 // permutes them), flock -c and watch, and here-documents fed to a shell
 // (sudo -s, doas -s, pkexec and su without a command included), are parsed in
 // turn, to [DefaultMaxDepth] levels. Quoting is removed as the
-// shell removes it, so r""m, r\m, "rm" and $'\x72m' are rm; a program given
-// by path (/bin/rm, ./rm) is matched by its last element. Brace expansion is
+// shell removes it, so r""m, r\m, "rm", $'\x72m' and $'rm\c@x' are rm
+// ($'...' is decoded as bash decodes it); a program given by path (/bin/rm, ./rm) is matched by its last element. Brace expansion is
 // applied (bash) and also not applied (POSIX sh), and both readings are
 // listed; likewise ((...)) is also read as dash reads it, as two nested
 // subshells, so ((rm)) lists rm. Write targets of redirections, nested
@@ -54,7 +54,10 @@
 // text not known to be a number (bash runs command substitutions found in
 // array subscripts there); assignments of anything but a number to the
 // variables bash itself makes integers (OPTIND, RANDOM, SRANDOM, HISTCMD,
-// BASHPID), which evaluate what they are given the same way; ${x@P}; an
+// BASHPID), which evaluate what they are given the same way; single quotes
+// where bash does not take them for quotes and expands what they enclose:
+// in arithmetic ($(( '$(cmd)' )), a['$(cmd)']), and, holding $ or `, in
+// ${x:-word}, :=, :+ and :? within double quotes or a here-document; ${x@P}; an
 // extended glob pattern holding an expansion (@($(cmd)) runs cmd, in
 // [[ == ]] even without shopt -s extglob, and the parser keeps the pattern
 // as raw text); options that make bash rewrite or re-read a line before it

@@ -1,11 +1,15 @@
 package shellcmd
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // replayAttacks are lines on which the real bash runs touch although the
@@ -49,6 +53,23 @@ var replayAttacks = []string{
 	// Builtins that run a command or expand a word list.
 	"jobs -x touch pwned",
 	"compgen -W '$(touch pwned)' x",
+	// $'...' decoded as bash does: \c@ is NUL, which ends the string, and
+	// \x takes any number of digits in braces.
+	"$'touch\\c@xyz' pwned",
+	"$'\\x{74}ouch' pwned",
+	// Single quotes that do not quote: in ${x:-word} within double quotes
+	// or a here-document, and in arithmetic.
+	`echo "${x:-'$(touch pwned)'}"`,
+	`echo "${x:=$'$(touch pwned)'}"`,
+	`x=a; echo "${x:+'$(touch pwned)'}"`,
+	`echo "${x:-${y:-'$(touch pwned)'}}"`,
+	"cat <<EOF\n${x:-'$(touch pwned)'}\nEOF",
+	"echo $(( '$(touch pwned)' ))",
+	"a=(); a['$(touch pwned)']=1",
+	"a=(); echo ${a[$'$(touch pwned)']}",
+	"[[ 'a[$(touch pwned)]' -eq 1 ]]",
+	`x=1; echo "${x:0:'a[$(touch pwned)]'}"`,
+	"for (( i='a[$(touch pwned)]'; 0; )); do :; done",
 	// sh is dash on Debian: $'...' is a $ and a quoted string there, and
 	// &> is & and >, so words after the redirection run as a command.
 	"sh -c \"echo \\$'a\\\\'; touch pwned; #'\"",
@@ -105,6 +126,39 @@ func TestReplayAttacksAgainstBash(t *testing.T) {
 	for _, cmd := range replayRootAttacks {
 		if a := Analyze(cmd); a.Unresolved == "" && !slices.Contains(a.Programs(), "touch") && !slices.Contains(a.Programs(), "perl") {
 			t.Errorf("Analyze(%q) = %q, resolved, but su runs touch or perl", cmd, a.Programs())
+		}
+	}
+}
+
+// TestANSICAgainstBash compares the decoding of $'...' with what bash
+// makes of it: a program name must be decoded exactly as bash does, or a
+// deny list misses it.
+func TestANSICAgainstBash(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash is not installed")
+	}
+	for _, lit := range []string{
+		`$'rm'`, `$'\x72m'`, `$'r\155'`, `$'\u0072m'`, `$'\U00000072m'`, `$'rm\c@x'`, `$'rm\x00x'`,
+		`$'\x{72}m'`, `$'\x{0072}m'`, `$'\x{}rm'`, `$'\x7'`, `$'\x'`, `$'\xg'`, `$'\0162m'`, `$'\1621'`,
+		`$'\777'`, `$'\cA\c?\ca\c['`, `$'\c\\x'`, `$'x\c'`, `$'\q\'\"\?\\'`, `$'\a\b\e\E\f\n\r\t\v'`,
+		`$'\u'`, `$'\u7'`, `$'\U0000007'`, `$'\8\9'`, `$'\c'`, `$'\x{7'`, `$'\x{fff72}m'`,
+	} {
+		c := exec.Command(bash, "-c", "printf '%s' "+lit)
+		c.Env = []string{"LC_ALL=C"}
+		want, err := c.Output()
+		if err != nil {
+			t.Errorf("bash on %s: %v", lit, err)
+			continue
+		}
+		f, err := syntax.NewParser().Parse(strings.NewReader("echo "+lit), "")
+		if err != nil {
+			t.Fatalf("parse %s: %v", lit, err)
+		}
+		w := f.Stmts[0].Cmd.(*syntax.CallExpr).Args[1]
+		got := wordField(w)
+		if got.dynamic || !bytes.Equal([]byte(got.text), want) {
+			t.Errorf("%s decodes to %q (dynamic %v), bash makes %q", lit, got.text, got.dynamic, want)
 		}
 	}
 }

@@ -42,7 +42,9 @@ func wordField(w *syntax.Word) field {
 			decodeUnquoted(&b, s, &glob)
 		case *syntax.SglQuoted:
 			if p.Dollar {
-				b.WriteString(ansiC(p))
+				text, dyn := ansiC(p)
+				b.WriteString(text)
+				f.dynamic = f.dynamic || dyn
 			} else {
 				b.WriteString(p.Value)
 			}
@@ -156,18 +158,133 @@ func decodeDoubleQuoted(b *strings.Builder, s string) {
 	}
 }
 
-// ansiC decodes a $'...' string with the shell library's own decoder; such a
-// string holds no expansion, so the empty configuration changes nothing.
-func ansiC(p *syntax.SglQuoted) string {
-	s, err := expand.Literal(nil, &syntax.Word{Parts: []syntax.WordPart{p}})
-	if err != nil {
-		return p.Value
+// ansiC decodes a $'...' string as bash does (ansicstr in lib/sh/strtrans.c,
+// as called for $'...'): \cX is a control character, \x takes one or two
+// hex digits or any number in braces, \NNN one to three octal digits, an
+// unknown escape keeps its backslash, and the string ends at the first NUL
+// byte ($'rm\c@x' is rm). A \u or \U escape above 0x7f becomes text that
+// depends on the locale, so the word is then reported as dynamic.
+func ansiC(p *syntax.SglQuoted) (string, bool) {
+	src := p.Value
+	var b strings.Builder
+	dynamic := false
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if c != '\\' || i+1 >= len(src) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		c = src[i]
+		switch c {
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'e', 'E':
+			b.WriteByte(0x1b)
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte('\v')
+		case '\\', '\'', '"', '?':
+			b.WriteByte(c)
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			v := int(c - '0')
+			for n := 0; n < 2 && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '7'; n++ {
+				i++
+				v = (v*8 + int(src[i]-'0')) & 0xff
+			}
+			b.WriteByte(byte(v))
+		case 'x':
+			v, n := 0, 0
+			braces := i+1 < len(src) && src[i+1] == '{'
+			if braces {
+				i++
+			}
+			for (braces || n < 2) && i+1 < len(src) && isHex(src[i+1]) {
+				i++
+				v = (v*16 + hexVal(src[i])) & 0xff
+				n++
+			}
+			switch {
+			case braces:
+				if i+1 < len(src) && src[i+1] == '}' {
+					i++
+				}
+				b.WriteByte(byte(v))
+			case n == 0:
+				b.WriteString("\\x")
+			default:
+				b.WriteByte(byte(v))
+			}
+		case 'u', 'U':
+			max := 4
+			if c == 'U' {
+				max = 8
+			}
+			v, n := 0, 0
+			for n < max && i+1 < len(src) && isHex(src[i+1]) {
+				i++
+				v = v*16 + hexVal(src[i])
+				n++
+			}
+			switch {
+			case n == 0:
+				b.WriteByte('\\')
+				b.WriteByte(c)
+			case v <= 0x7f:
+				b.WriteByte(byte(v))
+			default:
+				dynamic = true
+				b.WriteRune(rune(v))
+			}
+		case 'c':
+			if i+1 >= len(src) {
+				b.WriteString("\\c") // \c at the end is kept
+				break
+			}
+			i++
+			x := src[i]
+			if x == '\\' && i+1 < len(src) && src[i+1] == '\\' {
+				i++ // $'\c\\' is control-backslash
+			}
+			if x == '?' {
+				b.WriteByte(0x7f)
+			} else {
+				b.WriteByte(x & 0x1f)
+			}
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		}
 	}
+	s := b.String()
 	// Bash ends the string at a NUL byte.
 	if i := strings.IndexByte(s, 0); i >= 0 {
 		s = s[:i]
 	}
-	return s
+	return s, dynamic
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func hexVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	}
+	return int(c-'A') + 10
 }
 
 // printNode returns the source form of n.
