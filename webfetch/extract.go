@@ -50,7 +50,13 @@ type Document struct {
 //     readability and converted to Markdown with links made absolute
 //     against pageURL; pages readability finds no article in are converted
 //     whole, minus navigation, scripts, styles, headers, footers and cookie
-//     banners;
+//     banners. The cost is bounded by the number of elements: readability
+//     runs on pages of at most 100 000 elements (larger ones are converted
+//     whole), and pages of more than 200 000 elements (or 400 000 tags),
+//     or nested deeper than the HTML parser accepts (512 open elements),
+//     come back as plain text (Format "text") extracted in one linear
+//     pass, because such pages are built to make the conversion take
+//     seconds of CPU and hundreds of megabytes;
 //   - text/markdown passes through as Markdown; other text/*, JSON and XML
 //     types pass through as text, decoded to UTF-8;
 //   - anything else fails with an error wrapping [ErrUnsupportedContent].
@@ -141,10 +147,37 @@ var mdConverter = converter.NewConverter(converter.WithPlugins(
 	strikethrough.NewStrikethroughPlugin(),
 ))
 
+// Element limits of HTML conversion. Readability and the Markdown converter
+// cost a few microseconds per element, and 5 MiB of "<b><p>" parses into
+// millions of elements: without limits a hostile page costs tens of seconds
+// of CPU per fetch. Real article pages have a few thousand elements; a 2 MiB
+// text-heavy page about 15 000.
+const (
+	// maxArticleElements: readability runs only on pages with at most this
+	// many elements; larger pages are converted whole.
+	maxArticleElements = 100_000
+	// maxMarkdownElements: pages with more elements come back as plain text.
+	maxMarkdownElements = 200_000
+	// maxTags: a page with more '<' than this is not even parsed into a
+	// tree (5 MiB of "<b><p>" is 4 million nodes, half a gigabyte) and comes
+	// back as plain text. Every start tag needs a '<', and real pages have
+	// about two per element, so this is checked with one fast byte count.
+	maxTags = 2 * maxMarkdownElements
+)
+
 func htmlToMarkdown(body []byte, pageURL *url.URL) (Document, error) {
+	if bytes.Count(body, []byte("<")) > maxTags {
+		return htmlText(body), nil
+	}
 	doc, err := html.Parse(bytes.NewReader(body))
 	if err != nil {
-		return Document{}, fmt.Errorf("parsing HTML: %w", err)
+		// The parser refuses nesting deeper than 512 open elements; the
+		// text is still there.
+		return htmlText(body), nil
+	}
+	elements := countElements(doc, maxMarkdownElements+1)
+	if elements > maxMarkdownElements {
+		return htmlText(body), nil
 	}
 	pageTitle := titleOf(doc)
 	removeClutter(doc)
@@ -154,15 +187,17 @@ func htmlToMarkdown(body []byte, pageURL *url.URL) (Document, error) {
 	if pageURL != nil {
 		domain = pageURL.String()
 	}
-	parser := readability.NewParser()
-	parser.KeepClasses = true // language-* classes name the code blocks' languages
-	article, err := parser.ParseAndMutate(doc, pageURL)
-	root := article.Node
-	title := article.Title()
-	if err != nil || root == nil || strings.TrimSpace(textOf(root)) == "" {
-		// No article found: convert what is left of the body.
-		root = bodyOf(doc)
-		title = pageTitle
+	root, title := bodyOf(doc), pageTitle
+	if elements <= maxArticleElements {
+		parser := readability.NewParser()
+		parser.KeepClasses = true // language-* classes name the code blocks' languages
+		article, err := parser.ParseAndMutate(doc, pageURL)
+		if err == nil && article.Node != nil && strings.TrimSpace(textOf(article.Node)) != "" {
+			root, title = article.Node, article.Title()
+		} else {
+			// No article found: convert what is left of the body.
+			root = bodyOf(doc)
+		}
 	}
 	if title == "" {
 		title = pageTitle
@@ -361,4 +396,84 @@ func textOf(n *html.Node) string {
 	}
 	walk(n)
 	return b.String()
+}
+
+// countElements counts the element nodes under n, stopping at limit.
+func countElements(n *html.Node, limit int) int {
+	count := 0
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		for c := n.FirstChild; c != nil && count < limit; c = c.NextSibling {
+			if c.Type == html.ElementNode {
+				count++
+			}
+			walk(c)
+		}
+	}
+	walk(n)
+	return count
+}
+
+// htmlText is the plain text of an HTML page in one pass of the tokenizer,
+// without building a tree: text outside scripts, styles and other
+// non-content elements, a line break at each block element, whitespace
+// collapsed. It is the fallback for pages too large or too deeply nested to
+// convert to Markdown.
+func htmlText(body []byte) Document {
+	z := html.NewTokenizer(bytes.NewReader(body))
+	var text, title strings.Builder
+	skip, inTitle, titleDone := 0, false, false
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			return Document{Title: strings.Join(strings.Fields(title.String()), " "), Content: collapseLines(text.String()), Format: FormatText}
+		case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			switch a {
+			case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Svg, atom.Math:
+				if tt == html.StartTagToken {
+					skip++
+				} else if tt == html.EndTagToken && skip > 0 {
+					skip--
+				}
+			case atom.Title:
+				inTitle = tt == html.StartTagToken && !titleDone
+				if tt == html.EndTagToken {
+					titleDone = titleDone || title.Len() > 0
+				}
+			}
+			if blockAtoms[a] {
+				text.WriteByte('\n')
+			}
+		case html.TextToken:
+			switch {
+			case inTitle:
+				title.Write(z.Text())
+			case skip == 0:
+				text.Write(z.Text())
+			}
+		}
+	}
+}
+
+// blockAtoms are the elements that start a new line in the text fallback.
+var blockAtoms = map[atom.Atom]bool{
+	atom.P: true, atom.Div: true, atom.Br: true, atom.Li: true, atom.Tr: true, atom.Td: true, atom.Th: true,
+	atom.H1: true, atom.H2: true, atom.H3: true, atom.H4: true, atom.H5: true, atom.H6: true,
+	atom.Pre: true, atom.Blockquote: true, atom.Section: true, atom.Article: true, atom.Table: true,
+	atom.Ul: true, atom.Ol: true, atom.Dd: true, atom.Dt: true, atom.Hr: true, atom.Header: true, atom.Footer: true,
+}
+
+// collapseLines collapses the whitespace of each line and drops empty lines.
+func collapseLines(s string) string {
+	lines := strings.Split(s, "\n")
+	out := lines[:0]
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) > 0 {
+			out = append(out, strings.Join(f, " "))
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -91,6 +91,9 @@ type Options struct {
 	// control is the base dialer's Control, run after the guard's check for
 	// allowed addresses only; tests put a tripwire there.
 	control func(network, address string, c syscall.RawConn) error
+	// convert replaces [Convert]; tests use it to stand in for a page
+	// that is slow to convert.
+	convert func(body []byte, contentType string, pageURL *url.URL) (Document, error)
 }
 
 // Result is the outcome of a fetch. A non-2xx status and a truncated body are
@@ -335,7 +338,10 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, maxBytes int64) (*Re
 	if int64(len(body)) > maxBytes {
 		body, res.Truncated = body[:maxBytes], true
 	}
-	doc, err := Convert(body, ct, u)
+	doc, err := f.convertCtx(ctx, body, ct, u)
+	if errors.Is(err, errConvertStopped) {
+		return nil, netError(ctx, u, ctx.Err())
+	}
 	if err != nil {
 		if resp.StatusCode < 200 || resp.StatusCode > 299 {
 			res.Format = FormatText
@@ -351,6 +357,43 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, maxBytes int64) (*Re
 		f.opts.Logger.DebugContext(ctx, "webfetch", "url", redact(u), "status", res.Status, "bytes", len(body), "truncated", res.Truncated)
 	}
 	return res, nil
+}
+
+// errConvertStopped: the context ended while the body was being converted.
+var errConvertStopped = errors.New("conversion stopped")
+
+// convertCtx runs [Convert] (or the test hook) on its own goroutine so that
+// the fetch's deadline and cancellation cover the conversion too: a hostile
+// page can make it take seconds. When ctx ends first, convertCtx returns
+// errConvertStopped at once; the conversion finishes in the background (its
+// cost is bounded by the element limits of Convert) and its result is
+// dropped. A panic in the HTML libraries comes back as an error, as it would
+// have reached the runner's recover on the caller's goroutine.
+func (f *Fetcher) convertCtx(ctx context.Context, body []byte, ct string, u *url.URL) (Document, error) {
+	convert := Convert
+	if f.opts.convert != nil {
+		convert = f.opts.convert
+	}
+	type result struct {
+		doc Document
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				done <- result{err: fmt.Errorf("converting the page failed with an internal error (panic: %v); this is a bug, try another page", v)}
+			}
+		}()
+		d, err := convert(body, ct, u)
+		done <- result{d, err}
+	}()
+	select {
+	case r := <-done:
+		return r.doc, r.err
+	case <-ctx.Done():
+		return Document{}, errConvertStopped
+	}
 }
 
 func isRedirect(code int) bool {
