@@ -56,7 +56,9 @@ func Allowed(addr netip.Addr) bool { return Check(addr) == nil }
 // client address is obfuscated and it tunnels to arbitrary IPv4 hosts.
 //
 // Refused IPv4 ranges: 0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8,
-// 169.254.0.0/16, 172.16.0.0/12, 192.0.0.0/24, 192.0.2.0/24, 192.31.196.0/24,
+// 168.63.129.16/32 (Azure's WireServer: nominally public, but reached
+// inside every Azure VM and serving its configuration), 169.254.0.0/16,
+// 172.16.0.0/12, 192.0.0.0/24, 192.0.2.0/24, 192.31.196.0/24,
 // 192.52.193.0/24, 192.88.99.0/24, 192.168.0.0/16, 192.175.48.0/24,
 // 198.18.0.0/15, 198.51.100.0/24, 203.0.113.0/24, 224.0.0.0/4, 240.0.0.0/4.
 //
@@ -87,6 +89,7 @@ var v4Blocked = []rangeClass{
 	{netip.MustParsePrefix("0.0.0.0/8"), "\"this network\" 0.0.0.0/8"},
 	{netip.MustParsePrefix("10.0.0.0/8"), "private (RFC 1918)"},
 	{netip.MustParsePrefix("100.64.0.0/10"), "carrier-grade NAT 100.64.0.0/10"},
+	{netip.MustParsePrefix("168.63.129.16/32"), "Azure WireServer 168.63.129.16 (host-local on Azure)"},
 	{netip.MustParsePrefix("127.0.0.0/8"), "loopback"},
 	{netip.MustParsePrefix("169.254.169.254/32"), "cloud metadata (link-local)"},
 	{netip.MustParsePrefix("169.254.0.0/16"), "link-local"},
@@ -174,26 +177,61 @@ func classify4(addr netip.Addr) string {
 	return ""
 }
 
-// metadata are the instance-metadata endpoints of the big clouds: AWS, GCP
-// and Azure (169.254.169.254 and AWS's IPv6 fd00:ec2::254), AWS ECS task
-// metadata (169.254.170.2) and Alibaba Cloud (100.100.100.200).
-var metadata = []netip.Addr{
-	netip.MustParseAddr("169.254.169.254"),
-	netip.MustParseAddr("fd00:ec2::254"),
-	netip.MustParseAddr("169.254.170.2"),
-	netip.MustParseAddr("100.100.100.200"),
-}
+// metadata4 and metadata6 are where cloud instances hand out credentials
+// and configuration. IPv4 link-local 169.254.0.0/16 is refused whole: AWS,
+// GCP, Azure, Oracle, DigitalOcean and OpenStack serve instance metadata on
+// 169.254.169.254, AWS ECS task credentials on 169.254.170.2, the EKS Pod
+// Identity Agent on 169.254.170.23, Tencent Cloud on 169.254.0.23, and a
+// development server never lives there. Besides: Alibaba Cloud
+// (100.100.100.200), Azure's WireServer (168.63.129.16), AWS over IPv6
+// (fd00:ec2::/32: IMDS on ::254, EKS Pod Identity on ::23) and GCP over IPv6
+// (fd20:ce::254).
+var (
+	metadata4 = []netip.Prefix{
+		netip.MustParsePrefix("169.254.0.0/16"),
+		netip.MustParsePrefix("100.100.100.200/32"),
+		netip.MustParsePrefix("168.63.129.16/32"),
+	}
+	metadata6 = []netip.Prefix{
+		netip.MustParsePrefix("fd00:ec2::/32"),
+		netip.MustParsePrefix("fd20:ce::254/128"),
+	}
+	v6Compatible = netip.MustParsePrefix("::/96")
+	v6NAT64      = netip.MustParsePrefix("64:ff9b::/96")
+)
 
-// CheckMetadata refuses only the cloud instance-metadata endpoints
-// (169.254.169.254, fd00:ec2::254, 169.254.170.2, 100.100.100.200), after
-// unmapping and dropping the zone. It is the classifier for callers that
-// allow private addresses on purpose (a fetch of a development server) but
-// must still never hand out cloud credentials.
+// CheckMetadata is the classifier for callers that allow private addresses
+// on purpose (a fetch of a development server) but must still never hand
+// out cloud credentials. It refuses only cloud metadata endpoints: all of
+// IPv4 link-local 169.254.0.0/16 (where AWS, GCP, Azure, ECS, EKS and
+// others serve them), 100.100.100.200 (Alibaba Cloud), 168.63.129.16 (Azure
+// WireServer), fd00:ec2::/32 (AWS over IPv6) and fd20:ce::254 (GCP over
+// IPv6). The zone is dropped and an IPv4 address embedded in an IPv6 one
+// is judged too: IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d),
+// NAT64 (64:ff9b::a.b.c.d) and 6to4 (2002:AABB:CCDD::), the spellings a
+// dual-stack socket or a translating gateway would carry to the IPv4
+// endpoint. Everything [Check] refuses for other reasons passes.
 func CheckMetadata(addr netip.Addr) error {
 	a := addr.WithZone("").Unmap()
-	for _, m := range metadata {
-		if a == m {
-			return &BlockedError{Addr: addr, Reason: "cloud metadata endpoint"}
+	if a.Is6() {
+		for _, p := range metadata6 {
+			if p.Contains(a) {
+				return &BlockedError{Addr: addr, Reason: "cloud metadata endpoint"}
+			}
+		}
+		b := a.As16()
+		switch {
+		case v6Compatible.Contains(a), v6NAT64.Contains(a):
+			a = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+		case v6SixToFour.Contains(a):
+			a = netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
+		default:
+			return nil
+		}
+	}
+	for _, p := range metadata4 {
+		if p.Contains(a) {
+			return &BlockedError{Addr: addr, Reason: "cloud metadata endpoint (" + p.String() + ")"}
 		}
 	}
 	return nil

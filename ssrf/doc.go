@@ -7,7 +7,8 @@
 //   - [Check] (and [Allowed]) classify one [netip.Addr]: only public unicast
 //     IPv4 and IPv6 inside 2000::/3 minus the special-purpose ranges pass.
 //     [CheckMetadata] is the lax classifier that refuses only cloud
-//     metadata endpoints, for callers that allow private addresses.
+//     metadata endpoints (all of IPv4 link-local among them), for callers
+//     that allow private addresses.
 //   - [CheckHost] vets a host without resolving it: IP literals are
 //     classified and numeric spellings such as 2130706433 or 0x7f.1 are
 //     refused outright.

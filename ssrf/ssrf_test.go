@@ -27,6 +27,7 @@ var blockedAddrs = []struct{ addr, reason string }{
 	{"127.255.255.254", "loopback"},
 	{"169.254.169.254", "cloud metadata"},
 	{"169.254.0.1", "link-local"},
+	{"168.63.129.16", "Azure WireServer"},
 	{"172.16.0.1", "private"},
 	{"172.31.255.255", "private"},
 	{"192.0.0.8", "IETF protocol"},
@@ -114,13 +115,37 @@ func TestCheckAllowsPublicUnicast(t *testing.T) {
 	}
 }
 
+// metadataAddrs are the places cloud instances hand out credentials or
+// configuration, in every spelling a dual-stack socket or a NAT64/6to4
+// gateway would carry to them.
+var metadataAddrs = []string{
+	"169.254.169.254",        // AWS, GCP, Azure, Oracle, DigitalOcean, OpenStack IMDS
+	"::ffff:169.254.169.254", // IPv4-mapped
+	"::a9fe:a9fe",            // IPv4-compatible
+	"64:ff9b::a9fe:a9fe",     // NAT64
+	"2002:a9fe:a9fe::1",      // 6to4
+	"fd00:ec2::254",          // AWS IMDS over IPv6
+	"fd00:ec2::23",           // AWS EKS Pod Identity Agent over IPv6
+	"169.254.170.2",          // AWS ECS task credentials
+	"169.254.170.23",         // AWS EKS Pod Identity Agent
+	"169.254.0.23",           // Tencent Cloud
+	"169.254.1.1",            // any IPv4 link-local address
+	"fd20:ce::254",           // GCP metadata over IPv6
+	"100.100.100.200",        // Alibaba Cloud
+	"168.63.129.16",          // Azure WireServer
+	"::ffff:168.63.129.16",
+}
+
 func TestCheckMetadataRefusesOnlyMetadata(t *testing.T) {
-	for _, a := range []string{"169.254.169.254", "::ffff:169.254.169.254", "fd00:ec2::254", "169.254.170.2", "100.100.100.200"} {
+	for _, a := range metadataAddrs {
 		if err := ssrf.CheckMetadata(netip.MustParseAddr(a)); !errors.Is(err, ssrf.ErrBlocked) {
 			t.Errorf("CheckMetadata(%s) = %v, want blocked", a, err)
 		}
+		if err := ssrf.Check(netip.MustParseAddr(a)); !errors.Is(err, ssrf.ErrBlocked) {
+			t.Errorf("Check(%s) = %v, want blocked", a, err)
+		}
 	}
-	for _, a := range []string{"127.0.0.1", "10.0.0.1", "::1", "8.8.8.8"} {
+	for _, a := range []string{"127.0.0.1", "10.0.0.1", "::1", "8.8.8.8", "192.168.1.1", "fe80::1", "fd12::1", "100.64.0.1", "::ffff:10.0.0.1", "64:ff9b::a00:1"} {
 		if err := ssrf.CheckMetadata(netip.MustParseAddr(a)); err != nil {
 			t.Errorf("CheckMetadata(%s) = %v, want nil", a, err)
 		}
