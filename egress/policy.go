@@ -33,7 +33,9 @@ var DefaultPorts = []int{80, 443}
 //
 // Separately, unless AllowPrivate is set, every address a destination
 // resolves to must be a public unicast address (the SSRF classifier of
-// package ssrf); that check happens when the proxy dials, see [Proxy].
+// package ssrf); with AllowPrivate, it must not be a cloud metadata
+// endpoint (ssrf.CheckMetadata). That check happens when the proxy dials,
+// see [Proxy].
 //
 // A Policy is a plain value: copy it freely; the With methods return
 // modified copies and never change the receiver.
@@ -46,8 +48,11 @@ type Policy struct {
 	Deny []string
 	// Ports lists the allowed destination ports; empty means [DefaultPorts].
 	Ports []int
-	// AllowPrivate lets destinations resolve to loopback, private,
-	// link-local (cloud metadata included) and other non-public addresses.
+	// AllowPrivate lets destinations resolve to loopback, private and
+	// other non-public addresses. Cloud metadata endpoints, IPv4
+	// link-local 169.254.0.0/16 among them, stay refused (see
+	// ssrf.CheckMetadata): a sandboxed command must never read the host's
+	// cloud credentials.
 	AllowPrivate bool
 }
 

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/paigasus/helikon/ssrf"
 )
 
 // Defaults of the [Proxy] limits. Each is used when the field is zero.
@@ -98,7 +100,8 @@ type Proxy struct {
 	// CheckAddr vets every resolved address before the proxy connects; a
 	// non-nil error refuses the destination. Nil means the SSRF classifier
 	// (package ssrf: public unicast only). It is not called when
-	// Policy.AllowPrivate is set.
+	// Policy.AllowPrivate is set: then only cloud metadata endpoints are
+	// refused ([ssrf.CheckMetadata]).
 	CheckAddr func(netip.Addr) error
 	// Credentials, when set, are required in Proxy-Authorization (Basic),
 	// so that other local processes cannot use the proxy.
@@ -127,6 +130,9 @@ type Proxy struct {
 	closing   bool
 	tunnels   map[*tunnel]struct{}
 	transport *http.Transport
+	// dialControl runs in the upstream dialer's Control after the address
+	// check, for allowed addresses only; tests put a tripwire there.
+	dialControl func(network, address string, c syscall.RawConn) error
 }
 
 // Credentials are the user name and password clients must present in
@@ -516,7 +522,7 @@ func (p *Proxy) newTransport() *http.Transport {
 // checkAddr vets one address the proxy is about to connect to.
 func (p *Proxy) checkAddr(a netip.Addr) error {
 	if p.Policy.AllowPrivate {
-		return nil
+		return ssrf.CheckMetadata(a)
 	}
 	if p.CheckAddr != nil {
 		return p.CheckAddr(a)
@@ -554,13 +560,16 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 	}
 	d := net.Dialer{
 		Timeout: timeout,
-		Control: func(network, address string, _ syscall.RawConn) error {
+		Control: func(network, address string, c syscall.RawConn) error {
 			ap, err := netip.ParseAddrPort(address)
 			if err != nil {
 				return fmt.Errorf("dial %s: unexpected address form: %w", address, err)
 			}
 			if err := p.checkAddr(ap.Addr().Unmap()); err != nil {
 				return &DeniedError{Host: host, Port: port, Reason: ReasonAddress, Addr: ap.Addr().Unmap().String()}
+			}
+			if p.dialControl != nil {
+				return p.dialControl(network, address, c)
 			}
 			return nil
 		},

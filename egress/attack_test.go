@@ -1,0 +1,75 @@
+package egress_test
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"syscall"
+	"testing"
+
+	"github.com/paigasus/helikon/egress"
+)
+
+// loopbackOnly is a dial tripwire: it lets connections to 127.0.0.1 (the
+// test upstreams) through and refuses and reports every other, so a broken
+// guard cannot reach 169.254.169.254 or any other address off this machine.
+func loopbackOnly(t *testing.T) func(string, string, syscall.RawConn) error {
+	return func(network, address string, _ syscall.RawConn) error {
+		if ap, err := netip.ParseAddrPort(address); err == nil && ap.Addr().Unmap() == netip.MustParseAddr("127.0.0.1") {
+			return nil
+		}
+		t.Errorf("the proxy tried to connect to %s; the guard should have refused it", address)
+		return fmt.Errorf("tripwire: %s", address)
+	}
+}
+
+// TestAllowPrivateStillRefusesMetadata: a policy that allows private
+// addresses (to reach a service on the host) must still never open a
+// connection to a cloud metadata endpoint, by name or by literal, in any
+// IPv6 spelling of it.
+func TestAllowPrivateStillRefusesMetadata(t *testing.T) {
+	up := echoServer(t)
+	port := portOf(t, up)
+	ps := strconv.Itoa(port)
+	res := newResolver(map[string]string{
+		"local.test": "127.0.0.1",
+		"meta.test":  "169.254.169.254",
+		"ecs.test":   "169.254.170.2",
+		"meta6.test": "fd00:ec2::254",
+		"mixed.test": "127.0.0.1,169.254.169.254",
+	})
+	p := &egress.Proxy{Policy: egress.AllowAll().WithPorts(port).WithPrivate(true), Resolver: res}
+	egress.SetDialTripwire(p, loopbackOnly(t))
+	addr := startProxy(t, p)
+	for _, authority := range []string{
+		"meta.test:" + ps, "ecs.test:" + ps, "meta6.test:" + ps, "mixed.test:" + ps,
+		"169.254.169.254:" + ps, "[::ffff:169.254.169.254]:" + ps, "[fd00:ec2::254]:" + ps,
+		"[64:ff9b::a9fe:a9fe]:" + ps, "100.100.100.200:" + ps,
+	} {
+		rc := dialProxy(t, addr)
+		resp := rc.do(t, connectHead(authority))
+		if resp.StatusCode != http.StatusForbidden || resp.Header.Get(egress.DeniedHeader) != egress.ReasonAddress {
+			t.Errorf("CONNECT %s with private addresses allowed: %d %q, want 403 %q", authority, resp.StatusCode, resp.Header.Get(egress.DeniedHeader), egress.ReasonAddress)
+		}
+	}
+	// Plain HTTP is held to the same rule.
+	rc := dialProxy(t, addr)
+	resp := rc.do(t, "GET http://meta.test:"+ps+"/latest/meta-data/ HTTP/1.1\r\nHost: meta.test\r\n\r\n")
+	io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("GET metadata with private addresses allowed: %d, want 403", resp.StatusCode)
+	}
+	// Loopback itself is what AllowPrivate is for.
+	rc = dialProxy(t, addr)
+	if resp := rc.do(t, connectHead("local.test:"+ps)); resp.StatusCode != 200 {
+		t.Fatalf("CONNECT to loopback with private addresses allowed: %d", resp.StatusCode)
+	}
+	checkEcho(t, rc, "dev service")
+	if n := up.accepted.Load(); n != 1 {
+		t.Errorf("upstream accepted %d connections, want 1", n)
+	}
+	_ = net.JoinHostPort
+}
