@@ -264,13 +264,23 @@ func Run(ctx context.Context, s *Spec) (*backend.Result, error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	setSession(cmd.SysProcAttr)
-	if s.Stdin != nil {
+	if s.Stdin == nil {
+		// One /dev/null for every command, rather than one opened and
+		// closed by os/exec for each.
+		if f, err := devNull(); err == nil {
+			cmd.Stdin = f
+		}
+	} else {
 		cmd.Stdin = s.Stdin
 		if _, isFile := s.Stdin.(*os.File); !isFile {
 			// os/exec copies from a non-file reader in a goroutine that
 			// may block on the reader forever; bound the wait for it.
 			cmd.WaitDelay = PipeGrace
 		}
+	}
+
+	if loopSupported(s, tr) {
+		return runLoop(ctx, s, tr, cmd, timeout, outCap)
 	}
 
 	var (
@@ -334,39 +344,19 @@ func Run(ctx context.Context, s *Spec) (*backend.Result, error) {
 		return nil, fmt.Errorf("proc: output pipe: %w", err)
 	}
 
-	if err := tr.prepare(cmd); err == nil && s.Prepare != nil {
-		err = s.Prepare(cmd)
-		if err != nil {
-			err = fmt.Errorf("proc: prepare: %w", err)
-		}
-	} else if err != nil {
+	if err := prepare(s, tr, cmd); err != nil {
 		closeWriteEnds()
 		closeReadEnds()
 		readers.Wait()
 		return nil, err
 	}
 	begin := time.Now()
-	start := s.Start
-	if start == nil {
-		start = (*exec.Cmd).Start
-	}
-	if s.Limits != nil {
-		start = func(cmd *exec.Cmd) error { return startLimited(cmd, rlimits(*s.Limits, true)) }
-	}
-	err = start(cmd)
+	err = startCommand(s, cmd)
 	closeWriteEnds()
 	if err != nil {
 		closeReadEnds()
 		readers.Wait()
-		if s.Limits != nil {
-			// Whatever failed (ptrace, the exec, the clone into the
-			// cgroup), nothing ran; the caller runs the command through
-			// the shell, which tells the user why.
-			return nil, &StartError{Program: s.Argv[0], Err: err}
-		}
-		if s.Tracking == TrackAuto && tr.cannotStart(err) {
-			// The strongest tracking is unusable here (clone3 filtered by
-			// seccomp, say); nothing ran, so run with the next one.
+		if retry := startFailed(s, tr, err); retry != nil {
 			return Run(ctx, s)
 		}
 		return nil, &StartError{Program: s.Argv[0], Err: err}
@@ -411,6 +401,11 @@ func Run(ctx context.Context, s *Spec) (*backend.Result, error) {
 	}
 	closeReadEnds()
 
+	return result(tr, cmd, waitErr, goneErr, ctxErr, timedOut, outBuf, errBuf, begin)
+}
+
+// result builds the Result of a command that ran, and Run's error.
+func result(tr *tracker, cmd *exec.Cmd, waitErr, goneErr, ctxErr error, timedOut bool, outBuf, errBuf *backend.CappedBuffer, begin time.Time) (*backend.Result, error) {
 	res := &backend.Result{TimedOut: timedOut, Duration: time.Since(begin)}
 	if tr.status != nil {
 		res.ExitCode, res.Signal = tr.status.code, tr.status.signal
@@ -442,6 +437,53 @@ func Run(ctx context.Context, s *Spec) (*backend.Result, error) {
 	}
 	return res, ctxErr
 }
+
+// prepare lets the tracker and then s.Prepare set up cmd.
+func prepare(s *Spec, tr *tracker, cmd *exec.Cmd) error {
+	if err := tr.prepare(cmd); err != nil {
+		return err
+	}
+	if s.Prepare != nil {
+		if err := s.Prepare(cmd); err != nil {
+			return fmt.Errorf("proc: prepare: %w", err)
+		}
+	}
+	return nil
+}
+
+// startCommand starts cmd as s asks.
+func startCommand(s *Spec, cmd *exec.Cmd) error {
+	switch {
+	case s.Limits != nil:
+		return startLimited(cmd, rlimits(*s.Limits, true))
+	case s.Start != nil:
+		return s.Start(cmd)
+	}
+	return cmd.Start()
+}
+
+// startFailed returns errRetry when the start failed because of the
+// tracking, which is then disabled: nothing ran, and Run runs s again
+// with the next tracking.
+func startFailed(s *Spec, tr *tracker, err error) error {
+	if s.Limits != nil {
+		// Whatever failed (ptrace, the exec, the clone into the cgroup),
+		// nothing ran; the caller runs the command through the shell,
+		// which tells the user why.
+		return nil
+	}
+	if s.Tracking == TrackAuto && tr.cannotStart(err) {
+		// The strongest tracking is unusable here (clone3 filtered by
+		// seccomp, say).
+		return errRetry
+	}
+	return nil
+}
+
+var errRetry = errors.New("retry")
+
+// devNull is /dev/null opened for reading, shared by every command.
+var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
 
 // readBufs holds the 64 KiB buffers output is read with.
 var readBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
