@@ -22,7 +22,10 @@
 //     reading the first lines of a 10 GB file reads only those lines, and
 //     reading far into a file streams past the lines before the window.
 //   - Read returns only UTF-8 text: a file with NUL bytes in its first 8000
-//     bytes, or invalid UTF-8 inside the window, is refused. Directories,
+//     bytes, in the lines before the window or anywhere in a line of the
+//     window, or with invalid UTF-8 inside the window, is refused; so a
+//     sparse file with a text head is refused at its first hole instead of
+//     being scanned to its end. Directories,
 //     FIFOs, sockets and devices are refused without blocking.
 //   - Write and Edit replace files atomically (see [sandbox.Sandbox.WriteFile]):
 //     a crash or kill leaves the old content or the new, never a mix; an
@@ -41,8 +44,8 @@
 //     (see [sandbox.ErrChanged]): that one is overwritten, whole.
 //   - total_lines is null when counting would mean scanning more than
 //     ReadOptions.CountBytes past the window.
-//   - Read does not check the encoding of lines it skips or of the part of a
-//     line it cuts; Edit does not check encodings at all (it refuses files
+//   - Read does not check the UTF-8 encoding of lines it skips or of the
+//     part of a line it cuts (it does look for NUL bytes there); Edit does not check encodings at all (it refuses files
 //     with NUL bytes, and otherwise replaces bytes exactly).
 package filetool
 

@@ -132,23 +132,37 @@ func readWindow(ctx context.Context, r io.Reader, offset, limit int, lim windowL
 			case phaseSkip:
 				need := offset - line
 				c := bytes.Count(data, nl)
-				if c < need {
-					line += c
-					nls += c
-					data = nil
-					continue
+				skip := len(data) // bytes before the window
+				if c >= need {
+					skip = 0
+					for range need {
+						skip += bytes.IndexByte(data[skip:], '\n') + 1
+					}
 				}
-				for ; need > 0; need-- {
-					data = data[bytes.IndexByte(data, '\n')+1:]
-					line++
-					nls++
+				// A NUL in the lines skipped makes the file binary: a
+				// sparse file with a text head would otherwise be
+				// scanned to its end, terabytes of zeros, for lines
+				// that are not text.
+				if i := bytes.IndexByte(data[:skip], 0); i >= 0 {
+					return nil, &contentError{line: line + bytes.Count(data[:i], nl), err: errBinary}
 				}
-				phase = phaseWindow
+				line += min(c, need)
+				nls += min(c, need)
+				data = data[skip:]
+				if c >= need {
+					phase = phaseWindow
+				}
 			case phaseWindow:
 				i := bytes.IndexByte(data, '\n')
 				seg := data
 				if i >= 0 {
 					seg = data[:i]
+				}
+				// Also in the part of a line that is cut: a line of
+				// gigabytes of zeros is binary, not a line to scan
+				// to its end for its length.
+				if bytes.IndexByte(seg, 0) >= 0 {
+					return nil, &contentError{line: line, err: errBinary}
 				}
 				if room := lim.maxLineBytes - len(cur); room > 0 {
 					cur = append(cur, seg[:min(room, len(seg))]...)

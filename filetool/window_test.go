@@ -24,20 +24,27 @@ func refWindow(content []byte, offset, limit int, lim windowLimits) (*window, er
 	if offset < 1 {
 		offset = 1
 	}
+	pos := 0
+	for _, l := range lines[:min(offset-1, total)] {
+		pos += len(l)
+	}
+	if i := bytes.IndexByte(content[:pos], 0); i >= 0 { // in the lines skipped
+		return nil, &contentError{line: 1 + bytes.Count(content[:i], nl), err: errBinary}
+	}
 	if offset > 1 && offset > total {
 		return nil, &pastEndError{offset: offset, total: total}
 	}
 	w := &window{start: offset}
-	i, n, pos := offset-1, 0, 0
-	for _, l := range lines[:i] {
-		pos += len(l)
-	}
+	i, n := offset-1, 0
 	for i < total {
 		if limit > 0 && n == limit {
 			break
 		}
 		l := lines[i]
 		body, term := bytes.CutSuffix(l, nl)
+		if bytes.IndexByte(body, 0) >= 0 {
+			return nil, &contentError{line: i + 1, err: errBinary}
+		}
 		kept := body[:min(len(body), lim.maxLineBytes)]
 		if err := checkText(kept, len(kept) < len(body)); err != nil {
 			return nil, &contentError{line: i + 1, err: err}
@@ -92,6 +99,8 @@ func FuzzReadWindow(f *testing.F) {
 	f.Add([]byte(""), 1, 0, 10, 10, 10, 10)
 	f.Add([]byte("x"), 5, 0, 10, 10, 10, 10)
 	f.Add([]byte(strings.Repeat("abc\n", 50)), 10, 20, 30, 3, 16, 9)
+	f.Add([]byte(strings.Repeat("text\n", 2000)+"\x00\x00\nafter\n"), 2003, 0, 100, 100, 100, 4096)
+	f.Add([]byte(strings.Repeat("text\n", 2000)+"\x00\x00\nafter\n"), 2002, 0, 100, 100, 100, 7)
 	f.Fuzz(func(t *testing.T, content []byte, offset, limit, maxBytes, maxLine, countBytes, chunk int) {
 		if offset < 1 || offset > 1<<16 || limit < 0 || limit > 1<<16 || maxBytes < 1 || maxBytes > 1<<20 ||
 			maxLine < 1 || maxLine > maxBytes || countBytes < 0 || countBytes > 1<<20 || chunk < 1 {
