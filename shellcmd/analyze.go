@@ -340,6 +340,12 @@ func (a *analyzer) node(n syntax.Node, depth int) {
 	case *syntax.TestClause:
 		a.vars.test(a, n.X)
 	case *syntax.DblQuoted:
+		if n.Dollar {
+			// bash looks $"..." up in the message catalog named by
+			// TEXTDOMAIN and TEXTDOMAINDIR (a file the line may write)
+			// and expands the translation: "$(rm x)" there runs.
+			a.unresolved("$\"...\" is translated through a message catalog and the translation is expanded, running command substitutions in it; use \"...\"")
+		}
 		for _, q := range n.Parts {
 			a.quotedParamExp(q)
 		}

@@ -57,7 +57,9 @@
 // BASHPID), which evaluate what they are given the same way; single quotes
 // where bash does not take them for quotes and expands what they enclose:
 // in arithmetic ($(( '$(cmd)' )), a['$(cmd)']), and, holding $ or `, in
-// ${x:-word}, :=, :+ and :? within double quotes or a here-document; ${x@P}; an
+// ${x:-word}, :=, :+ and :? within double quotes or a here-document; $"..."
+// (bash translates it through a message catalog the line may write, and
+// expands the translation); ${x@P}; an
 // extended glob pattern holding an expansion (@($(cmd)) runs cmd, in
 // [[ == ]] even without shopt -s extglob, and the parser keeps the pattern
 // as raw text); options that make bash rewrite or re-read a line before it
@@ -93,9 +95,10 @@
 // loadable builtin that enable NAME finds on BASH_LOADABLES_PATH. The
 // analysis assumes that $SHELL, when the line does not set it, and the
 // target user's login shell for su, are Bourne shells.
-// Variables that make a program load code (LD_PRELOAD, PYTHONSTARTUP,
-// GIT_SSH_COMMAND, ...) are not modelled. PATH, which
-// the line may change, decides which file a name runs; a deny list of names
+// Variables that make a program load or run code (LD_PRELOAD, PYTHONSTARTUP,
+// GIT_SSH_COMMAND, EDITOR, VISUAL, SUDO_EDITOR, PAGER, ...) are not
+// modelled. PATH, which the line may change, decides which file a name
+// runs; a deny list of names
 // does not stop a copy or link of a program under another name. Wrappers not
 // listed above (strace, nsenter, unshare, systemd-run, parallel, ...) are
 // listed as programs without looking inside. Leading-argument patterns such

@@ -100,6 +100,15 @@ func TestReplayAttacksAgainstBash(t *testing.T) {
 		t.Skip("bash is not installed: the attacks cannot be replayed")
 	}
 	attacks := slices.Clone(replayAttacks)
+	if _, err := exec.LookPath("msgfmt"); err == nil {
+		// $"..." is translated through a catalog the line writes, and
+		// the translation is expanded.
+		attacks = append(attacks, `printf 'msgid "hello"\nmsgstr "$(touch pwned)"\n' > x.po && `+
+			`mkdir -p C.UTF-8/LC_MESSAGES && msgfmt -o C.UTF-8/LC_MESSAGES/x.mo x.po && `+
+			`LC_ALL=C.UTF-8 TEXTDOMAINDIR=. TEXTDOMAIN=x bash -c 'echo $"hello"'`)
+	} else {
+		t.Log("no msgfmt: the $\"...\" translation attack is not replayed")
+	}
 	if _, err := exec.LookPath("su"); err == nil && os.Geteuid() == 0 {
 		attacks = append(attacks, replayRootAttacks...)
 	} else {
