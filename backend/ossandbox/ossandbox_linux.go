@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -352,7 +353,7 @@ func (b *Backend) probe() error {
 	if b.tmpBase != "" {
 		td = tempDir{path: b.tmpBase, tmpfs: true, size: 1 << 20}
 	}
-	rs, err := landlock.Build(b.abi, b.rules(td))
+	rs, err := b.buildRuleset(td)
 	if err != nil {
 		return err
 	}
@@ -417,36 +418,71 @@ func onDiscardedThread(f func() error) error {
 // rules returns what a command may access; a tmpfs temporary directory is
 // granted by descriptor once it is mounted (mountTmpfs).
 func (b *Backend) rules(tmp tempDir) landlock.Config {
+	c := b.ownRules(tmp)
+	c.Rules = append(c.Rules, systemRules()...)
+	return c
+}
+
+// ownRules returns the rules of rules that depend on the backend or the
+// command: the root, the temporary directory, the read paths.
+func (b *Backend) ownRules(tmp tempDir) landlock.Config {
 	c := landlock.Config{AllowNetwork: b.opts.AllowNetwork}
 	if b.egress != nil {
 		c.ConnectTCP = []uint16{proxyPort}
 	}
-	add := func(p string, access uint64, optional bool) {
-		c.Rules = append(c.Rules, landlock.Rule{Path: p, Access: access, Optional: optional})
+	add := func(p string, access uint64) {
+		c.Rules = append(c.Rules, landlock.Rule{Path: p, Access: access})
 	}
-	add(b.root, landlock.ReadWrite, false)
+	add(b.root, landlock.ReadWrite)
 	if !tmp.tmpfs {
-		add(tmp.path, landlock.ReadWrite, false)
-	}
-	for _, p := range SystemReadPaths {
-		add(p, landlock.ReadOnly, true)
+		add(tmp.path, landlock.ReadWrite)
 	}
 	for _, p := range b.readPaths {
-		add(p, landlock.ReadOnly, false)
+		add(p, landlock.ReadOnly)
 	}
-	add("/dev/null", landlock.ReadFile|landlock.WriteFile|landlock.Truncate|landlock.IoctlDev, false)
+	if b.exe != "" && !b.userns {
+		// The reaper runs confined (without the launcher).
+		add(b.exe, landlock.Execute|landlock.ReadFile)
+	}
+	return c
+}
+
+// systemRules returns the rules every command gets: the system
+// directories, the harmless devices and /proc.
+func systemRules() []landlock.Rule {
+	var r []landlock.Rule
+	for _, p := range SystemReadPaths {
+		r = append(r, landlock.Rule{Path: p, Access: landlock.ReadOnly, Optional: true})
+	}
+	r = append(r, landlock.Rule{Path: "/dev/null", Access: landlock.ReadFile | landlock.WriteFile | landlock.Truncate | landlock.IoctlDev})
 	for _, p := range []string{"/dev/zero", "/dev/random", "/dev/urandom"} {
-		add(p, landlock.ReadFile, true)
+		r = append(r, landlock.Rule{Path: p, Access: landlock.ReadFile, Optional: true})
 	}
 	// /proc is readable so that /proc/self works; Landlock refuses
 	// ptrace-class access (environ, mem, fd, maps) to processes outside the
 	// sandbox's domain.
-	add("/proc", landlock.ReadFile|landlock.ReadDir, false)
-	if b.exe != "" && !b.userns {
-		// The reaper runs confined (without the launcher).
-		add(b.exe, landlock.Execute|landlock.ReadFile, false)
+	return append(r, landlock.Rule{Path: "/proc", Access: landlock.ReadFile | landlock.ReadDir})
+}
+
+// openedSystemRules opens the paths of systemRules once per program (a
+// dozen descriptors, kept open): resolving them for every command cost
+// about as much as the rest of building its ruleset. System directories
+// are not replaced while a program runs; if one were, commands would keep
+// the one that was opened, or lose access, never gain it.
+var openedSystemRules = sync.OnceValues(func() (*landlock.Opened, error) {
+	return landlock.Open(systemRules())
+})
+
+// buildRuleset builds the Landlock ruleset of a command confined by a
+// thread of this program (the launcher builds its own from rules).
+func (b *Backend) buildRuleset(tmp tempDir) (*landlock.Ruleset, error) {
+	sys, err := openedSystemRules()
+	if err != nil {
+		return nil, err
 	}
-	return c
+	c := b.ownRules(tmp)
+	c.Opened = []*landlock.Opened{sys}
+	return landlock.Build(b.abi, c)
 }
 
 // confineThread applies every restriction to the calling OS thread, which
@@ -607,7 +643,7 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 	tmp := td.path
 	var rs *landlock.Ruleset // the launcher builds its own
 	if !b.userns {
-		if rs, err = landlock.Build(b.abi, b.rules(td)); err != nil {
+		if rs, err = b.buildRuleset(td); err != nil {
 			return nil, fmt.Errorf("ossandbox: %w", err)
 		}
 		defer rs.Close()

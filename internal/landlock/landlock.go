@@ -103,6 +103,8 @@ type Config struct {
 	// AllowNetwork leaves TCP unrestricted; otherwise (ABI 4+) TCP bind
 	// and connect are denied.
 	AllowNetwork bool
+	// Opened are more rules, whose paths were opened beforehand ([Open]).
+	Opened []*Opened
 	// ConnectTCP lists the ports TCP connect is still allowed to when the
 	// network is not allowed (ABI 4+; ignored below). Landlock filters by
 	// port only: any address on these ports is reachable unless something
@@ -132,6 +134,18 @@ func Features(abi int, allowNetwork bool) []string {
 		f = append(f, "landlock: pathname unix sockets resolvable only beneath granted paths")
 	}
 	return f
+}
+
+// Opened is a set of rules with their paths open, made by [Open].
+type Opened struct {
+	rules []openedRule
+}
+
+type openedRule struct {
+	fd     int
+	name   string
+	access uint64
+	dir    bool
 }
 
 // Ruleset is a ruleset file descriptor ready to be enforced.

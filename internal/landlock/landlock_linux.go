@@ -50,6 +50,18 @@ func Build(abi int, c Config) (*Ruleset, error) {
 	if errno != 0 {
 		return nil, fmt.Errorf("landlock: create ruleset: %w", errno)
 	}
+	for _, o := range c.Opened {
+		for _, r := range o.rules {
+			access := r.access
+			if !r.dir {
+				access &= fileRights
+			}
+			if err := addRuleAccess(int(fd), r.fd, r.name, access&handled); err != nil {
+				unix.Close(int(fd))
+				return nil, err
+			}
+		}
+	}
 	for _, r := range c.Rules {
 		if err := addRule(int(fd), r, handled); err != nil {
 			unix.Close(int(fd))
@@ -103,6 +115,12 @@ func addRuleFD(fd, pfd int, name string, access, handled uint64) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		access &= fileRights
 	}
+	return addRuleAccess(fd, pfd, name, access)
+}
+
+// addRuleAccess adds a rule granting access (already reduced to what the
+// ruleset handles and the file can take) beneath pfd.
+func addRuleAccess(fd, pfd int, name string, access uint64) error {
 	if access == 0 {
 		return nil
 	}
@@ -126,3 +144,39 @@ func (r *Ruleset) RestrictThread() error {
 }
 
 func closeFD(fd int) error { return unix.Close(fd) }
+
+// Open opens the rules' paths now (O_PATH, optional ones skipped when
+// missing) so that [Build] can add them to many rulesets without resolving
+// the paths each time ([Config].Opened). A path replaced afterwards is not
+// followed: the rule keeps naming what was opened. The descriptors stay
+// open until [Opened.Close].
+func Open(rules []Rule) (*Opened, error) {
+	o := &Opened{}
+	for _, r := range rules {
+		pfd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			if r.Optional && errors.Is(err, unix.ENOENT) {
+				continue
+			}
+			o.Close()
+			return nil, fmt.Errorf("landlock: %w", &os.PathError{Op: "open", Path: r.Path, Err: err})
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(pfd, &st); err != nil {
+			unix.Close(pfd)
+			o.Close()
+			return nil, fmt.Errorf("landlock: %w", &os.PathError{Op: "stat", Path: r.Path, Err: err})
+		}
+		o.rules = append(o.rules, openedRule{fd: pfd, name: r.Path, access: r.Access, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR})
+	}
+	return o, nil
+}
+
+// Close closes the descriptors; rulesets already built keep their rules.
+func (o *Opened) Close() error {
+	for _, r := range o.rules {
+		unix.Close(r.fd)
+	}
+	o.rules = nil
+	return nil
+}

@@ -237,3 +237,69 @@ func TestAllowFD(t *testing.T) {
 		t.Errorf("write elsewhere = %v; want EACCES", o.other)
 	}
 }
+
+// TestOpenedRules: rules opened once grant in every ruleset built from
+// them, name what was opened (not what the path names later), and a
+// missing required path fails Open while an optional one is skipped.
+func TestOpenedRules(t *testing.T) {
+	abi, err := ABI()
+	if err != nil {
+		t.Skipf("no Landlock here: %v", err)
+	}
+	if _, err := Open([]Rule{{Path: "/nonexistent-helikon", Access: ReadOnly}}); err == nil {
+		t.Fatal("Open succeeded with a missing required path")
+	}
+	base := t.TempDir()
+	granted := filepath.Join(base, "granted")
+	if err := os.Mkdir(granted, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	o, err := Open([]Rule{
+		{Path: granted, Access: ReadWrite},
+		{Path: "/nonexistent-helikon", Access: ReadOnly, Optional: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	// The path is replaced after Open: the rule follows the directory.
+	moved := filepath.Join(base, "moved")
+	if err := os.Rename(granted, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(granted, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write := func(dir string) error {
+		fd, err := unix.Open(filepath.Join(dir, "f"), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}
+	for range 2 { // twice: one Opened serves many rulesets
+		rs, err := Build(abi, Config{Opened: []*Opened{o}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct{ moved, replacement error }
+		onDiscardedThread(func() {
+			if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+				got.moved = err
+				return
+			}
+			if err := rs.RestrictThread(); err != nil {
+				got.moved = err
+				return
+			}
+			got.moved, got.replacement = write(moved), write(granted)
+		})
+		rs.Close()
+		if got.moved != nil {
+			t.Errorf("write beneath the opened directory: %v", got.moved)
+		}
+		if !errors.Is(got.replacement, unix.EACCES) {
+			t.Errorf("write beneath what the path names now = %v; want EACCES", got.replacement)
+		}
+	}
+}
