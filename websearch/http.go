@@ -102,18 +102,28 @@ func do(ctx context.Context, c *http.Client, backend, keyVar string, req *http.R
 	return nil
 }
 
-// retryAfter parses a Retry-After header: delay seconds or an HTTP date.
+// maxRetryAfter caps the wait a Retry-After header can ask for.
+const maxRetryAfter = 24 * time.Hour
+
+// retryAfter parses a Retry-After header: delay seconds or an HTTP date. A
+// wait longer than [maxRetryAfter] (including one too large for a
+// time.Duration, which would wrap around) is reported as maxRetryAfter.
 func retryAfter(h string) time.Duration {
 	h = strings.TrimSpace(h)
 	if h == "" {
 		return 0
 	}
-	if s, err := strconv.Atoi(h); err == nil && s >= 0 {
+	if s, err := strconv.ParseUint(h, 10, 64); err == nil {
+		if s > uint64(maxRetryAfter/time.Second) {
+			return maxRetryAfter
+		}
 		return time.Duration(s) * time.Second
+	} else if errors.Is(err, strconv.ErrRange) {
+		return maxRetryAfter
 	}
 	if t, err := http.ParseTime(h); err == nil {
 		if d := time.Until(t); d > 0 {
-			return d
+			return min(d, maxRetryAfter)
 		}
 	}
 	return 0

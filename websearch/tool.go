@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 
+	"golang.org/x/net/idna"
+
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/functiontool"
 	"github.com/paigasus/helikon/internal/hostmatch"
@@ -52,6 +54,8 @@ type Options struct {
 	// "*.example.com" subdomains only).
 	AllowedDomains []string
 	// BlockedDomains drops results whose URL host matches one of them.
+	// Internationalized names may be written in Unicode or punycode; result
+	// hosts are compared in punycode form.
 	// Blocked wins over allowed.
 	BlockedDomains []string
 }
@@ -87,10 +91,12 @@ func New[C any](backend SearchBackend, opts *Options) (*Tool[C], error) {
 	if o.DefaultResults > o.MaxResults {
 		o.DefaultResults = o.MaxResults
 	}
-	for _, p := range append(append([]string(nil), o.AllowedDomains...), o.BlockedDomains...) {
-		if !hostmatch.Valid(p) {
-			return nil, fmt.Errorf("websearch: %q is not a domain pattern such as example.com or *.example.com", p)
-		}
+	var err error
+	if o.AllowedDomains, err = asciiPatterns(o.AllowedDomains); err != nil {
+		return nil, err
+	}
+	if o.BlockedDomains, err = asciiPatterns(o.BlockedDomains); err != nil {
+		return nil, err
 	}
 	t := &Tool[C]{backend: backend, opts: o}
 	ft, err := functiontool.New(Name, description, t.invoke, &functiontool.Options{Effect: helikon.EffectSideEffect})
@@ -139,13 +145,46 @@ func (t *Tool[C]) invoke(tc *helikon.ToolContext[C], in Args) (Output, error) {
 	return out, nil
 }
 
-// keep applies the domain lists to a result URL.
+// asciiPatterns validates domain patterns, converting internationalized
+// names to their ASCII (punycode) form, the form result hosts are compared
+// in.
+func asciiPatterns(ps []string) ([]string, error) {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		q := strings.TrimSpace(p)
+		if rest, wild := strings.CutPrefix(q, "*."); !isASCII(q) {
+			if a, err := idna.Lookup.ToASCII(hostmatch.Normalize(rest)); err == nil {
+				q = a
+				if wild {
+					q = "*." + a
+				}
+			}
+		}
+		if !hostmatch.Valid(q) {
+			return nil, fmt.Errorf("websearch: %q is not a domain pattern such as example.com or *.example.com", p)
+		}
+		out = append(out, q)
+	}
+	return out, nil
+}
+
+// keep applies the domain lists to a result URL. The host is compared in
+// its ASCII (punycode) form, so https://bücher.example/ and
+// https://xn--bcher-kva.example/ are the same site to the lists; a host
+// that has no ASCII form is dropped when any list is set.
 func (t *Tool[C]) keep(raw string) bool {
 	u, err := url.Parse(raw)
 	if err != nil || u.Hostname() == "" {
 		return false
 	}
-	h := u.Hostname()
+	h := hostmatch.Normalize(u.Hostname())
+	if !isASCII(h) {
+		a, err := idna.Lookup.ToASCII(h)
+		if err != nil {
+			return len(t.opts.AllowedDomains) == 0 && len(t.opts.BlockedDomains) == 0
+		}
+		h = a
+	}
 	if hostmatch.MatchAny(t.opts.BlockedDomains, h) {
 		return false
 	}
@@ -161,4 +200,13 @@ func (t *Tool[C]) Targets(json.RawMessage) (helikon.Targets, error) {
 		return helikon.Targets{Hosts: []string{h.Host()}}, nil
 	}
 	return helikon.Targets{Unresolved: "the search backend does not say which host it contacts"}, nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

@@ -6,7 +6,10 @@
 // documents and never appears in an error, a log record or a result; the
 // request body and headers never appear in errors either. Result URLs are
 // filtered by the tool's allowed and blocked domain lists before the model
-// sees them, and every result URL is an absolute http or https URL.
+// sees them (hosts compared in punycode form, so a Unicode spelling matches
+// its ASCII pattern), and every result URL is an absolute http or https URL
+// without userinfo. An API answer is read up to 8 MiB; a redirect that
+// leaves the base URL's origin is refused, since it would carry the key.
 //
 // Not guaranteed: the search results are whatever the service returns; the
 // tool does not fetch or check the pages behind them (use WebFetch, whose
@@ -74,11 +77,14 @@ func (e *RateLimitError) Error() string {
 // Is reports whether target is [ErrRateLimited].
 func (e *RateLimitError) Is(target error) bool { return target == ErrRateLimited }
 
-// cleanURL returns the absolute http(s) URL s, or "" when it is not one.
+// cleanURL returns the absolute http(s) URL s without userinfo, or "" when
+// it is not one. Userinfo is dropped because https://good.example@evil.example/
+// reads as good.example to a model and goes to evil.example.
 func cleanURL(s string) string {
 	u, err := url.Parse(strings.TrimSpace(s))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return ""
 	}
+	u.User = nil
 	return u.String()
 }
