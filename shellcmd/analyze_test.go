@@ -304,6 +304,7 @@ var analyzeCases = []analyzeCase{
 	{cmd: "su bob -c 'rm x'", progs: "su rm"},
 	{cmd: "su bob -- -c 'rm x'", progs: "su rm"},
 	{cmd: "su -s /bin/bash bob -c 'rm x'", progs: "su rm"},
+	{cmd: `su -s /bin/sh bob -c "echo \$'\\'; rm x; #'"`, progs: "su echo echo rm"},
 	{cmd: "su --sh=/usr/bin/perl bob -c x", progs: "su", unres: "interpreter"},
 	{cmd: "su -c \"ls $x\" bob", progs: "su", unres: "command string"},
 	{cmd: "runuser -u bob -m rm x", progs: "runuser rm"},

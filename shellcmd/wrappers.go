@@ -586,14 +586,14 @@ func (a *analyzer) su(prog string, args []field, ctx *callCtx) {
 		a.argv(operands, &callCtx{depth: ctx.depth, stdin: ctx.stdin, via: prog + " -u"})
 		return
 	}
-	lang := syntax.LangBash
+	lang, shell := syntax.LangBash, prog
 	if sh, ok := valueField(opts, "s", "shell"); ok {
 		l, bourne := shells[path.Base(sh.text)]
 		if sh.dynamic || !bourne {
 			a.unresolved("%s -s %s picks the interpreter that runs the command, which this policy cannot analyse; use sh or bash", prog, sh.text)
 			return
 		}
-		lang = l
+		lang, shell = l, path.Base(sh.text)
 	}
 	if len(operands) > 0 && !operands[0].dynamic && operands[0].text == "-" {
 		operands = operands[1:] // su - is su -l
@@ -605,7 +605,7 @@ func (a *analyzer) su(prog string, args []field, ctx *callCtx) {
 	if cmd, ok := valueField(opts, "c", "command", "session-command"); ok {
 		argv = append(argv, field{text: "-c"}, cmd)
 	}
-	a.shell(prog, lang, append(argv, operands...), ctx)
+	a.shell(shell, lang, append(argv, operands...), ctx)
 }
 
 // shell handles sh, bash and the like: -c strings are parsed in turn, and a
