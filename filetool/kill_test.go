@@ -91,6 +91,11 @@ func TestKillDuringWriteOrEdit(t *testing.T) {
 	}
 	defer sb.Close()
 	write := filetool.NewWrite[app](sb, nil)
+	// A private file: its content must never be readable by others, not
+	// even in a temporary file a killed writer leaves behind.
+	if err := os.WriteFile(filepath.Join(dir, "data.txt"), []byte("gen-00000000\n"+bodyA), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// At least 10 rounds, and more (up to 40) until a kill has landed
 	// inside a write: most do, but the timing is up to the scheduler.
 	staleSeen, round := 0, 0
@@ -133,6 +138,11 @@ func TestKillDuringWriteOrEdit(t *testing.T) {
 		stale := temps(t, dir)
 		if len(stale) > 0 {
 			staleSeen++
+		}
+		for _, name := range append(stale, "data.txt") {
+			if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().Perm()&^0o600 != 0 {
+				t.Errorf("round %d: %s has mode %v, wider than the private file's 0600", round, name, fi.Mode().Perm())
+			}
 		}
 		args, _ := json.Marshal(filetool.WriteArgs{Path: "data.txt", Content: "gen-00000000\n" + bodyA})
 		if _, err := write.Invoke(helikon.NewToolContext(context.Background(), app{}, nil), args); err != nil {

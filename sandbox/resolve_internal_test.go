@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,5 +58,54 @@ func TestResolveCostIsLinearInPathLength(t *testing.T) {
 	}
 	if _, err := sb.Root().Open(p); err == nil {
 		t.Error("os.Root opened the path RealPath refused; the budgets disagree")
+	}
+}
+
+// RealPath is a snapshot: a concurrent process can swap a checked path for a
+// link to the outside before the open. The open must then still stay inside
+// (os.Root refuses the link), which this test checks without a race by
+// handing the open a path that has already been swapped.
+func TestOpenAfterASwapStaysConfined(t *testing.T) {
+	base := t.TempDir()
+	root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
+	for _, d := range []string{root, outside} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("SECRET"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"f": "../outside/secret.txt", "d": "../outside", "a": outside + "/secret.txt"} {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sb, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	for _, rel := range []string{"f", "d/secret.txt", "a"} {
+		f, _, err := sb.openRegular(rel, rel)
+		if err == nil {
+			b := make([]byte, 64)
+			n, _ := f.Read(b)
+			f.Close()
+			t.Errorf("openRegular(%q) after a swap opened a file outside and read %q", rel, b[:n])
+		}
+		// The same for the write that follows a resolution.
+		if _, err := sb.replace(context.Background(), rel, rel, [][]byte{[]byte("PWNED")}, nil); err == nil {
+			t.Errorf("replace(%q) after a swap succeeded", rel)
+		}
+		if _, err := sb.replace(context.Background(), rel+"/new", rel+"/new", [][]byte{[]byte("PWNED")}, nil); err == nil {
+			t.Errorf("replace(%q) after a swap succeeded", rel+"/new")
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "secret.txt")); string(b) != "SECRET" {
+		t.Errorf("the outside file was changed: %q", b)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 1 {
+		t.Errorf("files were created outside: %v", ents)
 	}
 }

@@ -348,6 +348,9 @@ func (w *walker) walk(rel string) (string, error) {
 		}
 		w.cost++
 		target, err := dir.Readlink(c)
+		if errors.Is(err, syscall.EINVAL) { // no longer a link
+			return "", helikon.Other(fmt.Errorf("%s changed while it was being resolved (another process is renaming files in it); try again: %w", w.p, err))
+		}
 		if err != nil {
 			return "", w.s.mapErr(w.p, err)
 		}
