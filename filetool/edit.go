@@ -114,6 +114,11 @@ var (
 // replacements, so that a large file is not copied: the pieces are written
 // straight to the new file.
 func applyEdit(content []byte, old, repl string, all bool, maxSize int64) (out [][]byte, count int, err error) {
+	if old == "" {
+		// The schema refuses it first; an empty old_string matches
+		// everywhere, and the replace_all loop would never end.
+		return nil, 0, errNotFound
+	}
 	if bytes.IndexByte(content, 0) >= 0 {
 		return nil, 0, errBinaryEd
 	}

@@ -65,6 +65,16 @@ func FuzzApplyEdit(f *testing.F) {
 	})
 }
 
+// An empty old_string (refused by the schema before applyEdit runs) must
+// not loop: it matches at every position without advancing.
+func TestApplyEditRefusesEmptyOldString(t *testing.T) {
+	for _, all := range []bool{false, true} {
+		if _, _, err := applyEdit([]byte("abc"), "", "x", all, 1<<20); err == nil {
+			t.Errorf("applyEdit with an empty old_string (replace_all %v) succeeded", all)
+		}
+	}
+}
+
 func TestApplyEditSizeLimit(t *testing.T) {
 	_, _, err := applyEdit([]byte("abc"), "b", strings.Repeat("b", 10), false, 5)
 	if !errors.Is(err, sandbox.ErrTooLarge) {

@@ -24,6 +24,15 @@
 //     a symbolic link while a call runs cannot redirect it outside, because
 //     each step opens the next component relative to an already open
 //     directory descriptor.
+//   - The file methods open what [Sandbox.RealPath] resolved, the path the
+//     permission rules are matched against, so a path cannot be checked as
+//     one file and opened as another (a concurrent rename aside, which still
+//     cannot leave the root). A path that goes on after a file ("f/x", "f/",
+//     "f/..") is refused with ENOTDIR as the kernel refuses it.
+//   - Resolution costs time linear in the path's length: a path is at most
+//     4096 bytes (PATH_MAX; longer ones are invalid arguments), follows at
+//     most 8 links, and a path with more than 255 steps and more than 8
+//     restarts for ".." is refused, the budget os.Root itself applies.
 //   - [Sandbox.WriteFile] and [Sandbox.UpdateFile] replace a file atomically:
 //     the new content goes to a temporary file in the same directory, is
 //     synced, and is renamed over the target, keeping the old file's mode
@@ -31,14 +40,18 @@
 //     set-group-ID bits are kept only while the owner and group are: a
 //     rewrite never makes a file set-ID to an identity it was not set-ID to
 //     (as the kernel drops them when an unprivileged process writes such a
-//     file). A reader, or a process killed
-//     mid-write, sees the old content or the new, never a mix. A hard link
+//     file). The temporary file of a rewrite is created 0600, never wider
+//     than the file it replaces. A reader, or a process killed mid-write,
+//     sees the old content or the new, never a mix. A hard link
 //     inside the root to an inode outside it is never written through: the
 //     rename replaces the directory entry and leaves the other inode alone.
 //     Temporary files left by a killed writer are removed by the next
 //     successful write in the same directory (a live writer holds an
 //     advisory lock on its temporary file, so only dead writers' files are
-//     removed).
+//     removed). Only regular files are opened for that: a FIFO, device or
+//     link that merely bears a temporary file's name is left alone. A write
+//     that fails (disk full, EFBIG) leaves the old content and no temporary
+//     file.
 //   - Writes to one path from one Sandbox are serialised, so concurrent
 //     read-modify-write updates of the same file all apply; across processes
 //     (or through different names for one file) the last writer wins, whole.
@@ -69,6 +82,13 @@
 //     of the read.
 //   - On platforms without flock (those that are not Unix), stale
 //     temporary files of killed writers are not cleaned up.
+//   - Access control lists and extended attributes (file capabilities
+//     included) are not carried over to the new file; only the mode and,
+//     as root, the owner are. New files belong to the writing user (root,
+//     when the tools run as root), whoever owns the directory.
+//   - The open of [Sandbox.OpenRegular] checks the file's type before and
+//     after opening it; a process able to make device nodes that swaps one
+//     in between the two gets it opened (and then refused).
 package sandbox
 
 import (
@@ -355,7 +375,9 @@ func (w *walker) walk(rel string) (string, error) {
 			return "", w.s.mapErr(w.p, err)
 		}
 		if target == "" || filepath.IsAbs(target) {
-			return "", helikon.Denied("%s leads through the absolute symbolic link %s -> %s; the sandbox follows only relative links that stay inside the root %s: use the file's path inside the root", w.p, path.Join(append(w.done, c)...), target, w.s.dir)
+			// The target is quoted: it is text anyone who can make a
+			// link chose, and goes to the model.
+			return "", helikon.Denied("%s leads through the absolute symbolic link %s -> %q; the sandbox follows only relative links that stay inside the root %s: use the file's path inside the root", w.p, path.Join(append(w.done, c)...), target, w.s.dir)
 		}
 		todo = append(splitSlash(filepath.ToSlash(target)), todo...)
 	}
