@@ -161,6 +161,60 @@ func (a *analyzer) script(src string, lang syntax.LangVariant, depth int, what s
 		return
 	}
 	a.walk(f, depth, src)
+	if joined, ok := joinContinuations(src); ok {
+		a.joinedReading(joined, lang, depth, what)
+	}
+}
+
+// joinedReading analyses src with its line continuations removed. bash
+// removes a backslash-newline before it tokenizes, also inside double
+// quotes and in the lines of an unquoted here-document, but the parser
+// does not everywhere: "$\<newline>(rm x)" is a command substitution and a
+// here-document line EO\<newline>F ends the document in bash. What this
+// reading adds is listed too (removing a continuation inside single quotes,
+// a quoted here-document or a comment, where bash keeps it, can only make
+// this reading list more).
+func (a *analyzer) joinedReading(src string, lang syntax.LangVariant, depth int, what string) {
+	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		a.unresolved("cannot parse %s with its line continuations (backslash-newline) joined, as bash reads it: %v; write it without them", what, err)
+		return
+	}
+	if treeDepth(f) > maxTreeDepth {
+		a.unresolved("%s nests constructs more than %d syntax levels deep; split it into simpler commands", what, maxTreeDepth)
+		return
+	}
+	outer := a.dedup
+	a.dedup = true
+	a.walk(f, depth, src)
+	a.dedup = outer
+}
+
+// joinContinuations removes each backslash-newline whose backslash is not
+// itself escaped, and reports whether there was one.
+func joinContinuations(src string) (string, bool) {
+	if !strings.Contains(src, "\\\n") {
+		return src, false
+	}
+	out := make([]byte, 0, len(src))
+	found := false
+	run := 0 // backslashes just before i
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if c == '\n' && run%2 == 1 {
+			out = out[:len(out)-1]
+			found = true
+			run = 0
+			continue
+		}
+		if c == '\\' {
+			run++
+		} else {
+			run = 0
+		}
+		out = append(out, c)
+	}
+	return string(out), found
 }
 
 // maxScriptBytes bounds the size of a command line (and of each command

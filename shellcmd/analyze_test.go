@@ -323,6 +323,10 @@ var analyzeCases = []analyzeCase{
 	{cmd: `echo "${x:-'a b'}" "${x/a/'$(rm x)'}" ${x:-'$(rm x)'}`, progs: "echo"},
 	{cmd: "echo $(( '$(rm x)' ))", progs: "echo", unres: "single quotes"},
 	{cmd: "echo $(( '1' + 2 ))", progs: "echo"},
+	{cmd: "echo \"$\\\n(rm x)\"", progs: "echo rm"},
+	{cmd: "cat <<EOF\nEO\\\nF\nrm x\nEOF", progs: "cat rm EOF"},
+	{cmd: "docker run \\\n  -v a:b \\\n  img", progs: "docker"},
+	{cmd: "# note \\\nrm x", progs: "rm"}, // a comment does not continue
 	// sh is dash: $'...' is a $ and a quoted string, &> is & and >.
 	{cmd: `sh -c "echo \$'a\\'; rm x; #'"`, progs: "sh echo echo rm"},
 	{cmd: `sh -c "echo \$'a\\'; x=(1); #'"`, progs: "sh echo", unres: "POSIX sh"},

@@ -21,7 +21,10 @@
 // applied (bash) and also not applied (POSIX sh), and both readings are
 // listed; likewise ((...)) is also read as dash reads it, as two nested
 // subshells, so ((rm)) lists rm. Write targets of redirections, nested
-// command strings included, are collected in [Analysis.Writes].
+// command strings included, are collected in [Analysis.Writes]. Where the
+// line holds a backslash-newline, it is also read with those removed, as
+// bash removes them before it tokenizes (the parser keeps some, such as
+// "$\<newline>(cmd)" and a here-document line EO\<newline>F).
 //
 // [Policy] matches the analysis against allow and deny lists with the
 // semantics of the core's Bash(...) rules, failing closed as described

@@ -70,6 +70,11 @@ var replayAttacks = []string{
 	"[[ 'a[$(touch pwned)]' -eq 1 ]]",
 	`x=1; echo "${x:0:'a[$(touch pwned)]'}"`,
 	"for (( i='a[$(touch pwned)]'; 0; )); do :; done",
+	// bash removes backslash-newline before it tokenizes, where the parser
+	// does not: after a $, and in the lines of a here-document.
+	"$\\\n'\\x74ouch' pwned",
+	"echo \"$\\\n(touch pwned)\"",
+	"cat <<EOF\nx\nEO\\\nF\ntouch pwned\nEOF",
 	// sh is dash on Debian: $'...' is a $ and a quoted string there, and
 	// &> is & and >, so words after the redirection run as a command.
 	"sh -c \"echo \\$'a\\\\'; touch pwned; #'\"",
