@@ -109,3 +109,27 @@ func TestOpenAfterASwapStaysConfined(t *testing.T) {
 		t.Errorf("files were created outside: %v", ents)
 	}
 }
+
+// A FIFO that a concurrent process swaps in for a directory between the
+// walker's look at it and its open must be refused at once: os.Root's
+// OpenRoot of a FIFO blocks until a writer comes, which would hang the tool
+// call for good. The swap is simulated by opening the FIFO directly (with
+// the guard removed, this test hangs until the test binary times out).
+func TestOpenDirRefusesAFIFOWithoutBlocking(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscallMkfifo(filepath.Join(dir, "fifo")); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	sb, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	if r, err := openDir(sb.root, "fifo"); err == nil {
+		r.Close()
+		t.Fatal("openDir opened a FIFO as a directory")
+	}
+	if _, err := Open(filepath.Join(dir, "fifo")); err == nil {
+		t.Fatal("Open accepted a FIFO as a root")
+	}
+}

@@ -88,7 +88,9 @@
 //     when the tools run as root), whoever owns the directory.
 //   - The open of [Sandbox.OpenRegular] checks the file's type before and
 //     after opening it; a process able to make device nodes that swaps one
-//     in between the two gets it opened (and then refused).
+//     in between the two gets it opened (and then refused). A FIFO swapped
+//     in is opened without blocking, and a FIFO swapped in for a directory
+//     is refused as not a directory, also without blocking.
 package sandbox
 
 import (
@@ -140,7 +142,8 @@ func Open(dir string) (*Sandbox, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("sandbox: %s is not a directory: a sandbox root must be a directory", dir)
 	}
-	root, err := os.OpenRoot(real)
+	// "/.": see openDir.
+	root, err := os.OpenRoot(real + string(filepath.Separator) + ".")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: open %s: %w", dir, err)
 	}
@@ -398,7 +401,7 @@ func (w *walker) dir() (*os.Root, error) {
 	case w.depth == len(w.done)-1:
 		c := w.done[w.depth]
 		w.cost++
-		next, err := w.cur.OpenRoot(c)
+		next, err := openDir(w.cur, c)
 		if err != nil {
 			return nil, w.s.mapErr(w.p, err)
 		}
@@ -415,12 +418,22 @@ func (w *walker) dir() (*os.Root, error) {
 		return w.s.root, nil
 	}
 	w.cost += len(w.done)
-	next, err := w.s.root.OpenRoot(path.Join(w.done...))
+	next, err := openDir(w.s.root, path.Join(w.done...))
 	if err != nil {
 		return nil, w.s.mapErr(w.p, err)
 	}
 	w.setCur(next, len(w.done))
 	return next, nil
+}
+
+// openDir opens the directory name in r. os.Root.OpenRoot opens the last
+// component of its path without O_DIRECTORY and checks the type only once
+// the open has returned, so a FIFO that another process swapped in for a
+// directory after it was looked at would block the open, and the tool call,
+// until a writer came: forever. With "/." appended, name is opened as an
+// intermediate component, with O_DIRECTORY, and a FIFO is ENOTDIR at once.
+func openDir(r *os.Root, name string) (*os.Root, error) {
+	return r.OpenRoot(name + "/.")
 }
 
 func (w *walker) setCur(r *os.Root, depth int) {

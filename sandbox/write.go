@@ -180,7 +180,7 @@ func (s *Sandbox) replace(ctx context.Context, p, rel string, data [][]byte, rea
 	}
 	// Every further step works relative to this descriptor, so renaming or
 	// swapping a directory on the path from now on cannot redirect us.
-	parent, err := s.root.OpenRoot(dir)
+	parent, err := openDir(s.root, dir)
 	if err != nil {
 		return res, s.mapErr(p, err)
 	}
