@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -104,5 +105,19 @@ func TestNoUserNamespaceFallback(t *testing.T) {
 	got := sandboxed(t, b, nil, "write", filepath.Join(t.TempDir(), "x"))
 	if got.code != attackBlocked {
 		t.Errorf("write outside without the launcher: %v; want blocked", got)
+	}
+}
+
+// TestFilterPacking: the launcher gets the very filter the backend built.
+func TestFilterPacking(t *testing.T) {
+	b, _ := newTestBackend(t, Options{})
+	got, err := unpackFilter(packFilter(b.filter))
+	if err != nil || !slices.Equal(got, b.filter) {
+		t.Fatalf("unpack(pack(filter)) = %v, %v; want the filter back", got, err)
+	}
+	for _, bad := range [][]byte{nil, make([]byte, 7), make([]byte, 9)} {
+		if _, err := unpackFilter(bad); err == nil {
+			t.Errorf("unpackFilter(%d bytes) succeeded", len(bad))
+		}
 	}
 }
