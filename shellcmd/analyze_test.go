@@ -327,6 +327,12 @@ var analyzeCases = []analyzeCase{
 	{cmd: "cat <<EOF\nEO\\\nF\nrm x\nEOF", progs: "cat rm EOF"},
 	{cmd: "docker run \\\n  -v a:b \\\n  img", progs: "docker"},
 	{cmd: "# note \\\nrm x", progs: "rm"}, // a comment does not continue
+	{cmd: "bash -login -c 'rm x'", progs: "bash rm"},
+	{cmd: "bash -norc --noprofile -c 'rm x'", progs: "bash rm"},
+	{cmd: "bash --frobnicate -c 'rm x'", progs: "bash"}, // bash refuses to start
+	{cmd: "bash -rcfile /dev/stdin -ic : <<< 'rm x'", progs: "bash rm :"},
+	{cmd: "sh -posix errexit -c 'rm x'", progs: "sh rm"}, // dash: -p -o errexit -s -i -x -c
+	{cmd: "BASH_ENV=/dev/stdin bash -c : <<< 'rm x'", progs: "bash :", unres: "BASH_ENV"},
 	// sh is dash: $'...' is a $ and a quoted string, &> is & and >.
 	{cmd: `sh -c "echo \$'a\\'; rm x; #'"`, progs: "sh echo echo rm"},
 	{cmd: `sh -c "echo \$'a\\'; x=(1); #'"`, progs: "sh echo", unres: "POSIX sh"},

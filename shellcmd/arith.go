@@ -117,8 +117,8 @@ func (v *varFlow) record(a *analyzer, name string, numeric, plain bool, text str
 	if tableVars[name] {
 		a.unresolved("assigning %s makes a command name run another program; call the program directly", name)
 	}
-	if startupVars[name] && !plain {
-		a.unresolved("%s names a file of commands that a shell expands (running command substitutions) and reads when it starts; this value is computed at run time or holds $ or `: set it to a plain file name, or unset it", name)
+	if startupVars[name] && (!plain || isStdinFile(text) || isFDFile(text)) {
+		a.unresolved("%s names a file of commands that a shell expands (running command substitutions) and reads when it starts; this value is computed at run time, holds $ or `, or names the input or a descriptor: set it to a plain file name, or unset it", name)
 	}
 	if old, ok := v.numeric[name]; ok {
 		numeric = numeric && old

@@ -49,9 +49,11 @@
 // and alias); a named descriptor {var}> whose name has a subscript; a $ in
 // the command words of sudo -s or -i, which sudo leaves for the shell;
 // assignments to BASH_ENV or ENV (start-up files a shell
-// expands and sources) of anything but a plain file name; BASH_FUNC_*
-// functions exported through env or sudo; a --rcfile or --init-file
-// computed at run time; an env or sudo operand computed at run time that
+// expands and sources) of anything but a plain file name, or of /dev/stdin
+// or a descriptor's file; BASH_FUNC_* functions exported through env or
+// sudo; a --rcfile or --init-file (also written -rcfile, as bash reads long
+// options with one dash) computed at run time or naming a descriptor's file,
+// while /dev/stdin there is analysed like a shell's input; an env or sudo operand computed at run time that
 // may or may not be an assignment; arithmetic, [[ -eq ]], ${a[i]}, ${s:i}, and the names
 // given to read, printf -v, unset and [[ -v ]], where they could evaluate
 // text not known to be a number (bash runs command substitutions found in

@@ -75,6 +75,16 @@ var replayAttacks = []string{
 	"$\\\n'\\x74ouch' pwned",
 	"echo \"$\\\n(touch pwned)\"",
 	"cat <<EOF\nx\nEO\\\nF\ntouch pwned\nEOF",
+	// bash reads long options with one dash too, and sources an rcfile or
+	// BASH_ENV of /dev/stdin from the input; dash reads -posix as -p -o.
+	"bash -rcfile /dev/stdin -i <<< 'touch pwned'",
+	"bash -rcfile /dev/stdin -ic true <<< 'touch pwned'",
+	"bash --rcfile /dev/stdin -ic true <<< 'touch pwned'",
+	"bash -login -c 'touch pwned'",
+	"sh -posix errexit -c 'touch pwned'",
+	"BASH_ENV=/dev/stdin bash -c : <<< 'touch pwned'",
+	"env BASH_ENV=/dev/fd/0 bash -c : <<< 'touch pwned'",
+	"ENV=/dev/stdin sh -ic true <<< 'touch pwned'",
 	// sh is dash on Debian: $'...' is a $ and a quoted string there, and
 	// &> is & and >, so words after the redirection run as a command.
 	"sh -c \"echo \\$'a\\\\'; touch pwned; #'\"",
@@ -155,7 +165,7 @@ func TestANSICAgainstBash(t *testing.T) {
 	for _, lit := range []string{
 		`$'rm'`, `$'\x72m'`, `$'r\155'`, `$'\u0072m'`, `$'\U00000072m'`, `$'rm\c@x'`, `$'rm\x00x'`,
 		`$'\x{72}m'`, `$'\x{0072}m'`, `$'\x{}rm'`, `$'\x7'`, `$'\x'`, `$'\xg'`, `$'\0162m'`, `$'\1621'`,
-		`$'\777'`, `$'\cA\c?\ca\c['`, `$'\c\\x'`, `$'x\c'`, `$'\q\'\"\?\\'`, `$'\a\b\e\E\f\n\r\t\v'`,
+		`$'\777'`, `$'\700'`, `$'\cA\c?\ca\c['`, `$'\c\\x'`, `$'x\c'`, `$'\q\'\"\?\\'`, `$'\a\b\e\E\f\n\r\t\v'`,
 		`$'\u'`, `$'\u7'`, `$'\U0000007'`, `$'\8\9'`, `$'\c'`, `$'\x{7'`, `$'\x{fff72}m'`,
 	} {
 		c := exec.Command(bash, "-c", "printf '%s' "+lit)

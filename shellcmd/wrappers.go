@@ -612,8 +612,68 @@ func (a *analyzer) su(prog string, args []field, ctx *callCtx) {
 // shell reading its commands from standard input is analysed when that input
 // is a here-document or here-string.
 func (a *analyzer) shell(prog string, lang syntax.LangVariant, args []field, ctx *callCtx) {
+	a.shellArgs(prog, lang, args, ctx, lang != syntax.LangZsh)
+	if posixShells[prog] && len(args) > 0 && !args[0].dynamic && isBashLong(args[0].text) {
+		// sh may be dash, which has no long options: -posix there is
+		// -p -o NAME -s -i -x, and the words after it read otherwise.
+		outer := a.dedup
+		a.dedup = true
+		c := *ctx
+		a.shellArgs(prog, lang, args, &c, false)
+		a.dedup = outer
+	}
+}
+
+// isBashLong reports whether t is one of bash's long options, with one dash
+// or two.
+func isBashLong(t string) bool {
+	if len(t) < 2 || t[0] != '-' {
+		return false
+	}
+	name := t[1:]
+	if strings.HasPrefix(t, "--") && len(t) > 2 {
+		name = t[2:]
+	}
+	_, ok := bashLong[name]
+	return ok
+}
+
+// shellArgs analyses a shell's arguments; longOpts says whether leading
+// long options are read as bash reads them.
+func (a *analyzer) shellArgs(prog string, lang syntax.LangVariant, args []field, ctx *callCtx, longOpts bool) {
 	cmode, smode, interactive := false, false, false
 	i := 0
+	if longOpts {
+		// bash reads its long options first, with one dash or two:
+		// -rcfile FILE is --rcfile FILE, and -login is not -l -o gin.
+		for ; i < len(args) && !args[i].dynamic && len(args[i].text) > 1 && args[i].text[0] == '-'; i++ {
+			t := args[i].text
+			name := t[1:]
+			if strings.HasPrefix(t, "--") && len(t) > 2 {
+				name = t[2:]
+			}
+			kind, ok := bashLong[name]
+			if !ok {
+				if len(t) > 2 && t[1] == '-' {
+					return // bash: invalid option, nothing runs
+				}
+				break // short options
+			}
+			if name == "help" || name == "version" {
+				return
+			}
+			if kind != argRequired {
+				continue
+			}
+			i++
+			if i >= len(args) {
+				return // bash: option requires an argument
+			}
+			if !a.startupFile(prog, "--"+name, args[i], ctx) {
+				return
+			}
+		}
+	}
 options:
 	for ; i < len(args); i++ {
 		f := args[i]
@@ -635,8 +695,7 @@ options:
 				i++
 				// --rcfile and --init-file name a file an interactive
 				// shell sources: a process substitution there is code.
-				if i < len(args) && args[i].dynamic {
-					a.unresolved("cannot tell what %s runs: the file given to --%s, %s, is computed at run time", prog, name, args[i].text)
+				if i < len(args) && !a.startupFile(prog, "--"+name, args[i], ctx) {
 					return
 				}
 			}
@@ -718,6 +777,32 @@ options:
 	default:
 		a.shellStdin(prog, ctx)
 	}
+}
+
+// bashLong are bash's long options; rcfile and init-file take a file.
+var bashLong = map[string]int{
+	"debug": argNone, "debugger": argNone, "dump-po-strings": argNone, "dump-strings": argNone,
+	"help": argNone, "init-file": argRequired, "login": argNone, "noediting": argNone,
+	"noprofile": argNone, "norc": argNone, "posix": argNone, "pretty-print": argNone,
+	"protected": argNone, "rcfile": argRequired, "rpm-requires": argNone, "restricted": argNone,
+	"verbose": argNone, "version": argNone, "wordexp": argNone,
+}
+
+// startupFile checks the file given to a shell's --rcfile or --init-file,
+// which an interactive shell sources: a process substitution there is code,
+// and /dev/stdin is the input. It returns false when the line is unresolved.
+func (a *analyzer) startupFile(prog, opt string, f field, ctx *callCtx) bool {
+	switch {
+	case f.dynamic:
+		a.unresolved("cannot tell what %s runs: the file given to %s, %s, is computed at run time", prog, opt, f.text)
+		return false
+	case isStdinFile(f.text):
+		a.shellStdin(prog+" "+opt, ctx)
+	case isFDFile(f.text):
+		a.unresolved("%s %s %s reads commands from a descriptor, which cannot be checked before it runs; pass them with -c", prog, opt, f.text)
+		return false
+	}
+	return true
 }
 
 // isStdinFile reports whether name is a file name for the standard input.
