@@ -299,6 +299,9 @@ func TestConnectNameResolvingToBlockedAddress(t *testing.T) {
 		Policy:   egress.AllowAll().WithPorts(port),
 		Resolver: res,
 	}
+	// Behind the guard: were it broken, mixed.test would be dialled at its
+	// public address; the tripwire stops and reports that instead.
+	egress.SetDialTripwire(p, loopbackOnly(t))
 	addr := startProxy(t, p)
 	for _, host := range []string{"loop.test", "meta.test", "meta6.test", "mixed.test", "mapped.test"} {
 		t.Run(host, func(t *testing.T) {

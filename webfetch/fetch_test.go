@@ -563,7 +563,12 @@ func TestAllowPrivateReachesLoopbackButNotMetadata(t *testing.T) {
 		t.Fatalf("AllowPrivate fetch of %s: %+v %v", srv.URL, out, err)
 	}
 	tool, _ = New[struct{}](&Options{AllowPrivate: true, Resolver: &res, control: ssrftest.NoConnect(t)})
-	for _, u := range []string{"http://169.254.169.254/latest/meta-data/", "http://[fd00:ec2::254]/", "http://metadata.test/", "http://2852039166/"} {
+	for _, u := range []string{
+		"http://169.254.169.254/latest/meta-data/", "http://[fd00:ec2::254]/", "http://metadata.test/", "http://2852039166/",
+		"http://169.254.170.2/v2/credentials", "http://169.254.170.23/v1/credentials", "http://[fd00:ec2::23]/", "http://[fd20:ce::254]/",
+		"http://100.100.100.200/latest/meta-data/", "http://168.63.129.16/machine?comp=goalstate",
+		"http://[::ffff:169.254.169.254]/", "http://[64:ff9b::a9fe:a9fe]/", "http://[2002:a9fe:a9fe::]/",
+	} {
 		if _, err := invoke(tool, Args{URL: u}); !errors.Is(err, ssrf.ErrBlocked) || helikon.KindOf(err) != helikon.KindDenied {
 			t.Errorf("AllowPrivate, %s: %v, want blocked", u, err)
 		}

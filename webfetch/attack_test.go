@@ -1,0 +1,211 @@
+package webfetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/net/idna"
+
+	"github.com/paigasus/helikon"
+)
+
+// TestFetchResponseHeaderFloodIsRefused: a server that answers with
+// megabytes of headers is cut off at the transport's limit (1 MiB) instead
+// of being buffered whole.
+func TestFetchResponseHeaderFloodIsRefused(t *testing.T) {
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/one":
+			w.Header().Set("X-Flood", strings.Repeat("a", 2<<20))
+		case "/many":
+			for i := range 40_000 {
+				w.Header().Set(fmt.Sprintf("X-F%d", i), strings.Repeat("b", 40))
+			}
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, "flooded")
+	}))
+	tool, _ := New[struct{}](e.opts(Options{}))
+	for _, path := range []string{"/one", "/many"} {
+		out, err := invoke(tool, Args{URL: e.url(path)})
+		if err == nil || helikon.KindOf(err) != helikon.KindOther {
+			t.Errorf("%s: %+v, %v; want an other error for 2 MiB of response headers", path, out, err)
+		}
+	}
+}
+
+// TestFetchSendsNoCredentialsAcrossRedirects: nothing a server hands out
+// (cookies) and nothing about the previous hop (Referer with its query) is
+// sent on a redirect, to the same host or another.
+func TestFetchSendsNoCredentialsAcrossRedirects(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	e := newEnv(t, nil)
+	e.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		for _, h := range []string{"Cookie", "Authorization", "Proxy-Authorization", "Referer"} {
+			if v := r.Header.Get(h); v != "" {
+				seen = append(seen, fmt.Sprintf("%s%s: %s: %s", r.Host, r.URL.Path, h, v))
+			}
+		}
+		mu.Unlock()
+		http.SetCookie(w, &http.Cookie{Name: "session", Value: "SECRET-COOKIE", Path: "/"})
+		w.Header().Set("WWW-Authenticate", `Basic realm="x"`)
+		switch r.URL.Path {
+		case "/start":
+			http.Redirect(w, r, fmt.Sprintf("http://other.test:%d/hop", e.srv.port()), http.StatusFound)
+		case "/hop":
+			http.Redirect(w, r, fmt.Sprintf("http://public.test:%d/end", e.srv.port()), http.StatusTemporaryRedirect)
+		default:
+			w.Header().Set("Content-Type", "text/plain")
+			fmt.Fprint(w, "end")
+		}
+	})
+	tool, _ := New[struct{}](e.opts(Options{}))
+	out, err := invoke(tool, Args{URL: e.url("/start?token=SECRET-QUERY")})
+	if err != nil || out.Content != "end" {
+		t.Fatalf("redirect chain: %+v %v", out, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) > 0 {
+		t.Errorf("credentials or referrers sent along redirects:\n%s", strings.Join(seen, "\n"))
+	}
+}
+
+// TestFetchSilentServerHitsTimeout: a server that accepts and never
+// answers costs the timeout, not forever.
+func TestFetchSilentServerHitsTimeout(t *testing.T) {
+	release := make(chan struct{})
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer close(release)
+	tool, _ := New[struct{}](e.opts(Options{Timeout: time.Second}))
+	_, err := invoke(tool, Args{URL: e.url("/silent")})
+	if !errors.Is(err, context.DeadlineExceeded) || helikon.KindOf(err) != helikon.KindOther {
+		t.Fatalf("silent server: %v, want an other error wrapping context.DeadlineExceeded", err)
+	}
+}
+
+// TestFetchHostListsSeeHomographs: host lists compare the ASCII (punycode)
+// form, so a pattern written in Unicode matches its punycode spelling and a
+// look-alike with a Cyrillic letter does not match the Latin name.
+func TestFetchHostListsSeeHomographs(t *testing.T) {
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, "ok")
+	}))
+	lookalike, err := idna.Lookup.ToASCII("\u0435xample.test") // Cyrillic е
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.res.Set(lookalike, publicAddr.String())
+	e.res.Set("example.test", publicAddr.String())
+	e.res.Set("xn--bcher-kva.test", publicAddr.String())
+	p := e.srv.port()
+	cases := []struct {
+		allow []string
+		url   string
+		ok    bool
+	}{
+		{[]string{"example.test"}, fmt.Sprintf("http://example.test:%d/", p), true},
+		{[]string{"example.test"}, fmt.Sprintf("http://\u0435xample.test:%d/", p), false},
+		{[]string{"example.test"}, fmt.Sprintf("http://%s:%d/", lookalike, p), false},
+		{[]string{"bücher.test"}, fmt.Sprintf("http://xn--bcher-kva.test:%d/", p), true},
+		{[]string{"bücher.test"}, fmt.Sprintf("http://BÜCHER.test:%d/", p), true},
+		{[]string{"xn--bcher-kva.test"}, fmt.Sprintf("http://bücher.test:%d/", p), true},
+	}
+	for _, tc := range cases {
+		tool, err := New[struct{}](e.opts(Options{AllowedHosts: tc.allow}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = invoke(tool, Args{URL: tc.url})
+		if tc.ok && err != nil {
+			t.Errorf("allow %v, %s: %v, want success", tc.allow, tc.url, err)
+		}
+		if !tc.ok && (!errors.Is(err, ErrHostDenied) || helikon.KindOf(err) != helikon.KindDenied) {
+			t.Errorf("allow %v, %s: %v, want denied with ErrHostDenied", tc.allow, tc.url, err)
+		}
+	}
+}
+
+// TestFetcherFetchVetsEveryURLItself: Fetcher.Fetch is public (the CLI's
+// fetch command calls it without the tool), so it must vet the first URL
+// itself: scheme, credentials, numeric spellings, blocked literals and the
+// host lists, all refused before any connection.
+func TestFetcherFetchVetsEveryURLItself(t *testing.T) {
+	e := newEnv(t, nil)
+	f, err := NewFetcher(e.opts(Options{DeniedHosts: []string{"other.test"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range append(e.blockedURLs(), fmt.Sprintf("http://other.test:%d/", e.srv.port())) {
+		if _, err := f.Fetch(context.Background(), u, 0); !Refused(err) {
+			t.Errorf("Fetch(%s): %v, want a refusal", u, err)
+		}
+	}
+	if n := e.srv.requests.Load(); n != 0 {
+		t.Errorf("the public server got %d requests for refused URLs", n)
+	}
+	e.assertTripwiresUntouched()
+}
+
+// TestProxiedFetchVetsURLsBeforeTheProxy: with an explicit proxy, the proxy
+// connects to the destination, so URL vetting is the guard on this side:
+// blocked literals, numeric spellings, metadata (even with AllowPrivate),
+// credentials, other schemes and the host lists must be refused before a
+// request reaches the proxy, on the first URL and on every redirect.
+func TestProxiedFetchVetsURLsBeforeTheProxy(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	proxy := newPublicServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Method+" "+r.RequestURI)
+		mu.Unlock()
+		if r.URL.Path == "/redirect" {
+			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, "via proxy")
+	}))
+	pu, _ := url.Parse(proxy.URL)
+	bad := []string{
+		"http://169.254.169.254/latest/meta-data/", "http://[fd00:ec2::254]/", "http://2852039166/",
+		"http://[::ffff:169.254.169.254]/", "http://user:pw@public.test/", "ftp://public.test/", "http://denied.test/",
+	}
+	for _, private := range []bool{false, true} {
+		f, err := NewFetcher(&Options{Proxy: pu, AllowPrivate: private, DeniedHosts: []string{"denied.test"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range bad {
+			if _, err := f.Fetch(context.Background(), u, 0); !Refused(err) {
+				t.Errorf("AllowPrivate=%v, proxied Fetch(%s): %v, want a refusal", private, u, err)
+			}
+			_, err := f.Fetch(context.Background(), "http://public.test/redirect?to="+url.QueryEscape(u), 0)
+			if !Refused(err) {
+				t.Errorf("AllowPrivate=%v, proxied redirect to %s: %v, want a refusal", private, u, err)
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, r := range got {
+		if !strings.HasPrefix(r, "GET http://public.test/redirect?") {
+			t.Errorf("the proxy received %q; refused URLs must not reach it", r)
+		}
+	}
+}
