@@ -333,6 +333,9 @@ var analyzeCases = []analyzeCase{
 	{cmd: "bash -rcfile /dev/stdin -ic : <<< 'rm x'", progs: "bash rm :"},
 	{cmd: "sh -posix errexit -c 'rm x'", progs: "sh rm"}, // dash: -p -o errexit -s -i -x -c
 	{cmd: "BASH_ENV=/dev/stdin bash -c : <<< 'rm x'", progs: "bash :", unres: "BASH_ENV"},
+	{cmd: "script -qc 'rm x' /dev/null", progs: "script rm"},
+	{cmd: "script /dev/null -q --command 'rm x'", progs: "script rm"},
+	{cmd: "script -q /dev/null <<< 'rm x'", progs: "script", unres: "interactive shell"},
 	// sh is dash: $'...' is a $ and a quoted string, &> is & and >.
 	{cmd: `sh -c "echo \$'a\\'; rm x; #'"`, progs: "sh echo echo rm"},
 	{cmd: `sh -c "echo \$'a\\'; x=(1); #'"`, progs: "sh echo", unres: "POSIX sh"},

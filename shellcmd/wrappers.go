@@ -45,6 +45,9 @@ var (
 	runuserSpec = optSpec{short: "c:fg:G:lmpPs:u:hVw:", permute: true, long: longs(
 		"command: session-command: fast group: supp-group: login preserve-environment pty shell: user: " +
 			"whitelist-environment: help version")}
+	scriptSpec = optSpec{short: "I:O:B:T:t::m:ac:efE:o:qhV", permute: true, long: longs(
+		"log-in: log-out: log-io: log-timing: timing:: logging-format: append command: return flush force " +
+			"echo: output-limit: quiet help version")}
 	watchSpec = optSpec{short: "bcCd::egn:pq:rtwxhv", long: longs(
 		"beep color no-color differences:: errexit chgexit interval: precise no-rerun no-title no-wrap no-linewrap exec help version")}
 	shellLong = map[string]int{"rcfile": argRequired, "init-file": argRequired, "emulate": argRequired}
@@ -241,6 +244,8 @@ func (a *analyzer) unwrap(prog string, args []field, ctx *callCtx) []field {
 		if len(args) > 0 && (args[0].dynamic || !strings.HasPrefix(args[0].text, "-")) {
 			return args
 		}
+	case "script":
+		a.script1(args, ctx)
 	case "su", "runuser":
 		a.su(prog, args, ctx)
 	default:
@@ -995,4 +1000,22 @@ func isSignalNumber(s string) bool {
 		n = n*10 + int(c-'0')
 	}
 	return n <= 64
+}
+
+// script1 handles script (util-linux), which runs -c's string with $SHELL,
+// else /bin/sh, or without -c an interactive shell on its input.
+func (a *analyzer) script1(args []field, ctx *callCtx) {
+	opts, _, err := scriptSpec.parse("script", args)
+	if a.optErr("script", err, ctx) || has(opts, "h", "V", "help", "version") {
+		return
+	}
+	cmd, ok := valueField(opts, "c", "command")
+	switch {
+	case !ok:
+		a.unresolved("script without -c runs an interactive shell on its input, which cannot be checked before it runs; give the command with -c")
+	case cmd.dynamic:
+		a.unresolved("cannot tell what script -c runs: %s is computed at run time", cmd.text)
+	default:
+		a.dashScript(cmd.text, ctx.depth+1, "the command of script -c")
+	}
 }
