@@ -336,6 +336,10 @@ var analyzeCases = []analyzeCase{
 	{cmd: "script -qc 'rm x' /dev/null", progs: "script rm"},
 	{cmd: "script /dev/null -q --command 'rm x'", progs: "script rm"},
 	{cmd: "script -q /dev/null <<< 'rm x'", progs: "script", unres: "interactive shell"},
+	{cmd: "sg root -c 'rm x'", progs: "sg rm"},
+	{cmd: "sg - root 'rm x'", progs: "sg rm"},
+	{cmd: "newgrp root <<< 'rm x'", progs: "newgrp rm"},
+	{cmd: "newgrp", progs: "newgrp", unres: "standard input"},
 	// sh is dash: $'...' is a $ and a quoted string, &> is & and >.
 	{cmd: `sh -c "echo \$'a\\'; rm x; #'"`, progs: "sh echo echo rm"},
 	{cmd: `sh -c "echo \$'a\\'; x=(1); #'"`, progs: "sh echo", unres: "POSIX sh"},

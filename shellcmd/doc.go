@@ -14,8 +14,8 @@
 // shells, with their option clusters such as -oc NAME), su and runuser (-c
 // and the shell arguments after the user, options anywhere, as GNU getopt
 // permutes them), flock -c and watch, and here-documents fed to a shell
-// (sudo -s, doas -s, pkexec and su without a command included), and script
-// -c, are parsed in
+// (sudo -s, doas -s, pkexec and su without a command included), script -c,
+// sg and newgrp, are parsed in
 // turn, to [DefaultMaxDepth] levels. Quoting is removed as the
 // shell removes it, so r""m, r\m, "rm", $'\x72m' and $'rm\c@x' are rm
 // ($'...' is decoded as bash decodes it); a program given by path (/bin/rm, ./rm) is matched by its last element. Brace expansion is
@@ -93,7 +93,7 @@
 // package managers (scripts), ssh (the remote command, ProxyCommand),
 // rsync -e, pagers and editors (less, man, vim: shell escapes), debuggers
 // and tracers (gdb, strace), programs that start a shell when given no
-// program (unshare, nsenter, newgrp), and a script the command
+// program (unshare, nsenter), and a script the command
 // wrote earlier. The contents of script files are not read: bash ./x.sh and
 // ./x.sh are listed as bash and x.sh, and neither are start-up files named
 // by a plain BASH_ENV, ENV or --rcfile value, those an interactive or login

@@ -96,7 +96,8 @@ var replayAttacks = []string{
 	"time -p -- touch pwned",
 }
 
-// replayRootAttacks need su, which runs without a password for root.
+// replayRootAttacks need su, sg and newgrp, which run without a password
+// for root.
 var replayRootAttacks = []string{
 	"su -mc 'touch pwned' root <<< ''",
 	"su -fc 'touch pwned' root <<< ''",
@@ -106,6 +107,9 @@ var replayRootAttacks = []string{
 	"su root -s/usr/bin/perl -c pwned.pl <<< ''",
 	"su root --sh=/usr/bin/perl -c pwned.pl <<< ''",
 	"runuser -u root -m touch pwned",
+	"sg root -c 'touch pwned'",
+	"sg root 'touch pwned'",
+	"newgrp root <<< 'touch pwned'",
 }
 
 // TestReplayAttacksAgainstBash runs each attack with the real bash, checks
@@ -126,10 +130,16 @@ func TestReplayAttacksAgainstBash(t *testing.T) {
 	} else {
 		t.Log("no msgfmt: the $\"...\" translation attack is not replayed")
 	}
-	if _, err := exec.LookPath("su"); err == nil && os.Geteuid() == 0 {
+	haveAll := os.Geteuid() == 0
+	for _, p := range []string{"su", "runuser", "sg", "newgrp", "perl"} {
+		if _, err := exec.LookPath(p); err != nil {
+			haveAll = false
+		}
+	}
+	if haveAll {
 		attacks = append(attacks, replayRootAttacks...)
 	} else {
-		t.Log("not root or no su: the su attacks are only analysed")
+		t.Log("not root, or su, runuser, sg, newgrp or perl missing: those attacks are only analysed")
 	}
 	for _, cmd := range attacks {
 		dir := t.TempDir()

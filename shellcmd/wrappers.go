@@ -246,6 +246,8 @@ func (a *analyzer) unwrap(prog string, args []field, ctx *callCtx) []field {
 		}
 	case "script":
 		a.script1(args, ctx)
+	case "sg", "newgrp":
+		a.sg(prog, args, ctx)
 	case "su", "runuser":
 		a.su(prog, args, ctx)
 	default:
@@ -1018,4 +1020,33 @@ func (a *analyzer) script1(args []field, ctx *callCtx) {
 	default:
 		a.dashScript(cmd.text, ctx.depth+1, "the command of script -c")
 	}
+}
+
+// sg runs "sg [-] GROUP [-c] COMMAND" as /bin/sh -c COMMAND (one word), and
+// without a command, like newgrp, a shell on its input.
+func (a *analyzer) sg(prog string, args []field, ctx *callCtx) {
+	for _, f := range args {
+		if f.dynamic {
+			a.unresolved("cannot tell what %s runs: %s is computed at run time", prog, f.text)
+			return
+		}
+	}
+	if ctx.openEnded {
+		a.unresolved("%s under xargs takes its command from the input; name the program", prog)
+		return
+	}
+	if len(args) > 0 && args[0].text == "-" {
+		args = args[1:]
+	}
+	if len(args) > 0 {
+		args = args[1:] // the group
+	}
+	if prog == "sg" && len(args) > 0 && args[0].text == "-c" {
+		args = args[1:]
+	}
+	if prog == "sg" && len(args) > 0 {
+		a.dashScript(args[0].text, ctx.depth+1, "the command of sg")
+		return
+	}
+	a.shellStdin(prog, ctx)
 }
