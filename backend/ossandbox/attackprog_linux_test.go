@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(attackEnv) == "1" {
 		os.Exit(runAttack(os.Args[1:]))
 	}
+	if os.Getenv(callerEnv) == "1" {
+		os.Exit(runCaller(os.Args[1:]))
+	}
 	os.Exit(m.Run())
 }
 

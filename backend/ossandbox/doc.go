@@ -100,7 +100,16 @@
 //     Descendants are tracked by a child subreaper (the launcher, see
 //     internal/proc) and killed when the command ends, setsid or not;
 //     ResourceLimits.Processes becomes RLIMIT_NPROC (default
-//     [DefaultProcesses]).
+//     [DefaultProcesses]). The launcher is also the first process of a
+//     new pid namespace with a /proc of its own (read-only): the command
+//     sees no process outside it, the subreaper's search for descendants
+//     reads only the namespace's few processes, and the launcher watches
+//     the caller through a pidfd, exiting when the caller exits, whereupon
+//     the kernel kills everything left in the namespace. Where such a
+//     /proc cannot be mounted (a partly masked /proc, as in many
+//     containers) the launcher runs without the pid namespace; the
+//     subreaper then notices its parent's exit (a new parent pid) within
+//     200 ms and kills the tree.
 //   - Resource limits, soft and hard alike: core 0, CPU = timeout + 5 s,
 //     file size 1 GiB, and address space and open files when configured. A
 //     command never starts without them. For root callers the command is

@@ -43,6 +43,7 @@ type Backend struct {
 	rootRW     bool   // the root's own mount is writable (keep it so in the view)
 	tmpRW      bool   // the temporary directory's mount is writable
 	tmpBase    string // mount point of the commands' tmpfs, or "" (tmp_linux.go)
+	pidNS      bool   // unprivileged: the launcher has a pid namespace and /proc of its own
 	pids       string // v1 pids cgroup directory to create per-run cgroups in, or ""
 	exe        string // this program, executable in the sandbox when the reaper runs there
 	tracking   proc.Tracking
@@ -161,13 +162,23 @@ func New(root string, opts *Options) (*Backend, error) {
 		}
 		b.rootRW = mountWritable(croot)
 		b.tmpRW = mountWritable(os.TempDir())
-		b.tmpBase = b.tmpfsMountPoint()
-		err := b.probeLauncher()
-		if err != nil && b.tmpBase != "" {
-			// Perhaps only the tmpfs cannot be mounted: per-command
-			// directories then.
-			b.tmpBase = ""
-			err = b.probeLauncher()
+		// The launcher with everything first; then without its pid
+		// namespace (a /proc of its own cannot be mounted where the
+		// machine's /proc is partly masked, as in many containers),
+		// without the tmpfs (per-command directories), without both.
+		base := b.tmpfsMountPoint()
+		var err error
+		for i, try := range []struct {
+			pidNS   bool
+			tmpBase string
+		}{{true, base}, {false, base}, {true, ""}, {false, ""}} {
+			if i >= 2 && base == "" {
+				break // tried already
+			}
+			b.pidNS, b.tmpBase = try.pidNS, try.tmpBase
+			if err = b.probeLauncher(); err == nil {
+				break
+			}
 		}
 		if err != nil {
 			// Not fail-closed: Landlock and seccomp still apply; only the
@@ -252,6 +263,9 @@ func (b *Backend) guarantees() backend.Guarantees {
 		}
 	} else {
 		g.Features = append(g.Features, "descendants tracked by a child subreaper and killed when the command ends")
+		if b.pidNS {
+			g.Features = append(g.Features, "unprivileged caller: a pid namespace per command with a /proc of its own (no process outside is visible); everything in it is killed when the command ends or this program exits")
+		}
 		if b.userns {
 			g.Features = append(g.Features,
 				"unprivileged caller: a user and mount namespace per command, everything read-only and nosuid but the root and the temporary directory (chmod, chown, utimes, xattrs outside the root refused)",

@@ -52,6 +52,9 @@ const (
 	// launcherConfigFD carries the launchConfig (ExtraFiles[1]); fd 3 is
 	// the reaper's status descriptor (ExtraFiles[0]).
 	launcherConfigFD = 4
+	// launcherParentFD is a pidfd of the calling program (ExtraFiles[2],
+	// with launchConfig.PidNS): readable once it has exited.
+	launcherParentFD = 5
 )
 
 // launcherUnavailable is a test seam: when set, [New] behaves as if user
@@ -67,6 +70,9 @@ type launchConfig struct {
 	TmpSize int64 // its size in bytes, 0 for the kernel's default
 	RootRW  bool
 	TmpRW   bool
+	// PidNS: the launcher is the first process of a pid namespace of its
+	// own (see launcherPidNS).
+	PidNS   bool
 	LastCap int
 	ABI     int
 	Rules   landlock.Config
@@ -95,6 +101,11 @@ func launcherMain(argv []string) int {
 	}
 	if err := readOnlyView(c.Root, viewTmp, c.RootRW, c.TmpRW); err != nil {
 		return proc.ReportUnavailable("os sandbox launcher: " + err.Error())
+	}
+	if c.PidNS {
+		if err := launcherPidNS(); err != nil {
+			return proc.ReportUnavailable("os sandbox launcher: " + err.Error())
+		}
 	}
 	// The working directory was entered before the root was mounted over
 	// itself writable: enter it again, through the new mount.
@@ -173,10 +184,58 @@ func unpackFilter(b []byte) ([]bpf.RawInstruction, error) {
 	return prog, nil
 }
 
+// launcherPidNS completes the launcher's pid namespace, of which it is the
+// first process: a /proc of its own (read-only, like every other mount of
+// the view), so that the reaper's search for descendants reads the few
+// processes of the namespace instead of every process of the machine (about
+// 2 ms per command) and the command sees no process outside; and a watch
+// on the calling program, which the reaper cannot do from inside (its
+// parent's pid is 0 there): when the caller exits, the launcher exits, and
+// the kernel kills everything left in the namespace.
+//
+// The reaper names processes by the pids /proc shows and its own pid (1):
+// it must never run with a /proc of another pid namespace, where pid 1 is
+// the machine's init and its children every service. Any doubt fails.
+func launcherPidNS() error {
+	if os.Getpid() != 1 {
+		return fmt.Errorf("not the first process of a pid namespace (pid %d)", os.Getpid())
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, ""); err != nil {
+		return fmt.Errorf("mount /proc of the pid namespace: %w", err)
+	}
+	if self, err := os.Readlink("/proc/self"); err != nil || self != "1" {
+		return fmt.Errorf("/proc is not the pid namespace's (/proc/self is %q: %v)", self, err)
+	}
+	parent := launcherParentFD
+	if _, err := unix.FcntlInt(uintptr(parent), unix.F_GETFD, 0); err != nil {
+		return fmt.Errorf("no descriptor of the calling program: %w", err)
+	}
+	syscall.CloseOnExec(parent)
+	go func() {
+		fds := []unix.PollFd{{Fd: int32(parent), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, -1)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || n > 0 {
+				// The caller exited (or cannot be watched): nobody will
+				// kill the tree for it.
+				os.Exit(125)
+			}
+		}
+	}()
+	return nil
+}
+
 // startLauncher starts cmd, which internal/proc prepared to re-execute this
 // program as the reaper, as the launcher instead, in a new user and mount
 // namespace.
 func (b *Backend) startLauncher(cmd *exec.Cmd, tmp tempDir, probe bool) error {
+	return b.startLauncherNS(cmd, tmp, probe, b.pidNS)
+}
+
+func (b *Backend) startLauncherNS(cmd *exec.Cmd, tmp tempDir, probe, pidNS bool) error {
 	if cmd.Path != "/proc/self/exe" || len(cmd.Args) < 2 || len(cmd.ExtraFiles) != 1 {
 		// Only a reaper command (Tracking TrackReaper) can be turned into
 		// the launcher; anything else would run without the namespaces.
@@ -190,6 +249,7 @@ func (b *Backend) startLauncher(cmd *exec.Cmd, tmp tempDir, probe bool) error {
 		TmpSize: tmp.size,
 		RootRW:  b.rootRW,
 		TmpRW:   b.tmpRW,
+		PidNS:   pidNS,
 		LastCap: b.lastCap,
 		ABI:     b.abi,
 		Rules:   b.rules(tmp),
@@ -217,6 +277,16 @@ func (b *Backend) startLauncher(cmd *exec.Cmd, tmp tempDir, probe bool) error {
 	}
 	a := cmd.SysProcAttr
 	a.Cloneflags |= unix.CLONE_NEWUSER | unix.CLONE_NEWNS
+	if pidNS {
+		pfd, err := unix.PidfdOpen(os.Getpid(), 0)
+		if err != nil {
+			return fmt.Errorf("%w: os sandbox: a pidfd of this program for the launcher: %w", backend.ErrUnavailable, err)
+		}
+		parent := os.NewFile(uintptr(pfd), "pidfd")
+		defer parent.Close()
+		cmd.ExtraFiles = append(cmd.ExtraFiles, parent)
+		a.Cloneflags |= unix.CLONE_NEWPID
+	}
 	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
 	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
 	a.GidMappingsEnableSetgroups = false
@@ -229,7 +299,9 @@ func (b *Backend) startLauncher(cmd *exec.Cmd, tmp tempDir, probe bool) error {
 
 // probeLauncher runs the launcher once in probe mode: namespaces, read-only
 // view and a confined thread, nothing started.
-func (b *Backend) probeLauncher() error {
+func (b *Backend) probeLauncher() error { return b.probeLauncherNS(b.pidNS) }
+
+func (b *Backend) probeLauncherNS(pidNS bool) error {
 	if launcherUnavailable != nil {
 		return launcherUnavailable
 	}
@@ -245,7 +317,7 @@ func (b *Backend) probeLauncher() error {
 	if b.tmpBase != "" {
 		td = tempDir{path: b.tmpBase, tmpfs: true, size: 1 << 20}
 	}
-	if err := b.startLauncher(cmd, td, true); err != nil {
+	if err := b.startLauncherNS(cmd, td, true, pidNS); err != nil {
 		return err
 	}
 	if err := cmd.Wait(); err != nil {
