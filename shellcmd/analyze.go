@@ -262,12 +262,13 @@ func (a *analyzer) walk(f *syntax.File, depth int, src string) {
 // dashScript analyses src, a command string run by sh, which is dash on
 // Debian and Ubuntu. Where it holds $'...' or $"...", dash reads a $
 // followed by a quoted string, so quotes end elsewhere than in bash:
-// $'a\'; rm x; #' is one word to bash and runs rm under dash. That reading
-// is analysed too, with the parser's POSIX mode; a string that does not
-// parse that way is unresolved, as dash runs the lines before the error.
+// $'a\'; rm x; #' is one word to bash and runs rm under dash. Where it
+// holds [[, dash runs [[ as a command: [[ a || rm ]] runs rm there. That
+// reading is analysed too, with the parser's POSIX mode; a string that does
+// not parse that way is unresolved, as dash runs the lines before the error.
 func (a *analyzer) dashScript(src string, depth int, what string) {
 	a.script(src, syntax.LangBash, depth, what)
-	if a.res.Unresolved != "" || !strings.Contains(src, "$'") && !strings.Contains(src, "$\"") {
+	if a.res.Unresolved != "" || !strings.Contains(src, "$'") && !strings.Contains(src, "$\"") && !strings.Contains(src, "[[") {
 		return // refused anyway, or read alike
 	}
 	var stmts []*syntax.Stmt

@@ -346,6 +346,8 @@ var analyzeCases = []analyzeCase{
 	{cmd: `bash -c "echo \$'a\\'; rm x; #'"`, progs: "bash echo"},
 	{cmd: `watch "echo \$'a\\'; rm x; #'"`, progs: "watch echo echo rm"},
 	{cmd: `sh -c "echo \$\"a\" \$'\\n'"`, progs: "sh echo", unres: "message catalog"},
+	{cmd: "sh -c '[[ a || rm ]]'", progs: "sh [[ rm"},
+	{cmd: "bash -c '[[ a || rm ]]'", progs: "bash"},
 	{cmd: "echo &>/dev/null rm x", progs: "echo rm"},
 	{cmd: "echo &>>log A=1 rm x", progs: "echo rm"},
 	{cmd: "ls &>/dev/null", progs: "ls"},

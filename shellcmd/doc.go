@@ -117,8 +117,9 @@
 // any "(" right after a pattern character is refused there rather than
 // analysed. For sh -c strings bash syntax is assumed, with the POSIX
 // readings above and two more where sh may be dash: in command strings of
-// sh, dash, ash, posh, watch and flock -c that hold $'...' or $"...",
-// dash's reading (a $ followed by a quoted string) is analysed too, and
+// sh, dash, ash, posh, watch and flock -c that hold $'...', $"..." or [[,
+// dash's reading (a $ followed by a quoted string, [[ a command) is
+// analysed too, and
 // refused when it does not parse as POSIX sh; and everywhere the words after
 // a &> redirection are also read as the command dash runs there. Other
 // dash-only differences are not modelled, and the top-level line is not

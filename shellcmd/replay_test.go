@@ -89,6 +89,8 @@ var replayAttacks = []string{
 	// &> is & and >, so words after the redirection run as a command.
 	"sh -c \"echo \\$'a\\\\'; touch pwned; #'\"",
 	"sh -c 'echo &>/dev/null touch pwned'",
+	// dash runs [[ as a command: here touch ]] creates pwned through ]].
+	"ln -s pwned ']]' && sh -c '[[ a || touch ]]'",
 	// script runs its -c string with a shell.
 	"script -qc 'touch pwned' /dev/null",
 	// bash's time keyword skips a -- after it.
