@@ -132,6 +132,8 @@ var analyzeCases = []analyzeCase{
 	{cmd: "bash --norc --rcfile x -c 'rm x'", progs: "bash rm"},
 	{cmd: "dash -c 'rm x'", progs: "dash rm"},
 	{cmd: "zsh -c 'rm x'", progs: "zsh rm"},
+	{cmd: "zsh --interactive <<< 'rm x'", progs: "zsh", unres: "--interactive"},
+	{cmd: "zsh -i <<< 'rm x'", progs: "zsh", unres: "interactive"},
 	{cmd: "zsh -c \"ls *(e:'rm x':)\"", progs: "zsh", unres: "glob qualifier"},
 	{cmd: "/bin/sh -c 'ls | rm x'", progs: "sh ls rm"},
 	{cmd: "sh -c 'rm \"$1\"' _ x", progs: "sh rm"},

@@ -698,6 +698,12 @@ options:
 			break options
 		case strings.HasPrefix(t, "--"):
 			name, _, hasVal := strings.Cut(t[2:], "=")
+			if lang == syntax.LangZsh && name != "emulate" {
+				// zsh takes --NAME for any option (--interactive,
+				// --banghist), which is not modelled.
+				a.unresolved("%s %s sets an option this policy does not analyse; run the command without it", prog, t)
+				return
+			}
 			if shellLong[name] == argRequired && !hasVal {
 				i++
 				// --rcfile and --init-file name a file an interactive
