@@ -114,8 +114,8 @@
 // Arithmetic on a variable that is assigned a number in the line but read
 // before that assignment takes its value from the environment. Command
 // strings for zsh are parsed with the parser's experimental zsh support, and
-// any "(" right after a pattern character is refused there rather than
-// analysed. For sh -c strings bash syntax is assumed, with the POSIX
+// any "(" right after a pattern character, and zsh's --NAME options, are
+// refused there rather than analysed. For sh -c strings bash syntax is assumed, with the POSIX
 // readings above and two more where sh may be dash: in command strings of
 // sh, dash, ash, posh, watch and flock -c that hold $'...', $"..." or [[,
 // dash's reading (a $ followed by a quoted string, [[ a command) is
