@@ -146,3 +146,23 @@ func TestResultURLsAreHTTPOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestUnreachableErrorOmitsTheURL: a transport error must not repeat the
+// request URL, which can carry a gateway's credentials in BaseURL's query
+// (and, for Brave, the user's query).
+func TestUnreachableErrorOmitsTheURL(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	base := srv.URL + "/?gwkey=GATEWAY-SECRET"
+	srv.Close() // nothing listens there any more
+	for _, be := range newBackends(t, base) {
+		_, err := be.Search(context.Background(), "private query words", 5)
+		if !errors.Is(err, websearch.ErrUnavailable) {
+			t.Fatalf("%s: %v, want ErrUnavailable", be.Name(), err)
+		}
+		for _, s := range []string{"GATEWAY-SECRET", "private", testKey} {
+			if strings.Contains(err.Error(), s) {
+				t.Errorf("%s: the error repeats %q: %v", be.Name(), s, err)
+			}
+		}
+	}
+}
