@@ -459,6 +459,18 @@ func FuzzCheck(f *testing.F) {
 		if err != nil && !errors.Is(err, ssrf.ErrBlocked) {
 			t.Fatalf("Check(%s) = %v, not ErrBlocked", a, err)
 		}
+		// The lax classifier refuses a subset of what the strict one does,
+		// and judges every spelling of an address alike.
+		merr := ssrf.CheckMetadata(a)
+		if merr != nil && err == nil {
+			t.Fatalf("CheckMetadata refuses %s but Check allows it", a)
+		}
+		if merr != nil && !errors.Is(merr, ssrf.ErrBlocked) {
+			t.Fatalf("CheckMetadata(%s) = %v, not ErrBlocked", a, merr)
+		}
+		if (ssrf.CheckMetadata(u) == nil) != (merr == nil) || (ssrf.CheckMetadata(a.WithZone("eth0")) == nil) != (merr == nil) {
+			t.Fatalf("CheckMetadata disagrees on spellings of %s", a)
+		}
 	})
 }
 
