@@ -3,7 +3,6 @@ package egress_test
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -71,5 +70,38 @@ func TestAllowPrivateStillRefusesMetadata(t *testing.T) {
 	if n := up.accepted.Load(); n != 1 {
 		t.Errorf("upstream accepted %d connections, want 1", n)
 	}
-	_ = net.JoinHostPort
+}
+
+// TestForwardIgnoresProxyEnvironment: the proxy forwards plain HTTP to the
+// checked destination itself; an HTTP_PROXY in its environment must not
+// make it hand requests to another proxy, which would reach whatever that
+// proxy resolves.
+func TestForwardIgnoresProxyEnvironment(t *testing.T) {
+	up, seen := httpUpstream(t)
+	port := portOf(t, up)
+	other, otherSeen := httpUpstream(t)
+	proxyURL := "http://127.0.0.1:" + strconv.Itoa(portOf(t, other))
+	for _, k := range []string{"HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"} {
+		t.Setenv(k, proxyURL)
+	}
+	t.Setenv("NO_PROXY", "")
+	t.Setenv("no_proxy", "")
+	p := &egress.Proxy{
+		Policy:    egress.DenyAll().AllowDomains("allowed.test").WithPorts(port),
+		Resolver:  newResolver(map[string]string{"allowed.test": "127.0.0.1"}),
+		CheckAddr: allowLoopback,
+	}
+	addr := startProxy(t, p)
+	rc := dialProxy(t, addr)
+	resp := rc.do(t, "GET http://allowed.test:"+strconv.Itoa(port)+"/direct HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+	io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d, want 200", resp.StatusCode)
+	}
+	if len(otherSeen) != 0 || other.accepted.Load() != 0 {
+		t.Fatalf("the request went to the proxy named in the environment: %+v", <-otherSeen)
+	}
+	if got := <-seen; got.URI != "/direct" {
+		t.Errorf("upstream saw %+v", got)
+	}
 }
