@@ -22,9 +22,13 @@
 //   - redirects are followed by hand, at most [MaxRedirects], each hop
 //     vetted again (scheme, credentials, host lists, address);
 //   - proxy environment variables are ignored;
-//   - the whole fetch, body included, is bounded by Options.Timeout, and the
-//     body by Options.MaxBytes counted after decompression, so a slow drip
-//     or a gzip bomb costs at most that time and that memory;
+//   - the whole fetch, body and its conversion included, is bounded by
+//     Options.Timeout, and the body by Options.MaxBytes counted after
+//     decompression, so a slow drip or a gzip bomb costs at most that time
+//     and that memory; response headers are capped at 1 MiB; HTML built to
+//     make conversion expensive (hundreds of thousands of elements, nesting
+//     deeper than 512) is returned as plain text extracted in one pass (see
+//     [Convert]);
 //   - every refusal (guard, scheme, host lists, redirect limit, the per-run
 //     budget) is a [helikon.DeniedError] decided before connecting to the
 //     refused address; network failures and timeouts are other errors.
@@ -35,7 +39,8 @@
 //
 // The guard judges destination addresses only: a public server that
 // forwards requests inwards is out of its sight. Options.AllowPrivate opens
-// every non-public address except cloud metadata endpoints. With
+// every non-public address except cloud metadata endpoints (all of IPv4
+// link-local among them, see ssrf.CheckMetadata). With
 // Options.Proxy set, the proxy decides which addresses are reached (the
 // helikon egress proxy applies the same classifier). Permission rules such
 // as WebFetch(example.com) see the requested URL's host only; the tool's own

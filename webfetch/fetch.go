@@ -23,8 +23,8 @@ import (
 
 // Defaults and hard limits.
 const (
-	// DefaultTimeout bounds a whole fetch: connecting, every redirect hop
-	// and reading the body.
+	// DefaultTimeout bounds a whole fetch: connecting, every redirect hop,
+	// reading the body and converting it.
 	DefaultTimeout = 30 * time.Second
 	// DefaultMaxBytes caps the body, counted after decompression so that a
 	// small compressed response cannot expand past it.
