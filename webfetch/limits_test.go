@@ -118,3 +118,33 @@ func TestConvertTagFloodIsNotParsedIntoATree(t *testing.T) {
 		t.Errorf("converting a %d MiB tag flood allocated %d MiB; it was parsed into a tree", len(body)>>20, alloc>>20)
 	}
 }
+
+// TestConvertCharsetTricks: declarations that lie or name encodings that
+// decode to nothing must neither fail the conversion nor smuggle markup
+// through as text.
+func TestConvertCharsetTricks(t *testing.T) {
+	page := "<html><head><title>T</title></head><body><article><p>" + strings.Repeat("Plain words in the page. ", 40) + "</p></article></body></html>"
+	cases := []struct {
+		name, ct string
+		body     []byte
+	}{
+		{"utf-16 declared, utf-8 sent", "text/html; charset=utf-16", []byte(page)},
+		{"replacement encoding", "text/html; charset=iso-2022-kr", []byte(page)},
+		{"utf-7 label", "text/html; charset=utf-7", []byte(page)},
+		{"unknown label", "text/html; charset=x-no-such", []byte(page)},
+		{"BOM contradicts header", "text/html; charset=iso-8859-1", append([]byte("\xfe\xff"), []byte(page)...)},
+		{"meta after 1024 bytes", "text/html", []byte("<!--" + strings.Repeat("x", 2000) + "--><meta charset=utf-16>" + page)},
+		{"odd-length utf-16", "text/html; charset=utf-16le", []byte(page + "x")},
+		{"invalid utf-8", "text/html; charset=utf-8", []byte(page + "\xff\xfe\xc0\x80")},
+	}
+	for _, tc := range cases {
+		d, err := Convert(tc.body, tc.ct, nil)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if strings.Contains(d.Content, "<p>") || strings.Contains(d.Content, "<article>") {
+			t.Errorf("%s: markup in the converted content: %.80q", tc.name, d.Content)
+		}
+	}
+}

@@ -1,12 +1,15 @@
 package websearch_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paigasus/helikon/websearch"
 )
@@ -163,6 +166,54 @@ func TestUnreachableErrorOmitsTheURL(t *testing.T) {
 			if strings.Contains(err.Error(), s) {
 				t.Errorf("%s: the error repeats %q: %v", be.Name(), s, err)
 			}
+		}
+	}
+}
+
+// TestBackendGzipBombIsCapped: the transport inflates gzip as it reads, so
+// the cap counts inflated bytes; a small compressed answer cannot expand
+// past it.
+func TestBackendGzipBombIsCapped(t *testing.T) {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.Write([]byte(`{"results":[],"web":{"results":[]}`))
+	zw.Write(bytes.Repeat([]byte(" "), 64<<20))
+	zw.Write([]byte(`}`))
+	zw.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(buf.Bytes())
+	}))
+	defer srv.Close()
+	for _, be := range newBackends(t, srv.URL) {
+		if _, err := be.Search(context.Background(), "q", 5); !errors.Is(err, websearch.ErrBadResponse) {
+			t.Errorf("%s: %v, want ErrBadResponse for a %d KiB gzip answer inflating to 64 MiB", be.Name(), err, buf.Len()>>10)
+		}
+	}
+}
+
+// TestBackendSlowServerHonoursTheContext: a service that drips its answer
+// costs the caller's deadline, not the client's 30 s.
+func TestBackendSlowServerHonoursTheContext(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"results":[`))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	for _, be := range newBackends(t, srv.URL) {
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		_, err := be.Search(ctx, "q", 5)
+		cancel()
+		if err == nil || !(errors.Is(err, websearch.ErrUnavailable) || errors.Is(err, websearch.ErrBadResponse)) || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			t.Errorf("%s: %v, want a failure at the context's deadline", be.Name(), err)
 		}
 	}
 }
