@@ -209,3 +209,29 @@ func TestProxiedFetchVetsURLsBeforeTheProxy(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchRefusesBadPorts: like browsers (the Fetch standard's "bad ports"),
+// WebFetch does not send HTTP to ports of other protocols (SMTP, IRC, SSH,
+// ...), where a crafted URL turns the request into commands of that
+// protocol; on the first URL and on redirects.
+func TestFetchRefusesBadPorts(t *testing.T) {
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+	}))
+	tool, _ := New[struct{}](e.opts(Options{}))
+	for _, port := range []int{25, 22, 6667, 587, 110, 143, 10080} {
+		target := fmt.Sprintf("http://public.test:%d/%%0D%%0AHELO%%20x", port)
+		for _, u := range []string{target, e.url("/r?to=" + url.QueryEscape(target))} {
+			_, err := invoke(tool, Args{URL: u})
+			if !errors.Is(err, ErrPortBlocked) || helikon.KindOf(err) != helikon.KindDenied {
+				t.Errorf("%s: %v, want denied with ErrPortBlocked", u, err)
+			}
+		}
+	}
+	for _, u := range []string{"http://public.test:80/", "https://public.test:443/", "http://public.test:8080/"} {
+		parsed, _ := url.Parse(u)
+		if _, err := tool.Fetcher().vet(parsed); err != nil {
+			t.Errorf("vet(%s): %v, want allowed", u, err)
+		}
+	}
+}

@@ -13,14 +13,16 @@
 // With the default options:
 //
 //   - only http and https URLs without credentials are fetched; numeric host
-//     spellings (2130706433, 0x7f.1, 127.1) are refused outright;
+//     spellings (2130706433, 0x7f.1, 127.1) are refused outright, and so
+//     are the ports of other protocols browsers refuse ([BlockedPorts]:
+//     SMTP, IRC, SSH, ...);
 //   - no connection is made to a non-public address: the address is checked
 //     in the dialer's Control hook, right before connect(2), for every
 //     address tried, on every redirect hop, so DNS rebinding and answers
 //     mixing public and private records cannot get through, and a host with
 //     any refused record is refused whole;
 //   - redirects are followed by hand, at most [MaxRedirects], each hop
-//     vetted again (scheme, credentials, host lists, address);
+//     vetted again (scheme, credentials, port, host lists, address);
 //   - proxy environment variables are ignored;
 //   - the whole fetch, body and its conversion included, is bounded by
 //     Options.Timeout, and the body by Options.MaxBytes counted after

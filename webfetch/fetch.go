@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -44,6 +46,9 @@ var (
 	ErrHostDenied = errors.New("host not allowed")
 	// ErrTooManyRedirects: the redirect chain is longer than [MaxRedirects].
 	ErrTooManyRedirects = errors.New("too many redirects")
+	// ErrPortBlocked: the URL names a port of another protocol (see
+	// [BlockedPorts]).
+	ErrPortBlocked = errors.New("port not allowed")
 )
 
 // Options configures a [Fetcher] (and the WebFetch tool). The zero value (or
@@ -218,6 +223,35 @@ func patterns(field string, ps []string) ([]string, error) {
 	return out, nil
 }
 
+// BlockedPorts are the ports WebFetch never sends a request to: the "bad
+// ports" of the WHATWG Fetch standard, which browsers refuse too. Each
+// belongs to another protocol (SSH, SMTP, POP3, IMAP, IRC, NFS, X11, ...)
+// whose server may read the lines of an HTTP request, crafted through the
+// URL's path, as its own commands.
+var BlockedPorts = []int{
+	0, 1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95,
+	101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179,
+	389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601,
+	636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566,
+	6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+}
+
+// checkPort refuses a port in [BlockedPorts].
+func checkPort(u *url.URL) error {
+	p := u.Port()
+	if p == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil {
+		return fmt.Errorf("%w: %q is not a port number", ssrf.ErrInvalidHost, p)
+	}
+	if slices.Contains(BlockedPorts, n) {
+		return fmt.Errorf("%w: port %d belongs to another protocol; WebFetch reads web pages on web ports (80, 443, 8080, ...)", ErrPortBlocked, n)
+	}
+	return nil
+}
+
 // Options returns the options in effect, defaults filled in.
 func (f *Fetcher) Options() Options { return f.opts }
 
@@ -251,6 +285,9 @@ func (f *Fetcher) vet(u *url.URL) (*url.URL, error) {
 			return nil, err
 		}
 	}
+	if err := checkPort(&u2); err != nil {
+		return nil, err
+	}
 	if err := f.checkHost(u2.Hostname()); err != nil {
 		return nil, err
 	}
@@ -258,10 +295,11 @@ func (f *Fetcher) vet(u *url.URL) (*url.URL, error) {
 }
 
 // Refused reports whether err is a refusal (the SSRF guard, a scheme, the host
-// lists, the redirect limit) rather than a network failure; the WebFetch tool
-// reports refusals as denied errors.
+// lists, a blocked port, the redirect limit) rather than a network failure;
+// the WebFetch tool reports refusals as denied errors.
 func Refused(err error) bool {
-	return ssrf.Refused(err) || errors.Is(err, ErrHostDenied) || errors.Is(err, ErrTooManyRedirects)
+	return ssrf.Refused(err) || errors.Is(err, ErrHostDenied) || errors.Is(err, ErrTooManyRedirects) ||
+		errors.Is(err, ErrPortBlocked)
 }
 
 // Fetch fetches rawURL, follows up to [MaxRedirects] redirects (each hop
