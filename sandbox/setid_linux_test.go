@@ -79,8 +79,8 @@ func TestWriteDoesNotHandSetIDBitsToANewOwner(t *testing.T) {
 				cmd.SysProcAttr = tc.sys
 				out, err := cmd.CombinedOutput()
 				if err != nil {
-					if tc.sys.Cloneflags&syscall.CLONE_NEWUSER != 0 && cmd.ProcessState == nil {
-						t.Skipf("cannot start a process in a user namespace here: %v", err)
+					if cmd.ProcessState == nil { // no user namespaces, or a noexec temporary directory
+						t.Skipf("cannot start the child here: %v", err)
 					}
 					t.Fatalf("child: %v\n%s", err, out)
 				}
