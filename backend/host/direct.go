@@ -196,6 +196,20 @@ func lookPath(name string, env []string) (string, bool) {
 // (a root-owned file in /usr/bin or /bin that only root can change), which
 // is what noArgBuiltins stand in for.
 func systemProgram(path string) bool {
+	if v, ok := systemPrograms.Load(path); ok {
+		return v.(bool)
+	}
+	ok := isSystemProgram(path)
+	systemPrograms.Store(path, ok)
+	return ok
+}
+
+// systemPrograms caches systemProgram: the answer for a root-owned file in
+// a root-owned system directory does not change under a running program
+// but through root.
+var systemPrograms sync.Map
+
+func isSystemProgram(path string) bool {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil || (filepath.Dir(real) != "/usr/bin" && filepath.Dir(real) != "/bin") {
 		return false
@@ -354,7 +368,8 @@ func (b *Backend) runDirect(ctx context.Context, req *backend.Request, spec *pro
 	if err != nil || !isBash {
 		return nil, nil, false
 	}
-	d := b.envs.get(ctx, spec.Dir, spec.Env, proc.Prologue(limits, true) != "", limits)
+	prologue := limits.CPUSeconds > 0 || limits.FileSize > 0 || limits.OpenFiles > 0 // as proc.Prologue
+	d := b.envs.get(ctx, spec.Dir, spec.Env, prologue, limits)
 	if !d.ok {
 		return nil, nil, false
 	}

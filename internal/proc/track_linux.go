@@ -106,22 +106,11 @@ func setSession(a *syscall.SysProcAttr) { a.Setsid = true }
 func (t *tracker) prepare(cmd *exec.Cmd) error {
 	switch t.mode {
 	case TrackCgroup:
-		for range 3 {
-			t.dir = filepath.Join(cgroupBase, fmt.Sprintf("helikon-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
-			err := os.Mkdir(t.dir, 0o755)
-			if errors.Is(err, os.ErrExist) {
-				continue // left behind by an earlier process with our pid
-			}
-			if err != nil {
-				t.dir = ""
-				return fmt.Errorf("proc: create cgroup: %w: %w", backend.ErrUnavailable, err)
-			}
-			break
-		}
-		fd, err := unix.Open(t.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		dir, fd, err := newCgroup()
 		if err != nil {
-			return fmt.Errorf("proc: open cgroup: %w", err)
+			return err
 		}
+		t.dir = dir
 		t.fd = fd
 		cmd.SysProcAttr.UseCgroupFD = true
 		cmd.SysProcAttr.CgroupFD = fd
@@ -150,13 +139,16 @@ func (t *tracker) started(pid int) {
 func (t *tracker) kill() {
 	switch t.mode {
 	case TrackCgroup:
-		if populated, err := cgroupPopulated(t.dir); err == nil && !populated {
-			// Nothing left to kill (the usual end of a command: its main
-			// process is a zombie, which a cgroup no longer counts, and
-			// it started nothing that outlived it). An empty cgroup
-			// cannot be entered again but by a process that some other
-			// process with the right to write cgroup.procs moves there.
-			t.empty = true
+		if t.dir == "" {
+			break // removed: it was empty
+		}
+		if err := unix.Rmdir(t.dir); err == nil {
+			// Nothing was left to kill: the kernel removes only a cgroup
+			// that holds no live process and no child cgroup. This is the
+			// usual end of a command (its main process is a zombie, which
+			// a cgroup no longer counts, and it started nothing that
+			// outlived it), and the check is its cleanup as well.
+			t.dir, t.empty = "", true
 		} else if err := writeCgroupKill(t.dir); err != nil {
 			slog.Warn("helikon: cgroup.kill failed; killing by process group", "cgroup", t.dir, "err", err)
 		}
@@ -240,16 +232,7 @@ func (t *tracker) close() {
 		t.fd = -1
 	}
 	if t.dir != "" {
-		for i := range 50 {
-			err := unix.Rmdir(t.dir)
-			if err == nil || errors.Is(err, unix.ENOENT) {
-				break
-			}
-			if i == 49 {
-				slog.Warn("helikon: cannot remove cgroup", "cgroup", t.dir, "err", err)
-			}
-			time.Sleep(time.Duration(i+1) * time.Millisecond)
-		}
+		removeCgroup(t.dir)
 		t.dir = ""
 	}
 	for _, f := range []*os.File{t.statusR, t.statusW} {
@@ -258,6 +241,48 @@ func (t *tracker) close() {
 		}
 	}
 	t.statusR, t.statusW = nil, nil
+}
+
+// removeCgroup removes the empty cgroup dir, retrying while the kernel
+// still holds it busy for a moment.
+func removeCgroup(dir string) {
+	for i := range 50 {
+		err := unix.Rmdir(dir)
+		if err == nil || errors.Is(err, unix.ENOENT) {
+			return
+		}
+		if i == 49 {
+			slog.Warn("helikon: cannot remove cgroup", "cgroup", dir, "err", err)
+		}
+		time.Sleep(time.Duration(i+1) * time.Millisecond)
+	}
+}
+
+// newCgroup creates a cgroup named after this process and opens it.
+func newCgroup() (string, int, error) {
+	var dir string
+	for {
+		dir = cgroupBase + "/" + cgroupName(os.Getpid(), cgroupSeq.Add(1))
+		err := unix.Mkdir(dir, 0o755)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, unix.EEXIST) {
+			continue // left behind by an earlier process with our pid
+		}
+		return "", -1, fmt.Errorf("proc: create cgroup: %w: %w", backend.ErrUnavailable, err)
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		_ = unix.Rmdir(dir)
+		return "", -1, fmt.Errorf("proc: open cgroup: %w", err)
+	}
+	return dir, fd, nil
+}
+
+// cgroupName is the name of the seq-th cgroup of process pid.
+func cgroupName(pid int, seq uint64) string {
+	return "helikon-" + strconv.Itoa(pid) + "-" + strconv.FormatUint(seq, 10)
 }
 
 // waitExit blocks until the main process has exited, leaving it a zombie
