@@ -212,8 +212,8 @@ func TestProxiedFetchVetsURLsBeforeTheProxy(t *testing.T) {
 
 // TestFetchRefusesBadPorts: like browsers (the Fetch standard's "bad ports"),
 // WebFetch does not send HTTP to ports of other protocols (SMTP, IRC, SSH,
-// ...), where a crafted URL turns the request into commands of that
-// protocol; on the first URL and on redirects.
+// ...), where it would probe the service or have request lines read as that
+// protocol's commands; on the first URL and on redirects.
 func TestFetchRefusesBadPorts(t *testing.T) {
 	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)

@@ -225,9 +225,9 @@ func patterns(field string, ps []string) ([]string, error) {
 
 // BlockedPorts are the ports WebFetch never sends a request to: the "bad
 // ports" of the WHATWG Fetch standard, which browsers refuse too. Each
-// belongs to another protocol (SSH, SMTP, POP3, IMAP, IRC, NFS, X11, ...)
-// whose server may read the lines of an HTTP request, crafted through the
-// URL's path, as its own commands.
+// belongs to another protocol (SSH, SMTP, POP3, IMAP, IRC, NFS, X11, ...):
+// a fetch there only probes the service, hands its banner to the model or
+// has lines of the HTTP request read as that protocol's commands.
 var BlockedPorts = []int{
 	0, 1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95,
 	101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179,
