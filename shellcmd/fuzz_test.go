@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -132,19 +131,41 @@ func interpretable(cmd string) bool {
 	// Backslash-newline: the interpreter keeps the newline of an escaped
 	// backslash followed by a line continuation at the end of the input,
 	// where bash (5.2) and this package remove it.
-	// \c and \x{ in $'...': the interpreter does not decode them as bash
-	// does (TestANSICAgainstBash checks this package against bash).
-	for _, w := range []string{"while", "until", "for", "select", "(){", "()", "function", "coproc", "<(", ">(", "\\\n", "\\c", "\\x{"} {
+	for _, w := range []string{"while", "until", "for", "select", "(){", "()", "function", "coproc", "<(", ">(", "\\\n"} {
 		if strings.Contains(cmd, w) {
 			return false
 		}
 	}
-	// An octal escape over \377 in $'...': bash keeps the low byte, the
-	// interpreter saturates.
-	return !bigOctal.MatchString(cmd)
+	return ansiCAgrees(cmd)
 }
 
-var bigOctal = regexp.MustCompile(`\\[4-7][0-7][0-7]`)
+// ansiCAgrees reports whether the interpreter decodes every $'...' in cmd
+// as this package does, to printable text: it differs from bash on \c,
+// \x{...}, octal escapes over \377 and control characters, where
+// TestANSICAgainstBash checks this package against bash itself.
+func ansiCAgrees(cmd string) bool {
+	f, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
+	if err != nil {
+		return true
+	}
+	agrees := true
+	syntax.Walk(f, func(n syntax.Node) bool {
+		sq, ok := n.(*syntax.SglQuoted)
+		if !ok || !sq.Dollar {
+			return true
+		}
+		ours, _ := ansiC(sq)
+		theirs, err := expand.Literal(nil, &syntax.Word{Parts: []syntax.WordPart{sq}})
+		if i := strings.IndexByte(theirs, 0); i >= 0 {
+			theirs = theirs[:i]
+		}
+		if err != nil || ours != theirs || strings.ContainsFunc(ours, func(r rune) bool { return r < 0x20 || r >= 0x7f }) {
+			agrees = false
+		}
+		return true
+	})
+	return agrees
+}
 
 // interpreted builtins that only touch the interpreter's own state.
 var stateBuiltins = map[string]bool{
