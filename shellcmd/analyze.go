@@ -411,6 +411,12 @@ func (a *analyzer) node(n syntax.Node, depth int) {
 		if n.Pattern != nil && strings.ContainsAny(n.Pattern.Value, "$`<>") {
 			a.unresolved("the extended glob pattern %s holds an expansion, which bash runs; write the pattern literally", printNode(n))
 		}
+	case *syntax.CoprocClause:
+		if n.Name != nil {
+			if name, ok := staticText(n.Name); ok {
+				a.vars.arrays[name] = true // NAME[0] and NAME[1] hold the descriptors
+			}
+		}
 	case *syntax.FuncDecl:
 		// The body is walked like any other code; a call of the function
 		// by name is listed under that name.
@@ -421,15 +427,20 @@ func (a *analyzer) node(n syntax.Node, depth int) {
 func (a *analyzer) decl(d *syntax.DeclClause) {
 	fields := []field{{text: d.Variant.Value}}
 	variant := d.Variant.Value
+	arrayOpt := false // -a or -A given before an operand
 	for _, as := range d.Args {
 		switch {
 		case as.Naked && as.Name == nil && as.Value != nil:
 			f := wordField(as.Value)
 			fields = append(fields, f)
 			a.vars.declOperand(a, variant, f)
+			if !f.dynamic && strings.HasPrefix(f.text, "-") && strings.ContainsAny(f.text, "aA") {
+				arrayOpt = true
+			}
 		default:
 			fields = append(fields, assignField(as))
 			a.vars.assign(a, as, variant)
+			a.vars.declValue(a, variant, as, arrayOpt)
 		}
 	}
 	a.addCommand(fields)

@@ -342,6 +342,10 @@ var analyzeCases = []analyzeCase{
 	{cmd: "sg - root 'rm x'", progs: "sg rm"},
 	{cmd: "newgrp root <<< 'rm x'", progs: "newgrp rm"},
 	{cmd: "newgrp", progs: "newgrp", unres: "standard input"},
+	{cmd: "declare -a 'a=($(rm x))'", progs: "declare", unres: "list of words"},
+	{cmd: "x='($(rm x))'; declare -a a=$x", progs: "declare", unres: "array"},
+	{cmd: "a=(); declare a=$1", progs: "declare", unres: "array"},
+	{cmd: "declare a=$1; local b=\"$2\"; declare -a c=(1 2) d='(x y)'", progs: "declare local declare"},
 	// sh is dash: $'...' is a $ and a quoted string, &> is & and >.
 	{cmd: `sh -c "echo \$'a\\'; rm x; #'"`, progs: "sh echo echo rm"},
 	{cmd: `sh -c "echo \$'a\\'; x=(1); #'"`, progs: "sh echo", unres: "POSIX sh"},

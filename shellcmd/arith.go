@@ -73,10 +73,56 @@ type varFlow struct {
 	numeric map[string]bool // name -> every assignment seen stores a number
 	inited  map[string]bool // name -> some assignment does not read the old value
 	uses    map[string]bool // names read by arithmetic
+	// arrays holds the names the line makes arrays; declDynamic the names
+	// declare, typeset, local or readonly assign a value computed at run
+	// time (see declValue).
+	arrays      map[string]bool
+	declDynamic []string
 }
 
 func newVarFlow() *varFlow {
-	return &varFlow{numeric: map[string]bool{}, inited: map[string]bool{}, uses: map[string]bool{}}
+	return &varFlow{numeric: map[string]bool{}, inited: map[string]bool{}, uses: map[string]bool{}, arrays: map[string]bool{}}
+}
+
+// builtinArrays are the arrays bash itself provides.
+var builtinArrays = map[string]bool{
+	"BASH_ALIASES": true, "BASH_ARGC": true, "BASH_ARGV": true, "BASH_CMDS": true, "BASH_LINENO": true,
+	"BASH_REMATCH": true, "BASH_SOURCE": true, "BASH_VERSINFO": true, "COMP_WORDS": true, "COPROC": true,
+	"DIRSTACK": true, "FUNCNAME": true, "GROUPS": true, "MAPFILE": true, "PIPESTATUS": true,
+}
+
+// compoundRisk reports whether text, a value declare may read as a compound
+// array assignment "(...)", would expand something there: a substitution,
+// a parameter, or a subscript (arithmetic).
+func compoundRisk(text string) bool {
+	return strings.HasPrefix(text, "(") && strings.ContainsAny(text, "$`[<>")
+}
+
+// declValue checks the value declare, typeset, local or readonly assigns:
+// when the variable is an array (-a, -A, or made one anywhere in the line),
+// a value that is "(...)" after expansion is parsed again as a compound
+// assignment and expanded, so declare -a a='($(rm x))' and
+// x='($(rm x))'; declare -a a=$x run rm.
+func (v *varFlow) declValue(a *analyzer, variant string, as *syntax.Assign, arrayOpt bool) {
+	if as.Name == nil {
+		return
+	}
+	name := as.Name.Value
+	if arrayOpt {
+		v.arrays[name] = true
+	}
+	if as.Value == nil || variant == "export" {
+		return
+	}
+	f := wordField(as.Value)
+	switch {
+	case !f.dynamic && compoundRisk(f.text):
+		a.unresolved("%s %s=%s: declare reads a value (...) as a list of words for an array and expands it; assign the array with %s=(...) unquoted", variant, name, f.text, name)
+	case f.dynamic && arrayOpt:
+		a.unresolved("%s %s=%s: for an array declare reads a value that expands to (...) as a list of words and expands it again; assign the array with %s=(...)", variant, name, f.text, name)
+	case f.dynamic:
+		v.declDynamic = append(v.declDynamic, name)
+	}
 }
 
 // set records an assignment that does not depend on the old value and whose
@@ -145,6 +191,9 @@ func (v *varFlow) assign(a *analyzer, as *syntax.Assign, variant string) {
 	}
 	if as.Name == nil {
 		return
+	}
+	if as.Array != nil || as.Index != nil {
+		v.arrays[as.Name.Value] = true
 	}
 	numeric := true
 	switch {
@@ -400,7 +449,10 @@ func (v *varFlow) nameOperand(a *analyzer, prog, name string) {
 		a.unresolved("%s %s: a variable name with a computed subscript can run commands; write a plain name", prog, name)
 		return
 	}
-	base, _, _ := strings.Cut(name, "[")
+	base, _, sub := strings.Cut(name, "[")
+	if sub {
+		v.arrays[base] = true
+	}
 	v.set(a, base, false)
 }
 
@@ -425,6 +477,7 @@ func (v *varFlow) builtin(a *analyzer, prog string, args []field) {
 		}
 		if arr, ok := value(opts, "a"); ok {
 			names([]field{{text: arr}})
+			v.arrays[arr] = true
 		}
 		names(rest)
 	case "mapfile", "readarray":
@@ -437,6 +490,9 @@ func (v *varFlow) builtin(a *analyzer, prog string, args []field) {
 			a.unresolved("%s -C runs a command string for each line; use a loop", prog)
 		}
 		names(rest)
+		for _, f := range rest {
+			v.arrays[f.text] = true
+		}
 	case "printf":
 		if len(args) >= 2 && !args[0].dynamic && args[0].text == "-v" {
 			names(args[1:2])
@@ -495,12 +551,22 @@ func (v *varFlow) declOperand(a *analyzer, variant string, f field) {
 		}
 		return
 	}
-	name, _, _ := strings.Cut(f.text, "=")
+	name, val, _ := strings.Cut(f.text, "=")
+	if variant != "export" && compoundRisk(val) {
+		a.unresolved("%s %s: declare reads a value (...) as a list of words for an array and expands it; assign the array with %s=(...) unquoted", variant, f.text, name)
+		return
+	}
 	v.nameOperand(a, variant, name)
 }
 
-// finish refuses arithmetic reads of variables not known to be numbers.
+// finish refuses arithmetic reads of variables not known to be numbers,
+// and values computed at run time that declare assigns to arrays.
 func (v *varFlow) finish(a *analyzer) {
+	for _, n := range v.declDynamic {
+		if v.arrays[n] || builtinArrays[n] {
+			a.unresolved("declare %s=...: %s is an array, and declare reads a value that expands to (...) as a list of words and expands it again; assign the array with %s=(...)", n, n, n)
+		}
+	}
 	names := make([]string, 0, len(v.uses))
 	for n := range v.uses {
 		names = append(names, n)

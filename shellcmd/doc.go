@@ -65,7 +65,11 @@
 // in arithmetic ($(( '$(cmd)' )), a['$(cmd)']), and, holding $ or `, in
 // ${x:-word}, :=, :+ and :? within double quotes or a here-document; $"..."
 // (bash translates it through a message catalog the line may write, and
-// expands the translation); ${x@P}; an
+// expands the translation); a value that declare, typeset, local or
+// readonly may read as a compound array assignment and expand again: a
+// quoted (...) holding $, `, [, < or >, or a value computed at run time
+// for a variable that is an array (-a, -A, made one anywhere in the line,
+// or one of bash's own); ${x@P}; an
 // extended glob pattern holding an expansion (@($(cmd)) runs cmd, in
 // [[ == ]] even without shopt -s extglob, and the parser keeps the pattern
 // as raw text); options that make bash rewrite or re-read a line before it

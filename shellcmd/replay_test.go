@@ -50,6 +50,20 @@ var replayAttacks = []string{
 	"mapfile RANDOM <<< 'a[$(touch pwned)]'",
 	"x='a[$(touch pwned)]'; RANDOM+=$x",
 	"x='a[$(touch pwned)]'; OPTIND=(\"$x\")",
+	// declare reads a value (...) for an array as a compound assignment
+	// and expands it.
+	"declare -a 'a=($(touch pwned))'",
+	"f() { local -a 'a=($(touch pwned))'; }; f",
+	"declare -A 'm=([$(touch pwned)]=1)'",
+	"x='($(touch pwned))'; declare -a a=$x",
+	"a=(); x='($(touch pwned))'; declare a=$x",
+	"read -a a <<< x; x='($(touch pwned))'; declare a=$x",
+	"declare -a a; declare a='($(touch pwned))'",
+	"declare -a a+='($(touch pwned))'",
+	"typeset -a 'a=([0]=`touch pwned`)'",
+	"readonly -a 'a=($(touch pwned))'",
+	"declare -a a='(x)' b='($(touch pwned))'",
+	"'declare' -a 'a=($(touch pwned))'",
 	// Builtins that run a command or expand a word list.
 	"jobs -x touch pwned",
 	"compgen -W '$(touch pwned)' x",
