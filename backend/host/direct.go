@@ -155,9 +155,18 @@ func unsafeEnv(name string) bool {
 // returns ok false when bash might find something else or nothing: every
 // PATH element up to the match must be absolute and plain, and the first
 // file of that name found must be a regular, executable file.
-func lookPath(name string, env []string) (string, bool) {
+func lookPath(name string, env []string, dir string) (string, bool) {
 	if strings.Contains(name, "/") {
-		return name, true // executed as written, relative to the working directory
+		// Executed as written, relative to the working directory.
+		full := name
+		if !strings.HasPrefix(full, "/") {
+			full = dir + "/" + name
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(full, &st) != nil || !plainExecutable(full, &st) {
+			return "", false
+		}
+		return name, true
 	}
 	var path string
 	found := false
@@ -184,12 +193,29 @@ func lookPath(name string, env []string) (string, bool) {
 		if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
 			continue // bash skips directories
 		}
-		if st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Mode&0o111 == 0 || syscall.Access(full, 1 /* X_OK */) != nil {
-			return "", false // bash may keep searching; let it
+		if !plainExecutable(full, &st) {
+			return "", false // bash may keep searching, or gains privileges; let it
 		}
 		return full, true
 	}
 	return "", false
+}
+
+// plainExecutable reports whether the file at path, whose status is st, is
+// a regular file this process may execute and that gains no privileges when
+// executed: no set-user-ID or set-group-ID bit, no file capabilities. The
+// kernel does not grant those to a traced program (and the direct path
+// traces the program until its exec), so such a program would not behave as
+// under bash.
+func plainExecutable(path string, st *syscall.Stat_t) bool {
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Mode&0o111 == 0 || st.Mode&(syscall.S_ISUID|syscall.S_ISGID) != 0 {
+		return false
+	}
+	if syscall.Access(path, 1 /* X_OK */) != nil {
+		return false
+	}
+	_, err := syscall.Getxattr(path, "security.capability", nil)
+	return errors.Is(err, syscall.ENODATA) || errors.Is(err, syscall.ENOTSUP)
 }
 
 // systemProgram reports whether path is the system's own copy of a program
@@ -360,7 +386,7 @@ func (b *Backend) runDirect(ctx context.Context, req *backend.Request, spec *pro
 	if !ok {
 		return nil, nil, false
 	}
-	path, ok := lookPath(name, spec.Env)
+	path, ok := lookPath(name, spec.Env, spec.Dir)
 	if !ok || (noArgBuiltins[name] && !systemProgram(path)) {
 		return nil, nil, false
 	}

@@ -5,6 +5,7 @@ package host
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -81,6 +82,30 @@ func TestDirectMatchesBash(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Programs that gain privileges on exec, which a traced exec does
+	// not give them: they must take the bash path.
+	idProg, err := exec.LookPath("id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	idBytes, err := os.ReadFile(idProg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("suid-id", string(idBytes), 0o755)
+	write("sgid-id", string(idBytes), 0o755)
+	write("cap-id", string(idBytes), 0o755)
+	if err := os.Chmod(filepath.Join(dir, "suid-id"), 0o755|os.ModeSetuid); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(dir, "sgid-id"), 0o755|os.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
+	// A file capability (cap_net_raw+ep) needs CAP_SETFCAP and a file
+	// system with security xattrs; without them the case is left out.
+	capV3 := []byte{0, 0, 0, 2, 0, 0x20, 0, 0, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	hasCap := syscall.Setxattr(filepath.Join(dir, "cap-id"), "security.capability", capV3, 0) == nil
+	dirPath := []string{"PATH=" + dir + ":" + os.Getenv("PATH")}
 	tests := []struct {
 		command string
 		direct  bool
@@ -120,6 +145,15 @@ func TestDirectMatchesBash(t *testing.T) {
 		{command: "ls /proc/self/fd", direct: true},
 		{command: "readlink /proc/self/fd/0", direct: true},
 		{command: "sh -c 'ulimit -t; ulimit -f; ulimit -n; ulimit -v'", direct: true},
+		// Set-ID programs and programs with file capabilities, by path
+		// and through PATH.
+		{command: "./suid-id -un", direct: false},
+		{command: "./sgid-id -gn", direct: false},
+		{command: "suid-id -un", direct: false, setEnv: dirPath},
+		{command: "sgid-id -gn", direct: false, setEnv: dirPath},
+		{command: "./cap-id -un", direct: !hasCap},
+		{command: "cap-id -un", direct: !hasCap, setEnv: dirPath},
+		{command: "id -un", direct: true, setEnv: dirPath},
 		// Not found or not executable as a binary: bash reports it.
 		{command: "definitely-not-a-program-xyz", direct: false},
 		{command: "./noshebang", direct: false},
