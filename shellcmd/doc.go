@@ -9,7 +9,8 @@
 // (options and NAME=value), command, builtin, exec, nice, nohup, timeout,
 // stdbuf, time (also time -- cmd, where bash skips the --), sudo, doas,
 // pkexec, setsid, ionice, chroot, flock, unbuffer, watch, busybox, jobs -x,
-// runuser -u, xargs and find -exec/-execdir/-ok/-okdir. Command strings
+// runuser -u, taskset, chrt, setarch (and linux32, linux64, ...), nsenter,
+// unshare, xargs and find -exec/-execdir/-ok/-okdir. Command strings
 // given to sh -c, bash -c, dash -c, zsh -c (and the other Bourne-family
 // shells, with their option clusters such as -oc NAME), su and runuser (-c
 // and the shell arguments after the user, options anywhere, as GNU getopt
@@ -96,10 +97,9 @@
 // (aliases, -c core.pager=, core.sshCommand, hooks), make, npm and other
 // package managers (scripts), ssh (the remote command, ProxyCommand),
 // rsync -e, pagers and editors (less, man, vim: shell escapes), debuggers
-// and tracers (gdb, strace), programs that start a shell when given no
-// program (unshare, nsenter), and a script the command
-// wrote earlier. The contents of script files are not read: bash ./x.sh and
-// ./x.sh are listed as bash and x.sh, and neither are start-up files named
+// and tracers (gdb, strace), terminal multiplexers (screen, tmux), and a
+// script the command wrote earlier. The contents of script files are not
+// read: bash ./x.sh and ./x.sh are listed as bash and x.sh, and neither are start-up files named
 // by a plain BASH_ENV, ENV or --rcfile value, those an interactive or login
 // shell reads by itself (~/.bashrc, ~/.profile, /etc/profile), nor a
 // loadable builtin that enable NAME finds on BASH_LOADABLES_PATH. The
@@ -110,7 +110,7 @@
 // modelled. PATH, which the line may change, decides which file a name
 // runs; a deny list of names
 // does not stop a copy or link of a program under another name. Wrappers not
-// listed above (strace, nsenter, unshare, systemd-run, parallel, ...) are
+// listed above (strace, systemd-run, parallel, prlimit, numactl, ...) are
 // listed as programs without looking inside. Leading-argument patterns such
 // as "git push" compare the first words only: git -C dir push does not
 // match. Write targets are only those of redirections; programs that write

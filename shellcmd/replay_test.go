@@ -105,6 +105,17 @@ var replayAttacks = []string{
 	"sh -c 'echo &>/dev/null touch pwned'",
 	// dash runs [[ as a command: here touch ]] creates pwned through ]].
 	"ln -s pwned ']]' && sh -c '[[ a || touch ]]'",
+	// Wrappers from util-linux: a program, or $SHELL on the input.
+	"taskset -c 0 touch pwned",
+	"chrt -o 0 touch pwned",
+	"setarch x86_64 -R touch pwned",
+	"setarch -R touch pwned",
+	"linux64 touch pwned",
+	"setarch x86_64 <<< 'touch pwned'",
+	"unshare -f touch pwned",
+	"unshare <<< 'touch pwned'",
+	"nsenter -F touch pwned",
+	"nsenter <<< 'touch pwned'",
 	// script runs its -c string with a shell.
 	"script -qc 'touch pwned' /dev/null",
 	// bash's time keyword skips a -- after it.

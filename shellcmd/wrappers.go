@@ -48,6 +48,20 @@ var (
 	scriptSpec = optSpec{short: "I:O:B:T:t::m:ac:efE:o:qhV", permute: true, long: longs(
 		"log-in: log-out: log-io: log-timing: timing:: logging-format: append command: return flush force " +
 			"echo: output-limit: quiet help version")}
+	tasksetSpec = optSpec{short: "apchV", long: longs("all-tasks pid cpu-list help version")}
+	chrtSpec    = optSpec{short: "abdDfiphmoPTrRvV", long: longs(
+		"all-tasks batch deadline fifo idle other rr reset-on-fork sched-runtime: sched-period: sched-deadline: " +
+			"max pid verbose help version")}
+	setarchSpec = optSpec{short: "hVv3BFILRSTXZ", long: longs(
+		"32bit fdpic-funcptrs short-inode addr-compat-layout addr-no-randomize whole-seconds sticky-timeouts " +
+			"read-implies-exec mmap-page-zero 3gb 4gb uname-2.6 verbose list help version")}
+	nsenterSpec = optSpec{short: "ahVt:m::u::i::n::p::C::U::T::S:G:r::w::W:FZ", long: longs(
+		"all target: mount:: uts:: ipc:: net:: pid:: cgroup:: user:: time:: setuid: setgid: preserve-credentials " +
+			"root:: wd:: wdns: no-fork follow-context help version")}
+	unshareSpec = optSpec{short: "fhVm::u::i::n::p::C::T::U::rR:w:S:G:c", long: longs(
+		"mount:: uts:: ipc:: net:: pid:: user:: cgroup:: time:: fork kill-child:: mount-proc:: mount-binfmt:: " +
+			"map-user: map-group: map-users: map-groups: map-root-user map-current-user map-auto propagation: " +
+			"setgroups: keep-caps setuid: setgid: root: wd: monotonic: boottime: load-interp: help version")}
 	watchSpec = optSpec{short: "bcCd::egn:pq:rtwxhv", long: longs(
 		"beep color no-color differences:: errexit chgexit interval: precise no-rerun no-title no-wrap no-linewrap exec help version")}
 	shellLong = map[string]int{"rcfile": argRequired, "init-file": argRequired, "emulate": argRequired}
@@ -246,6 +260,31 @@ func (a *analyzer) unwrap(prog string, args []field, ctx *callCtx) []field {
 		}
 	case "script":
 		a.script1(args, ctx)
+	case "taskset":
+		// taskset [options] MASK PROGRAM... ; -p works on a pid.
+		opts, rest, err := tasksetSpec.parse(prog, args)
+		if a.optErr(prog, err, ctx) || has(opts, "p", "pid", "h", "V", "help", "version") {
+			return nil
+		}
+		return a.afterOperand(prog, "mask", rest, ctx)
+	case "chrt":
+		// chrt [options] PRIORITY PROGRAM... ; -p works on a pid, -m prints.
+		opts, rest, err := chrtSpec.parse(prog, args)
+		if a.optErr(prog, err, ctx) || has(opts, "p", "pid", "m", "max", "h", "V", "help", "version") {
+			return nil
+		}
+		return a.afterOperand(prog, "priority", rest, ctx)
+	case "setarch", "linux32", "linux64", "i386", "i486", "i586", "i686", "x86_64", "uname26":
+		// setarch [ARCH] [options] [PROGRAM...]; without a program it
+		// runs $SHELL, which reads its input.
+		if prog == "setarch" && len(args) > 0 && !args[0].dynamic && !strings.HasPrefix(args[0].text, "-") {
+			args = args[1:]
+		}
+		return a.shellIfNone(prog, setarchSpec, args, ctx, "list")
+	case "nsenter":
+		return a.shellIfNone(prog, nsenterSpec, args, ctx, "")
+	case "unshare":
+		return a.shellIfNone(prog, unshareSpec, args, ctx, "")
 	case "sg", "newgrp":
 		a.sg(prog, args, ctx)
 	case "su", "runuser":
@@ -1055,4 +1094,32 @@ func (a *analyzer) sg(prog string, args []field, ctx *callCtx) {
 		return
 	}
 	a.shellStdin(prog, ctx)
+}
+
+// afterOperand returns the program after the first operand (taskset's mask,
+// chrt's priority), which must be known to find it.
+func (a *analyzer) afterOperand(prog, what string, rest []field, ctx *callCtx) []field {
+	if len(rest) == 0 {
+		return a.need(prog, rest, ctx)
+	}
+	if rest[0].splits {
+		a.unresolved("cannot tell the program %s runs: its %s %s is computed at run time", prog, what, rest[0].text)
+		return nil
+	}
+	return a.need(prog, rest[1:], ctx)
+}
+
+// shellIfNone handles a wrapper whose operands are the program to run and
+// that runs $SHELL, reading its input, when there is none (setarch,
+// nsenter, unshare). exit names a long option after which it runs nothing.
+func (a *analyzer) shellIfNone(prog string, spec optSpec, args []field, ctx *callCtx, exit string) []field {
+	opts, rest, err := spec.parse(prog, args)
+	if a.optErr(prog, err, ctx) || has(opts, "h", "V", "help", "version", exit) {
+		return nil
+	}
+	if len(rest) == 0 && !ctx.openEnded {
+		a.shellStdin(prog, ctx)
+		return nil
+	}
+	return a.need(prog, rest, ctx)
 }
