@@ -112,7 +112,7 @@ func New[C any](a helikon.Agent[C], opts *Options) (*Tool[C], error) {
 		Required:   []string{"response"},
 	}
 	return &Tool[C]{
-		ToolInfo: helikon.ToolInfo{ToolName: name, ToolDescription: desc, InputSchema: schema, Output: out, ToolEffect: opts.Effect},
+		ToolInfo:  helikon.ToolInfo{ToolName: name, ToolDescription: desc, InputSchema: schema, Output: out, ToolEffect: opts.Effect},
 		agent:     a,
 		noForward: opts.NoForward,
 	}, nil
