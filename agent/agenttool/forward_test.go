@@ -415,7 +415,7 @@ func TestSubAgentApprovalsGoThroughTheParentsHandler(t *testing.T) {
 				if !seenRequest.Load() {
 					return false, errors.New("asked before the consumer saw the approval request")
 				}
-				asked = append(asked, req.Tool) // approvals come one at a time
+				asked = append(asked, fmt.Sprintf("%s@%d:%s", req.Agent, req.AgentDepth, req.Tool)) // approvals come one at a time
 				return allow, nil
 			}),
 		}
@@ -431,7 +431,7 @@ func TestSubAgentApprovalsGoThroughTheParentsHandler(t *testing.T) {
 				got = append(got, stepOf(ev))
 			}
 		}
-		if !slices.Equal(asked, []string{"probe"}) {
+		if !slices.Equal(asked, []string{"helper@1:probe"}) {
 			t.Errorf("allow=%v: the handler was asked about %v", allow, asked)
 		}
 		want := []step{{kind: helikon.EventApprovalRequested, agent: "helper", depth: 1, path: []string{"h"}, tool: "probe"}}

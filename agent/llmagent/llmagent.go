@@ -311,7 +311,9 @@ func (r *run[C]) main(ctx context.Context) {
 			if !r.emit(&helikon.Event{Kind: helikon.EventApprovalRequested, ToolCall: r.current, Reason: req.Reason}) {
 				return false, errStopped
 			}
-			return inner.Approve(ctx, req)
+			named := *req
+			named.Agent = a.cfg.Name
+			return inner.Approve(ctx, &named)
 		})
 		r.perms = &cp
 	}
