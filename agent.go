@@ -16,8 +16,11 @@ import (
 // Run returns the agent's events as a stream. It reads the conversation from
 // inv and appends the messages it produces to it; every message it appends is
 // also reported, in order, by an [EventTurnCompleted] event, which is what a
-// runner persists. A failure ends the stream with a nil event and the error.
-// Stopping the iteration early (break) stops the agent.
+// runner persists. The stream may also carry events forwarded from
+// sub-agents with conversations of their own ([Event.Forwarded]), which an
+// agent passes on unchanged. A failure ends the stream with a nil event and
+// the error. Stopping the iteration early (break) stops the agent and
+// everything it started.
 type Agent[C any] interface {
 	// Name identifies the agent in events and traces, and names the tool a
 	// parent agent exposes it as.
@@ -145,6 +148,15 @@ type Event struct {
 	Agent string `json:"agent,omitempty"`
 	// Depth is the agent depth (0 for the top-level agent).
 	Depth int `json:"depth,omitempty"`
+	// Path is set on events forwarded from a sub-agent that runs on a
+	// conversation of its own (agent-as-tool, see [Forwarder]): the ids of
+	// the tool calls that started it, outermost first. ["c1"] marks an event
+	// of the sub-agent that the consumer's agent started with call c1;
+	// ["c1", "c7"] one of the sub-agent that one started with its call c7.
+	// It is empty for the events of the agent being run and of the workflow
+	// sub-agents (loop, sequential) that share its conversation. See
+	// [Event.Forwarded].
+	Path []string `json:"path,omitempty"`
 	// Turn is the turn number within the agent's run, from 1.
 	Turn int `json:"turn,omitempty"`
 	// SessionID is set on run_started.
@@ -161,10 +173,66 @@ type Event struct {
 	// Messages are the messages a turn added (turn_completed).
 	Messages []Message `json:"messages,omitempty"`
 	// Usage is the usage of a turn's model call (turn_completed) or of the
-	// whole run (run_completed).
+	// whole run (run_completed: every model call of the run, the forwarded
+	// turns of sub-agents included, each counted once).
 	Usage *Usage `json:"usage,omitempty"`
 	// Error is the failure of run_failed.
 	Error string `json:"error,omitempty"`
+}
+
+// Forwarded reports whether e was forwarded from a sub-agent with a
+// conversation of its own (its Path is not empty). Such an event is there to
+// be observed: the messages of a forwarded turn_completed belong to the
+// sub-agent's conversation, not to the consumer's, so a runner does not
+// persist them and [Collect] does not take its answer from them; their usage
+// is part of the run's total.
+func (e *Event) Forwarded() bool { return len(e.Path) > 0 }
+
+// ForwardedBy returns a copy of e, an event of a sub-agent that the tool call
+// callID runs, for the stream of the agent that made the call: callID is put
+// in front of its Path. Everything else, Agent and Depth included, stays as
+// the sub-agent set it; the copy shares e's messages and results, which
+// neither may change.
+func (e *Event) ForwardedBy(callID string) *Event {
+	cp := *e
+	cp.Path = make([]string, 0, len(e.Path)+1)
+	cp.Path = append(append(cp.Path, callID), e.Path...)
+	return &cp
+}
+
+// Forwarder passes the events of a sub-agent that a tool call runs to the
+// event stream of the agent that made the call, while the call runs. An LLM
+// agent (agent/llmagent) puts one in the context of every tool call; find it
+// with [ForwarderFromContext]. Package agent/agenttool uses it; a tool of
+// your own that runs a sub-agent can too.
+//
+// The tool passes each event of the sub-agent, tagged with
+// [Event.ForwardedBy] and its call id, in the order the sub-agent emitted it.
+// A call returns once the consumer of the parent's stream has handled the
+// event, so the event is seen before whatever the sub-agent does next (such
+// as asking for an approval). It returns false when the event was not
+// delivered and none will be: the consumer stopped iterating, the run's
+// context was cancelled or the call is over. The tool must then stop the
+// sub-agent (stop iterating its stream) and return.
+//
+// A Forwarder is safe for concurrent use from any goroutine, but only while
+// the tool call runs: a call after the tool returned may wait until the agent
+// runs tools again or the run ends. The consumer's code always runs on the
+// goroutine iterating the stream, never on the tool's.
+type Forwarder func(ev *Event) bool
+
+type forwarderKey struct{}
+
+// ContextWithForwarder returns a copy of ctx that carries f (nil: none, which
+// hides a forwarder ctx carries from the code that gets the copy).
+func ContextWithForwarder(ctx context.Context, f Forwarder) context.Context {
+	return context.WithValue(ctx, forwarderKey{}, f)
+}
+
+// ForwarderFromContext returns the forwarder ctx carries, or nil.
+func ForwarderFromContext(ctx context.Context) Forwarder {
+	f, _ := ctx.Value(forwarderKey{}).(Forwarder)
+	return f
 }
 
 // RunResult is a run's stream collected by [Collect].
@@ -174,7 +242,7 @@ type RunResult struct {
 	// Events are all the events of the stream, in order.
 	Events []*Event
 	// Usage is the run's total usage (from run_completed), or the sum of
-	// the turns seen when the stream ended early.
+	// the turns seen, forwarded ones included, when there is none.
 	Usage Usage
 	// SessionID is the session the run used (from run_started); pass it to
 	// the runner again to continue the conversation.
@@ -182,7 +250,8 @@ type RunResult struct {
 }
 
 // Collect drains a run's event stream. It returns the result so far together
-// with the first error.
+// with the first error. Forwarded events (see [Event.Forwarded]) are kept in
+// Events and counted in Usage, but the answer is the run's own.
 func Collect(seq iter.Seq2[*Event, error]) (*RunResult, error) {
 	r := &RunResult{}
 	var runUsage *Usage
@@ -195,6 +264,9 @@ func Collect(seq iter.Seq2[*Event, error]) (*RunResult, error) {
 			case EventTurnCompleted:
 				if ev.Usage != nil {
 					r.Usage.Add(*ev.Usage)
+				}
+				if ev.Forwarded() {
+					break // a sub-agent's answer is not the run's
 				}
 				for _, m := range ev.Messages {
 					if m.Role == RoleAssistant && m.Text != "" {

@@ -2,9 +2,11 @@ package helikon_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,6 +100,55 @@ func TestCollect(t *testing.T) {
 	r, err = helikon.Collect(events(seq[:2], boom))
 	if !errors.Is(err, boom) || r.Text != "thinking" || r.Events[len(r.Events)-1].Kind != helikon.EventRunFailed {
 		t.Fatalf("%+v %v", r, err)
+	}
+}
+
+func TestCollectTakesTheAnswerFromTheRunNotASubAgent(t *testing.T) {
+	u := func(n int64) *helikon.Usage { return &helikon.Usage{InputTokens: n, Requests: 1} }
+	seq := []*helikon.Event{
+		{Kind: helikon.EventTurnCompleted, Usage: u(1), Messages: []helikon.Message{{Role: helikon.RoleAssistant, Text: "the run's"}}},
+		{Kind: helikon.EventTurnCompleted, Usage: u(10), Path: []string{"c1"}, Depth: 1, Text: "the sub-agent's",
+			Messages: []helikon.Message{{Role: helikon.RoleAssistant, Text: "the sub-agent's"}}},
+	}
+	r, err := helikon.Collect(events(seq, nil))
+	if err != nil || r.Text != "the run's" || r.Usage.InputTokens != 11 || r.Usage.Requests != 2 {
+		t.Fatalf("%+v %v", r, err)
+	}
+}
+
+func TestForwardedBy(t *testing.T) {
+	ev := &helikon.Event{Kind: helikon.EventToolCall, Agent: "leaf", Depth: 2, Path: []string{"c2"}}
+	fw := ev.ForwardedBy("c1")
+	if !slices.Equal(fw.Path, []string{"c1", "c2"}) || fw.Agent != "leaf" || fw.Depth != 2 || fw.Kind != helikon.EventToolCall {
+		t.Errorf("forwarded %+v", fw)
+	}
+	if !slices.Equal(ev.Path, []string{"c2"}) {
+		t.Errorf("ForwardedBy changed the original: %v", ev.Path)
+	}
+	if own := (&helikon.Event{}); own.Forwarded() || !own.ForwardedBy("").Forwarded() {
+		t.Error("Forwarded is not len(Path) > 0")
+	}
+	b, _ := json.Marshal(fw)
+	if !strings.Contains(string(b), `"path":["c1","c2"]`) {
+		t.Errorf("JSON %s", b)
+	}
+	if b, _ := json.Marshal(&helikon.Event{Kind: helikon.EventTurnStarted}); strings.Contains(string(b), "path") {
+		t.Errorf("an event of the run's own agent encodes a path: %s", b)
+	}
+}
+
+func TestForwarderInContext(t *testing.T) {
+	ctx := context.Background()
+	if helikon.ForwarderFromContext(ctx) != nil {
+		t.Fatal("a forwarder out of nowhere")
+	}
+	var got []*helikon.Event
+	ctx = helikon.ContextWithForwarder(ctx, func(ev *helikon.Event) bool { got = append(got, ev); return true })
+	if f := helikon.ForwarderFromContext(ctx); f == nil || !f(&helikon.Event{}) || len(got) != 1 {
+		t.Fatal("the forwarder is not the one put in")
+	}
+	if helikon.ForwarderFromContext(helikon.ContextWithForwarder(ctx, nil)) != nil {
+		t.Error("a nil forwarder does not hide the one around it")
 	}
 }
 

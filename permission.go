@@ -95,6 +95,13 @@ type ApprovalRequest struct {
 	Reason string
 	// Guard is true when a built-in guard asked.
 	Guard bool
+	// AgentDepth is the depth of the agent whose call asks (0: the
+	// top-level agent; more: a sub-agent).
+	AgentDepth int
+	// Agent names the agent whose call asks, when the agent says (an LLM
+	// agent does); a handler may show it, since sub-agents ask through the
+	// run's handler too.
+	Agent string
 }
 
 // Approver resolves "ask" decisions, typically by asking a human. Approve
@@ -285,7 +292,7 @@ func (p *Permissions) ask(ctx context.Context, call *Call, stage Stage, reason s
 	if p.Approver == nil {
 		return deny(stage, fmt.Sprintf("%s needs approval (%s) and there is no one to ask", call.Tool, reason))
 	}
-	ok, err := p.Approver.Approve(ctx, &ApprovalRequest{Tool: call.Tool, Effect: call.Effect, Args: call.Args, Reason: reason, Guard: guard})
+	ok, err := p.Approver.Approve(ctx, &ApprovalRequest{Tool: call.Tool, Effect: call.Effect, Args: call.Args, Reason: reason, Guard: guard, AgentDepth: call.AgentDepth})
 	switch {
 	case err != nil:
 		d := deny(stage, fmt.Sprintf("%s needs approval (%s) and asking failed: %v", call.Tool, reason, err))

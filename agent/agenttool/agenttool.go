@@ -10,14 +10,35 @@
 // wrapping [helikon.ErrMaxAgentDepth], which the parent's model sees as an
 // error result.
 //
-// Not guaranteed: the sub-agent's events (its deltas and tool calls) are not
-// forwarded to the parent's event stream; only its answer is. Its
-// conversation is not persisted by the runner, only the parent's tool call
-// and result are.
+// # Sub-agent events
+//
+// When the tool runs inside an LLM agent (agent/llmagent), every event of
+// the sub-agent (its turns, text deltas, tool calls, approval requests,
+// denials and results, and the events of its own sub-agents) reaches the
+// parent's event stream while the sub-agent runs, through the
+// [helikon.Forwarder] in the tool call's context. Each is tagged with
+// [helikon.Event.ForwardedBy] and the call's id, so it keeps the sub-agent's
+// Agent and Depth and gets a Path ([helikon.Event.Forwarded] reports true);
+// all of them come before the parent's tool_result for the call. The
+// sub-agent's events come in the order it emitted them; those of sub-agents
+// running at the same time (parallel calls) interleave, and their Path tells
+// them apart. A consumer that stops iterating, or a cancelled context, stops
+// the sub-agent. Options.NoForward keeps the events private as before.
+//
+// A runner does not persist forwarded events: the sub-agent's conversation is
+// its own, and only the parent's tool call and result enter the session. The
+// usage of the sub-agent's model calls is in its forwarded turn_completed
+// events and so in the run's total (run_completed), counted once.
+//
+// Not guaranteed: the sub-agent's conversation is not persisted anywhere; a
+// resumed session has only its answer. Without a forwarder (the tool invoked
+// outside an LLM agent, or NoForward) its usage is not in the run's total.
 package agenttool
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -37,12 +58,16 @@ type Options struct {
 	// Effect is the tool's declared effect (default side-effect: the
 	// sub-agent may do anything its own tools can).
 	Effect helikon.Effect
+	// NoForward keeps the sub-agent's events out of the parent's stream:
+	// only its answer is returned, and its usage is not in the run's total.
+	NoForward bool
 }
 
 // Tool is an agent exposed as a tool.
 type Tool[C any] struct {
 	helikon.ToolInfo
-	agent helikon.Agent[C]
+	agent     helikon.Agent[C]
+	noForward bool
 }
 
 type input struct {
@@ -87,12 +112,15 @@ func New[C any](a helikon.Agent[C], opts *Options) (*Tool[C], error) {
 		Required:   []string{"response"},
 	}
 	return &Tool[C]{
-		ToolInfo: helikon.ToolInfo{ToolName: name, ToolDescription: desc, InputSchema: schema, Output: out, ToolEffect: opts.Effect},
-		agent:    a,
+		ToolInfo:  helikon.ToolInfo{ToolName: name, ToolDescription: desc, InputSchema: schema, Output: out, ToolEffect: opts.Effect},
+		agent:     a,
+		noForward: opts.NoForward,
 	}, nil
 }
 
-// Invoke runs the agent on the request and returns {"response": answer}.
+// Invoke runs the agent on the request and returns {"response": answer},
+// forwarding the agent's events to the parent's stream (see the package
+// doc).
 func (t *Tool[C]) Invoke(tc *helikon.ToolContext[C], args json.RawMessage) (json.RawMessage, error) {
 	var in input
 	dec := json.NewDecoder(strings.NewReader(string(args)))
@@ -111,18 +139,45 @@ func (t *Tool[C]) Invoke(tc *helikon.ToolContext[C], args json.RawMessage) (json
 	if err != nil {
 		return nil, helikon.Other(fmt.Errorf("agent %s was not started: %w", t.agent.Name(), err))
 	}
+	var forward helikon.Forwarder
+	if !t.noForward {
+		forward = helikon.ForwarderFromContext(tc)
+	}
+	// The sub-agent does not see this call's forwarder: its events reach the
+	// parent through this loop, tagged, and its own tools get forwarders
+	// from it.
+	var ctx context.Context = tc
+	if helikon.ForwarderFromContext(tc) != nil {
+		ctx = helikon.ContextWithForwarder(tc, nil)
+	}
 	var answer string
-	for ev, err := range t.agent.Run(tc, inv) {
+	for ev, err := range t.agent.Run(ctx, inv) {
 		if err != nil {
 			return nil, helikon.Other(fmt.Errorf("agent %s failed: %w", t.agent.Name(), err))
 		}
-		if ev.Kind == helikon.EventTurnCompleted {
+		if ev.Kind == helikon.EventTurnCompleted && !ev.Forwarded() {
 			for _, m := range ev.Messages {
 				if m.Role == helikon.RoleAssistant && m.Text != "" {
 					answer = m.Text
 				}
 			}
 		}
+		if forward != nil && !forward(ev.ForwardedBy(tc.CallID())) {
+			// The parent's consumer stopped or the run was cancelled:
+			// leaving the loop stops the sub-agent.
+			return nil, helikon.Other(fmt.Errorf("agent %s was stopped: %w", t.agent.Name(), stopCause(tc)))
+		}
 	}
 	return json.Marshal(output{Response: answer})
+}
+
+// errParentStopped is the cause of a stop when the parent's consumer stopped
+// while the run's context is still live.
+var errParentStopped = errors.New("the parent's event stream is no longer read")
+
+func stopCause(ctx context.Context) error {
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	return errParentStopped
 }

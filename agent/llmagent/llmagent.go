@@ -22,6 +22,16 @@
 //     time; permission checks (and so approval prompts) happen one by one in
 //     call order before any of them starts; results are reported and fed
 //     back in call order.
+//   - Tools run on worker goroutines; the goroutine iterating the stream
+//     waits for them and meanwhile passes on, unchanged and in the order
+//     each arrives, the events their sub-agents forward through the
+//     [helikon.Forwarder] in every tool call's context (agent-as-tool, see
+//     package agenttool). So the consumer's code always runs on the
+//     iterating goroutine, and a sub-agent's events come before the
+//     tool_result of the call that ran it. A consumer that stops iterating
+//     while tools run cancels their context and stops their sub-agents; the
+//     stream ends once every tool call has returned, leaving no goroutine
+//     behind.
 //   - A run stops with an error wrapping [ErrMaxTurns] after MaxTurns model
 //     calls (default 20).
 //   - Each completed turn is appended to the conversation and reported by
@@ -45,7 +55,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -238,13 +247,33 @@ type run[C any] struct {
 	perms   *helikon.Permissions
 	current *helikon.ToolCall // the call being checked, for approval events
 	invalid map[string]int
+
+	// The tool calls' side, set up by the first turn that runs tools (see
+	// execute).
+	calls    context.Context // the run's, cancelable, with the invocation and forwarder
+	cancel   context.CancelFunc
+	requests chan forwardRequest // forwarded events, to the stream's goroutine
+	exited   chan struct{}       // a worker is done
+	runnable []*pending[C]       // the calls of the current turn...
+	next     atomic.Int64        // ...and the index of the next one to start
 }
 
+// emit stamps ev as the agent's own and yields it.
 func (r *run[C]) emit(ev *helikon.Event) bool {
 	if r.stopped {
 		return false
 	}
 	ev.Agent, ev.Depth, ev.Turn = r.a.cfg.Name, r.depth, r.turn
+	return r.forward(ev)
+}
+
+// forward yields ev unchanged: an event of the agent's own, stamped by emit,
+// or one a tool forwarded from its sub-agent. It runs only on the goroutine
+// iterating the stream.
+func (r *run[C]) forward(ev *helikon.Event) bool {
+	if r.stopped {
+		return false
+	}
 	if !r.yield(ev, nil) {
 		r.stopped = true
 	}
@@ -282,11 +311,13 @@ func (r *run[C]) main(ctx context.Context) {
 			if !r.emit(&helikon.Event{Kind: helikon.EventApprovalRequested, ToolCall: r.current, Reason: req.Reason}) {
 				return false, errStopped
 			}
-			return inner.Approve(ctx, req)
+			named := *req
+			named.Agent = a.cfg.Name
+			return inner.Approve(ctx, &named)
 		})
 		r.perms = &cp
 	}
-	toolCtx := helikon.ContextWithInvocation(ctx, r.inv)
+	defer r.stopCalls()
 	var total helikon.Usage
 	for r.turn = 1; r.turn <= a.maxTurns; r.turn++ {
 		if !r.emit(&helikon.Event{Kind: helikon.EventTurnStarted}) {
@@ -321,7 +352,7 @@ func (r *run[C]) main(ctx context.Context) {
 			}
 			return
 		}
-		results, runErr := r.runTools(ctx, toolCtx, &msg)
+		results, runErr := r.runTools(ctx, &msg)
 		if r.stopped {
 			return
 		}
@@ -418,7 +449,7 @@ type pending[C any] struct {
 // runTools checks and runs the tool calls of msg and returns their results
 // in call order. The error is the repair-budget failure, reported after the
 // turn has been recorded.
-func (r *run[C]) runTools(ctx, toolCtx context.Context, msg *helikon.Message) ([]helikon.ToolResult, error) {
+func (r *run[C]) runTools(ctx context.Context, msg *helikon.Message) ([]helikon.ToolResult, error) {
 	calls := msg.ToolCalls
 	ps := make([]pending[C], len(calls))
 	nrun := 0
@@ -462,33 +493,11 @@ func (r *run[C]) runTools(ctx, toolCtx context.Context, msg *helikon.Message) ([
 		nrun++
 	}
 
-	switch {
-	case nrun == 0:
-	case nrun == 1 || r.a.parallel == 1:
-		for i := range ps {
-			if ps[i].run {
-				r.invoke(toolCtx, &ps[i])
-			}
+	if nrun > 0 {
+		r.execute(ctx, ps, nrun)
+		if r.stopped {
+			return nil, errStopped
 		}
-	default:
-		// At most parallel workers take the calls in call order: a model
-		// asking for thousands of calls does not get a goroutine each.
-		runnable := make([]*pending[C], 0, nrun)
-		for i := range ps {
-			if ps[i].run {
-				runnable = append(runnable, &ps[i])
-			}
-		}
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range min(r.a.parallel, nrun) {
-			wg.Go(func() {
-				for k := next.Add(1) - 1; k < int64(len(runnable)); k = next.Add(1) - 1 {
-					r.invoke(toolCtx, runnable[k])
-				}
-			})
-		}
-		wg.Wait()
 	}
 
 	results := make([]helikon.ToolResult, len(ps))
@@ -501,6 +510,89 @@ func (r *run[C]) runTools(ctx, toolCtx context.Context, msg *helikon.Message) ([
 		}
 	}
 	return results, failErr
+}
+
+// forwardRequest is an event a tool's sub-agent forwards, on its way to the
+// goroutine iterating the stream; ack carries back whether it was delivered.
+type forwardRequest struct {
+	ev  *helikon.Event
+	ack chan bool
+}
+
+// execute invokes the nrun permitted calls of ps on at most MaxParallelTools
+// worker goroutines, taking them in call order (a model asking for thousands
+// of calls does not get a goroutine each). Meanwhile the calling goroutine,
+// the one iterating the stream, yields the events that the calls' sub-agents
+// forward through the [helikon.Forwarder] in their context: the consumer's
+// code never runs on a worker. When the consumer stops iterating, the calls'
+// context is cancelled and every later forward fails, which stops their
+// sub-agents. execute returns once every worker has, so no goroutine outlives
+// the turn (a tool that ignores cancellation delays it; see the package doc).
+func (r *run[C]) execute(ctx context.Context, ps []pending[C], nrun int) {
+	if r.calls == nil {
+		// Once per run, not per turn: the calls' context lives as long as
+		// the run (a consumer that stops ends both).
+		calls, cancel := context.WithCancel(ctx)
+		r.cancel = cancel
+		r.requests = make(chan forwardRequest)
+		r.exited = make(chan struct{}, r.a.parallel)
+		r.calls = helikon.ContextWithForwarder(helikon.ContextWithInvocation(calls, r.inv), r.forwardFromTool)
+	}
+	r.runnable = r.runnable[:0]
+	for i := range ps {
+		if ps[i].run {
+			r.runnable = append(r.runnable, &ps[i])
+		}
+	}
+	r.next.Store(0)
+	workers := min(r.a.parallel, nrun)
+	for range workers {
+		go r.work()
+	}
+	for running := workers; running > 0; {
+		select {
+		case req := <-r.requests:
+			ok := r.forward(req.ev)
+			if !ok {
+				r.cancel()
+			}
+			req.ack <- ok
+		case <-r.exited:
+			running--
+		}
+	}
+	clear(r.runnable) // the pending calls belong to the turn
+}
+
+// work invokes the calls of the turn one after another until none is left.
+func (r *run[C]) work() {
+	defer func() { r.exited <- struct{}{} }()
+	for k := r.next.Add(1) - 1; k < int64(len(r.runnable)); k = r.next.Add(1) - 1 {
+		r.invoke(r.calls, r.runnable[k])
+	}
+}
+
+// forwardFromTool is the [helikon.Forwarder] of the tool calls: it hands ev
+// to the goroutine iterating the stream, which is in execute while tools run,
+// and waits for the outcome. It may be called from any goroutine.
+func (r *run[C]) forwardFromTool(ev *helikon.Event) bool {
+	if ev == nil || r.calls.Err() != nil {
+		return false
+	}
+	ack := make(chan bool, 1)
+	select {
+	case r.requests <- forwardRequest{ev, ack}:
+		return <-ack
+	case <-r.calls.Done():
+		return false
+	}
+}
+
+// stopCalls cancels the context of the run's tool calls, if any ran.
+func (r *run[C]) stopCalls() {
+	if r.cancel != nil {
+		r.cancel()
+	}
 }
 
 // countRepairs updates the repair budget after a turn and returns the

@@ -12,6 +12,14 @@
 //   - A session is run by one run at a time per runner: a second concurrent
 //     run of the same session id fails with [ErrSessionBusy]. Runs on
 //     different sessions are independent.
+//   - Events forwarded from sub-agents with conversations of their own
+//     (agent-as-tool; [helikon.Event.Forwarded]) are passed on to the
+//     consumer as they come but never persisted: the session holds the
+//     conversation of the top-level agent (and of the workflow sub-agents
+//     sharing it) only, so resuming it replays exactly what that agent saw.
+//   - The usage on run_completed is the sum of every turn_completed in the
+//     stream, forwarded ones included: every model call of the run, the
+//     sub-agents' too, counted once each.
 //   - Tracing is off unless Config.Tracer is set.
 //
 // # Not guaranteed
@@ -149,15 +157,19 @@ func (r *Runner[C]) Run(ctx context.Context, sessionID, prompt string) iter.Seq2
 				return
 			}
 			if ev.Kind == helikon.EventTurnCompleted {
-				if err := r.store.Append(pctx, id, ev.Messages, state.Snapshot()); err != nil {
-					failed(fmt.Errorf("runner: saving session %s: %w", id, err))
-					return
+				// A forwarded turn belongs to a sub-agent's conversation:
+				// it is not the session's, but its model call is the run's.
+				if !ev.Forwarded() {
+					if err := r.store.Append(pctx, id, ev.Messages, state.Snapshot()); err != nil {
+						failed(fmt.Errorf("runner: saving session %s: %w", id, err))
+						return
+					}
+					if ev.Text != "" {
+						text = ev.Text
+					}
 				}
 				if ev.Usage != nil {
 					usage.Add(*ev.Usage)
-				}
-				if ev.Text != "" {
-					text = ev.Text
 				}
 			}
 			if !yield(ev, nil) {

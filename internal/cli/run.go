@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -177,9 +178,7 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 	}
 	term := env.IsTerminal != nil && env.IsTerminal()
 	out := &renderer{env: env, spin: term && !*jsonOut}
-	approver := NewTerminalApprover(env)
-	approver.Before = out.pause
-	perms.Approver = approver
+	perms.Approver = out.approver(NewTerminalApprover(env))
 	perms.Policy = askUnlessReadOnly
 	// The command reports failures itself; the runner's log would repeat them.
 	r, err := runner.New(runner.Config[App]{Agent: agent, Store: store, Permissions: perms, Mode: mode, Tracer: tracer, Logger: slog.New(slog.DiscardHandler)})
@@ -187,25 +186,7 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 		return Failf(env, ExitOther, "run: %v", err)
 	}
 	defer out.pause()
-	var runErr error
-	var id string
-	enc := json.NewEncoder(env.Stdout)
-	for ev, err := range r.Run(ctx, *sessionID, prompt) {
-		if ev != nil && ev.SessionID != "" {
-			id = ev.SessionID
-		}
-		if *jsonOut {
-			if ev != nil {
-				enc.Encode(ev)
-			}
-		} else if ev != nil {
-			out.event(ev)
-		}
-		if err != nil {
-			runErr = err
-		}
-	}
-	out.pause()
+	id, runErr := printRun(env, out, *jsonOut, r.Run(ctx, *sessionID, prompt))
 	if id != "" && !*jsonOut {
 		fmt.Fprintf(env.Stderr, "helikon: session %s (resume with --session %s)\n", id, id)
 	}
@@ -220,6 +201,30 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 		return ExitOther
 	}
 	return ExitOK
+}
+
+// printRun shows a run's events as they come: as JSON lines on stdout with
+// jsonOut (sub-agents' events included, marked by their depth and path),
+// else through out for a person. It returns the run's session id and error.
+func printRun(env *Env, out *renderer, jsonOut bool, seq iter.Seq2[*helikon.Event, error]) (id string, runErr error) {
+	enc := json.NewEncoder(env.Stdout)
+	for ev, err := range seq {
+		if ev != nil && ev.SessionID != "" {
+			id = ev.SessionID
+		}
+		if jsonOut {
+			if ev != nil {
+				enc.Encode(ev)
+			}
+		} else if ev != nil {
+			out.event(ev)
+		}
+		if err != nil {
+			runErr = err
+		}
+	}
+	out.pause()
+	return id, runErr
 }
 
 // askUnlessReadOnly is the CLI's policy: read-only calls run, anything else
@@ -247,18 +252,58 @@ func defaultSessionDB(env *Env) (string, error) {
 
 // renderer prints a run for a person: the answer on stdout as it streams,
 // tool calls and outcomes on stderr, and a spinner on a terminal while the
-// model is thinking.
+// model is thinking. What sub-agents do goes to stderr too, indented by
+// depth and prefixed with the sub-agent's name; their text is shown a turn
+// (or the text before a tool call) at a time, never on stdout, which carries
+// the run's own answer only.
 type renderer struct {
-	env       *Env
+	env *Env
+	// printing is held while an event is printed or an approval asked:
+	// sub-agents ask for approvals on their own goroutines while the run's
+	// goroutine prints the events of others.
+	printing  sync.Mutex
 	spin      bool
-	midLine   bool // stdout does not end in a newline
+	midLine   bool                        // stdout does not end in a newline
+	subText   map[string]*strings.Builder // text a sub-agent streamed and not yet shown, by path
 	mu        sync.Mutex
 	spinning  bool
 	spinStop  chan struct{}
 	spinGroup sync.WaitGroup
 }
 
+// maxSubText bounds the streamed text of a sub-agent kept to be shown (it is
+// clipped when shown anyway).
+const maxSubText = 4096
+
+// approver returns ta as the run's approval handler: the spinner stops before
+// a prompt, nothing else is printed while one is open, and a sub-agent's
+// request is introduced by a line naming the sub-agent, like its other
+// activity.
+func (r *renderer) approver(ta *TerminalApprover) helikon.Approver {
+	ta.Before = r.pause
+	return helikon.ApproverFunc(func(ctx context.Context, req *helikon.ApprovalRequest) (bool, error) {
+		r.printing.Lock()
+		defer r.printing.Unlock()
+		if req.AgentDepth > 0 {
+			name := clip(req.Agent, 40)
+			if name == "" {
+				name = "a sub-agent"
+			}
+			r.pause()
+			r.endLine()
+			fmt.Fprintf(r.env.Stderr, "%s%s asks to run %s\n", strings.Repeat("  ", req.AgentDepth), name, clip(req.Tool, 80))
+		}
+		return ta.Approve(ctx, req)
+	})
+}
+
 func (r *renderer) event(ev *helikon.Event) {
+	r.printing.Lock()
+	defer r.printing.Unlock()
+	if ev.Forwarded() {
+		r.subEvent(ev)
+		return
+	}
 	switch ev.Kind {
 	case helikon.EventTurnStarted:
 		r.startSpinner()
@@ -293,6 +338,74 @@ func (r *renderer) event(ev *helikon.Event) {
 	case helikon.EventRunFailed:
 		r.pause()
 		r.endLine()
+	}
+}
+
+// subEvent prints an event forwarded from a sub-agent on stderr, as
+// "  NAME → TOOL ARGS", indented by the sub-agent's depth.
+func (r *renderer) subEvent(ev *helikon.Event) {
+	key := strings.Join(ev.Path, "\x00")
+	switch ev.Kind {
+	case helikon.EventTurnStarted:
+		r.startSpinner()
+		return
+	case helikon.EventTextDelta:
+		b := r.subText[key]
+		if b == nil {
+			if r.subText == nil {
+				r.subText = map[string]*strings.Builder{}
+			}
+			b = &strings.Builder{}
+			r.subText[key] = b
+		}
+		if n := maxSubText - b.Len(); n > 0 {
+			b.WriteString(ev.Text[:min(n, len(ev.Text))])
+		}
+		return
+	case helikon.EventToolCall, helikon.EventPermissionDenied, helikon.EventToolResult, helikon.EventTurnCompleted:
+		// An approval request is introduced by the approver, right before
+		// its prompt.
+	default:
+		return
+	}
+	r.pause()
+	r.endLine()
+	prefix := strings.Repeat("  ", max(ev.Depth, len(ev.Path))) + clip(ev.Agent, 40)
+	// The text the sub-agent streamed before this event comes first. The
+	// entry stays, empty, until the turn ends: its text has been shown.
+	if ev.Kind == helikon.EventToolCall || ev.Kind == helikon.EventTurnCompleted {
+		b, streamed := r.subText[key]
+		text := ""
+		switch {
+		case streamed:
+			text = b.String()
+			b.Reset()
+		case ev.Kind == helikon.EventTurnCompleted: // a model that did not stream
+			for _, m := range ev.Messages {
+				if m.Role == helikon.RoleAssistant {
+					text = m.Text
+				}
+			}
+		}
+		if text = strings.TrimSpace(text); text != "" {
+			fmt.Fprintf(r.env.Stderr, "%s: %s\n", prefix, clip(text, 300))
+		}
+		if ev.Kind == helikon.EventTurnCompleted {
+			delete(r.subText, key)
+		}
+	}
+	switch ev.Kind {
+	case helikon.EventToolCall:
+		fmt.Fprintf(r.env.Stderr, "%s → %s %s\n", prefix, clip(ev.ToolCall.Name, 80), clip(string(ev.ToolCall.Args), 160))
+	case helikon.EventPermissionDenied:
+		fmt.Fprintf(r.env.Stderr, "%s ✗ %s denied: %s\n", prefix, clip(ev.ToolCall.Name, 80), clip(ev.Reason, 300))
+	case helikon.EventToolResult:
+		switch res := ev.ToolResult; {
+		case !res.IsError:
+			fmt.Fprintf(r.env.Stderr, "%s ✓ %s %s\n", prefix, clip(ev.ToolCall.Name, 80), clip(res.Content, 120))
+		case res.Kind != helikon.KindDenied:
+			fmt.Fprintf(r.env.Stderr, "%s ✗ %s %s: %s\n", prefix, clip(ev.ToolCall.Name, 80), res.Kind, clip(res.Content, 200))
+		}
 	}
 }
 
