@@ -13,7 +13,10 @@ import (
 
 // On systems without Unix process groups, Run cannot kill a process tree and
 // refuses to run anything: every tracking mode is unavailable.
-type tracker struct{ status *exitStatus }
+type tracker struct {
+	mode   Tracking
+	status *exitStatus
+}
 
 // Available reports that no tracking is available on this system.
 func Available() (Tracking, string) {

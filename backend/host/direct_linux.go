@@ -378,6 +378,9 @@ func (b *Backend) runDirect(ctx context.Context, req *backend.Request, spec *pro
 	if b.noDirect || req.Stdin != nil || limits.AddressSpace > 0 {
 		return nil, nil, false
 	}
+	if t, _ := proc.Available(); t == proc.TrackReaper {
+		return nil, nil, false // the reaper would be the program's parent
+	}
 	words, ok := literalWords(req.Command)
 	if !ok {
 		return nil, nil, false
