@@ -49,7 +49,7 @@ var (
 		"log-in: log-out: log-io: log-timing: timing:: logging-format: append command: return flush force " +
 			"echo: output-limit: quiet help version")}
 	tasksetSpec = optSpec{short: "apchV", long: longs("all-tasks pid cpu-list help version")}
-	chrtSpec    = optSpec{short: "abdDfiphmoPTrRvV", long: longs(
+	chrtSpec    = optSpec{short: "abdD:fiphmoP:T:rRvV", long: longs(
 		"all-tasks batch deadline fifo idle other rr reset-on-fork sched-runtime: sched-period: sched-deadline: " +
 			"max pid verbose help version")}
 	setarchSpec = optSpec{short: "hVv3BFILRSTXZ", long: longs(
@@ -58,7 +58,7 @@ var (
 	nsenterSpec = optSpec{short: "ahVt:m::u::i::n::p::C::U::T::S:G:r::w::W:FZ", long: longs(
 		"all target: mount:: uts:: ipc:: net:: pid:: cgroup:: user:: time:: setuid: setgid: preserve-credentials " +
 			"root:: wd:: wdns: no-fork follow-context help version")}
-	unshareSpec = optSpec{short: "fhVm::u::i::n::p::C::T::U::rR:w:S:G:c", long: longs(
+	unshareSpec = optSpec{short: "fhVmuinpCTUrR:w:S:G:c", long: longs(
 		"mount:: uts:: ipc:: net:: pid:: user:: cgroup:: time:: fork kill-child:: mount-proc:: mount-binfmt:: " +
 			"map-user: map-group: map-users: map-groups: map-root-user map-current-user map-auto propagation: " +
 			"setgroups: keep-caps setuid: setgid: root: wd: monotonic: boottime: load-interp: help version")}
