@@ -21,6 +21,14 @@
 //   - Resource limits are set with ulimit in the shell that runs the command,
 //     before the command: CPU seconds (default timeout + 5 s), file size
 //     (default 1 GiB), address space and open files (no default).
+//   - On Linux, a command that is one simple command of literal words naming
+//     a program (ls -la, git status, go test ./...) runs without bash, with
+//     the same result as through bash: the same program found the same way,
+//     the same arguments, environment (as bash exports it, learnt once per
+//     environment from bash itself), directory, session, tracking and
+//     limits (set with prlimit(2) before the program's first instruction).
+//     It saves bash's start-up. Anything else, and any case where one of
+//     these cannot be promised, runs through bash (see direct_linux.go).
 //
 // # Not guaranteed
 //
@@ -128,7 +136,7 @@ func NewDir(dir string, opts *Options) (*Backend, error) {
 		b.allow = slices.Clone(backend.DefaultEnvAllowlist)
 	}
 	tracking, why := proc.Available()
-	b.features = []string{"process tracking: " + tracking.String() + " (" + why + ")", "resource limits: ulimit"}
+	b.features = []string{"process tracking: " + tracking.String() + " (" + why + ")", "resource limits: ulimit, or prlimit at the exec of a program run without the shell"}
 	return b, nil
 }
 

@@ -44,15 +44,36 @@
 // # Resource limits
 //
 // Go cannot run code in the child between fork and exec, and setrlimit in
-// the parent would limit the whole program, so limits are applied by a
-// shell prologue ([ShellArgv], [ExecArgv]): the command is started through
-// bash (or sh) whose first action is ulimit, and the limits then hold for
-// the shell and everything it starts. The alternative, starting the child
-// stopped under ptrace and calling prlimit(2) on it, was rejected: ptrace is
-// often forbidden in containers and breaks commands that use it themselves.
+// the parent would limit the whole program, so limits are applied in one of
+// two ways:
+//
+//   - by a shell prologue ([ShellArgv], [ExecArgv]): the command is started
+//     through bash (or sh) whose first action is ulimit, and the limits then
+//     hold for the shell and everything it starts;
+//   - for a program started directly ([Spec].Limits, Linux): the child
+//     calls ptrace(PTRACE_TRACEME) just before its execve, so the kernel
+//     stops it with SIGTRAP once the new image is in place and before its
+//     first instruction; Run sets the limits with prlimit(2) and detaches it
+//     at once (PTRACE_O_EXITKILL kills it should this program die in
+//     between). The program is traced for those few system calls only, so
+//     it can use ptrace itself. Where ptrace is refused (a seccomp filter,
+//     Yama's ptrace_scope 3, this program being traced), Run fails with
+//     [ErrNoDirectStart] and the caller uses the prologue; the host backend
+//     does so, and runs set-ID programs (which a traced exec would not give
+//     their privileges) through the shell too.
+//
 // ulimit counts in units (seconds; KiB for bash's file size and address
 // space; 512-byte blocks for sh's file size), so byte limits are rounded down
-// to the unit. A limit above this program's own hard limit is lowered to it.
+// to the unit; a direct start rounds as bash does. A limit above this
+// program's own hard limit is lowered to it.
+//
+// # Waiting
+//
+// On Linux, Run waits for the command's exit (its pidfd), its output, the
+// timeout and the context with one poll(2) in the calling goroutine, unless
+// the command is started through a reaper or by [Spec].Start, or reads its
+// input from a reader that is not a file: then it waits with goroutines.
+// The guarantees are the same either way.
 //
 // # Not guaranteed
 //
