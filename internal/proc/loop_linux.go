@@ -213,6 +213,7 @@ func runLoop(ctx context.Context, s *Spec, tr *tracker, cmd *exec.Cmd, timeout t
 		if efd >= 0 && ctxErr == nil && !exited {
 			fds = append(fds, unix.PollFd{Fd: int32(efd), Events: unix.POLLIN})
 		}
+		first := len(fds) // the streams' entries follow
 		for _, st := range streams {
 			if st.fd >= 0 {
 				fds = append(fds, unix.PollFd{Fd: int32(st.fd), Events: unix.POLLIN})
@@ -225,8 +226,14 @@ func runLoop(ctx context.Context, s *Spec, tr *tracker, cmd *exec.Cmd, timeout t
 			tr.kill()
 			break
 		}
-		for _, st := range streams {
-			drain(st)
+		for _, pfd := range fds[first:] {
+			if pfd.Revents != 0 {
+				for _, st := range streams {
+					if st.fd == int(pfd.Fd) {
+						drain(st)
+					}
+				}
+			}
 		}
 		if !exited && pidfdExited(fds) {
 			// The main process is a zombie now: its process group
