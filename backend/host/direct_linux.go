@@ -33,7 +33,9 @@ import (
 // through bash as before: anything that is not a literal simple command; a
 // shell builtin, keyword or word that bash would expand; a program that is
 // not found, not executable or not a binary bash would exec (bash then
-// reports the error with its own message and status); an environment that
+// reports the error with its own message and status); a set-ID program or
+// one with file capabilities (a traced exec does not grant them); an
+// address-space limit (exec itself is subject to it); an environment that
 // changes how bash starts (BASH_ENV, SHELLOPTS, ...); a bash that does not
 // exec the last command of `bash -c` in place. The differential test
 // (direct_test.go) compares the two paths on real commands.
@@ -46,7 +48,7 @@ var keywords = map[string]bool{
 }
 
 // builtins are bash 5's builtins (compgen -b); the running bash's own list
-// is added to it (see shellInfo).
+// is added to it (see shellBuiltins).
 var builtins = map[string]bool{
 	".": true, ":": true, "[": true, "alias": true, "bg": true, "bind": true, "break": true,
 	"builtin": true, "caller": true, "cd": true, "command": true, "compgen": true, "complete": true,

@@ -92,6 +92,15 @@ func TestDirectMatchesBash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	envProg, err := exec.LookPath("env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	envBytes, err := os.ReadFile(envProg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("myenv", string(envBytes), 0o755)
 	write("suid-id", string(idBytes), 0o755)
 	write("sgid-id", string(idBytes), 0o755)
 	write("cap-id", string(idBytes), 0o755)
@@ -130,6 +139,9 @@ func TestDirectMatchesBash(t *testing.T) {
 		{command: "expr 6 '*' 7", direct: true},
 		{command: "expr 1 + 2 = 3", direct: true},
 		{command: "/usr/bin/pwd", direct: true},
+		{command: "./myenv", direct: true},
+		{command: "sub/../myenv", direct: true},
+		{command: "myenv", direct: true, setEnv: []string{"PATH=/nonexistent:" + dir + ":/usr/bin:/bin"}},
 		{command: "nice", direct: true},
 		// What the program inherits: environment (order, PWD, SHLVL, _),
 		// limits, signal dispositions and mask, umask, capabilities,
