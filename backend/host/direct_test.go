@@ -17,6 +17,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/internal/proc"
 	"github.com/paigasus/helikon/internal/proctest"
 )
 
@@ -28,6 +29,9 @@ const hangBound = 30 * time.Second
 // path where it can, one that always runs bash.
 func pair(t *testing.T, opts *Options) (direct, bash *Backend, dir string) {
 	t.Helper()
+	if m, why := proc.Available(); m == proc.TrackReaper {
+		t.Skipf("no direct path without cgroup tracking: %s", why)
+	}
 	dir = t.TempDir()
 	direct, err := NewDir(dir, opts)
 	if err != nil {
