@@ -151,7 +151,26 @@ func TestFetcherFetchVetsEveryURLItself(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, u := range append(e.blockedURLs(), fmt.Sprintf("http://other.test:%d/", e.srv.port())) {
+	p4, sp := e.trip4.Port(), e.srv.port()
+	tricks := []string{
+		fmt.Sprintf("http://other.test:%d/", sp), // denied host
+		fmt.Sprintf("http://public.test:%d\\@127.0.0.1:%d/", sp, p4),
+		fmt.Sprintf("http://127.0.0.1:%d\\@public.test:%d/", p4, sp),
+		fmt.Sprintf("http:\\\\127.0.0.1:%d/", p4),
+		fmt.Sprintf("http:/127.0.0.1:%d/", p4),
+		fmt.Sprintf("http:127.0.0.1:%d/", p4),
+		fmt.Sprintf("http://%%31%%32%%37.0.0.1:%d/", p4),
+		fmt.Sprintf("http://127.0.0.1%%2f@public.test:%d/", sp),
+		fmt.Sprintf("http://127.0.0.1:%d%%2f@public.test/", p4),
+		fmt.Sprintf("http://[::ffff:127.0.0.1]:%d/", p4),
+		fmt.Sprintf("http://\uff11\uff12\uff17.0.0.1:%d/", p4), // fullwidth digits
+		fmt.Sprintf("http://127\u30020\u30020\u30021:%d/", p4), // ideographic full stops
+		fmt.Sprintf(" http://127.0.0.1:%d/ ", p4),
+		fmt.Sprintf("HTTP://127.0.0.1:%d/", p4),
+		fmt.Sprintf("http://0x7f.0.0.1:%d/", p4),
+		fmt.Sprintf("http://localhost.:%d/", p4),
+	}
+	for _, u := range append(e.blockedURLs(), tricks...) {
 		if _, err := f.Fetch(context.Background(), u, 0); !Refused(err) {
 			t.Errorf("Fetch(%s): %v, want a refusal", u, err)
 		}
