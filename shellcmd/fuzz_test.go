@@ -209,8 +209,10 @@ func interpretCalls(t *testing.T, cmd, dir string) []string {
 						args = args[1:]
 						break
 					}
+					// -a takes the rest of its word, or the next word
+					// when it ends the word (-aa x: the name is a).
 					n := 1
-					if strings.HasSuffix(args[0], "a") {
+					if i := strings.IndexByte(args[0], 'a'); i == len(args[0])-1 {
 						n = 2
 					}
 					args = args[min(n, len(args)):]
