@@ -1,11 +1,13 @@
 package egress_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -103,5 +105,46 @@ func TestForwardIgnoresProxyEnvironment(t *testing.T) {
 	}
 	if got := <-seen; got.URI != "/direct" {
 		t.Errorf("upstream saw %+v", got)
+	}
+}
+
+// seqResolver answers each lookup of a name with the next answer in turn.
+type seqResolver struct {
+	mu      sync.Mutex
+	answers [][]netip.Addr
+	calls   int
+}
+
+func (r *seqResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a := r.answers[min(r.calls, len(r.answers)-1)]
+	r.calls++
+	return a, nil
+}
+
+// TestRebindingBetweenRequestsIsCaught: a name that resolves to an allowed
+// address for one request and to a private one for the next is judged on
+// each answer; the proxy connects only to the address it checked.
+func TestRebindingBetweenRequestsIsCaught(t *testing.T) {
+	up := echoServer(t)
+	port := portOf(t, up)
+	res := &seqResolver{answers: [][]netip.Addr{
+		{netip.MustParseAddr("127.0.0.1")},
+		{netip.MustParseAddr("10.0.0.1")},
+		{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("169.254.169.254")},
+	}}
+	p := &egress.Proxy{Policy: egress.AllowAll().WithPorts(port), Resolver: res, CheckAddr: allowLoopback}
+	egress.SetDialTripwire(p, loopbackOnly(t))
+	addr := startProxy(t, p)
+	target := "rebind.test:" + strconv.Itoa(port)
+	for i, want := range []int{200, 403, 403} {
+		rc := dialProxy(t, addr)
+		if resp := rc.do(t, connectHead(target)); resp.StatusCode != want {
+			t.Fatalf("CONNECT %d: status %d, want %d", i+1, resp.StatusCode, want)
+		}
+	}
+	if n := up.accepted.Load(); n != 1 {
+		t.Errorf("upstream accepted %d connections, want 1", n)
 	}
 }
