@@ -34,7 +34,7 @@ func runProxy(ctx context.Context, env *Env, args []string) int {
 	deny := Multi(fs, "deny", "deny `DOMAIN` (repeatable)")
 	ports := Multi(fs, "allow-port", "allow destination `PORT` (repeatable; replaces the default 80 and 443)")
 	allowAll := fs.Bool("allow-all", false, "allow every domain not denied")
-	allowPrivate := fs.Bool("allow-private", false, "let destinations resolve to loopback, private and link-local addresses")
+	allowPrivate := fs.Bool("allow-private", false, "let destinations resolve to loopback and private addresses (cloud metadata, incl. all of IPv4 link-local, stays blocked)")
 	authEnv := fs.String("auth-env", "", "require Proxy-Authorization credentials USER:PASSWORD read from environment variable `NAME`")
 	maxConns := fs.Int("max-conns", egress.DefaultMaxConns, "concurrent client connections `N`")
 	idle := fs.Duration("idle-timeout", egress.DefaultIdleTimeout, "close connections and tunnels idle for `DURATION`")
