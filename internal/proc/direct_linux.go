@@ -3,6 +3,7 @@ package proc
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os/exec"
 	"runtime"
 	"sync/atomic"
@@ -37,7 +38,9 @@ func startLimited(cmd *exec.Cmd, limits []rlimit) error {
 			// EPERM is what a refused PTRACE_TRACEME reports (it could
 			// also be the clone into the cgroup; the shell path then
 			// finds out and falls back to the reaper).
-			directDisabled.Store(true)
+			if directDisabled.CompareAndSwap(false, true) {
+				slog.Warn("helikon: direct starts disabled; commands run through the shell", "err", err)
+			}
 			return fmt.Errorf("%w: %w", ErrNoDirectStart, err)
 		}
 		return err
