@@ -117,12 +117,17 @@ func FuzzAnalyzeAgainstInterpreter(f *testing.F) {
 			listed[p] = true
 		}
 		for _, name := range interpretCalls(t, cmd, dir) {
-			if !listed[path.Base(name)] {
+			// The interpreter leaves quoted pattern characters escaped
+			// in a word that fails to match as a pattern (['/*]' runs
+			// [/\*]); bash runs [/*].
+			if !listed[path.Base(name)] && !listed[path.Base(unescapeGlob.Replace(name))] {
 				t.Fatalf("%q runs %q, but the resolved analysis lists only %q", cmd, name, a.Programs())
 			}
 		}
 	})
 }
+
+var unescapeGlob = strings.NewReplacer(`\*`, "*", `\?`, "?", `\[`, "[", `\]`, "]", `\\`, `\`)
 
 // interpretable leaves out inputs that may not terminate quickly under the
 // interpreter (loops, recursion) or that the interpreter models differently
