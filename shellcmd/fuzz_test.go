@@ -238,10 +238,26 @@ func interpretCalls(t *testing.T, cmd, dir string) []string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	_ = r.Run(ctx, file)
+	if !runRecovered(func() { _ = r.Run(ctx, file) }) {
+		return nil // the interpreter itself panicked: no oracle for this input
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	return append([]string(nil), calls...)
+}
+
+// runRecovered runs f and reports whether it returned without panicking.
+// The interpreter panics on some patterns (['0-*]' compiles to an invalid
+// regular expression in mvdan.cc/sh/v3 v3.14.1); that is not this package's
+// bug, and Analyze has already run outside it.
+func runRecovered(f func()) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	f()
+	return true
 }
 
 type nopFile struct{}
