@@ -23,9 +23,15 @@
 // # Not guaranteed
 //
 // The allow and deny lists restrict which programs a command names, not
-// what those programs do: an allowed interpreter (python, node, make, git
-// with hooks or aliases) can run anything. Use them to keep a model on
-// task, and a containing backend to keep it in bounds.
+// what those programs do. A code runner (python, node, perl, awk, GNU sed,
+// tar --to-command, git with aliases, -c core.pager or hooks, make, package
+// managers, ssh, pagers and editors) is listed under its own name and can
+// run anything: an allow list must not name one, and a deny list of a
+// program is bypassed through any code runner it does not also deny. Where
+// bash is missing and the tool falls back to sh, the top-level line is
+// analysed as bash, so dash's own reading of $'...' and [[ there is not
+// covered. Use the lists to keep a model on task, and a containing backend
+// to keep it in bounds.
 package bashtool
 
 import (
