@@ -1,6 +1,7 @@
 package hostmatch
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -28,6 +29,34 @@ func TestMatch(t *testing.T) {
 		{"example.com", "1.2.3.4", false},
 		{"*.4", "1.2.3.4", false}, // an IP literal never matches a domain pattern
 		{"3.4", "1.2.3.4", false},
+		// Other spellings of the same address: IPv4-mapped, zones, NAT64
+		// (64:ff9b::/96) and the numeric forms of inet_aton.
+		{"10.0.0.5", "::ffff:10.0.0.5", true},
+		{"10.0.0.5", "[::ffff:a00:5]", true},
+		{"::ffff:10.0.0.5", "10.0.0.5", true},
+		{"10.0.0.5", "::FFFF:0A00:0005", true},
+		{"fe80::1", "fe80::1%eth0", true},
+		{"fe80::1%eth0", "fe80::1", true},
+		{"fe80::1%eth0", "fe80::1%eth1", true},
+		{"[fe80::1]", "FE80:0:0::1%25eth0", true}, // whatever the zone
+		{"10.0.0.5", "64:ff9b::a00:5", true},
+		{"10.0.0.5", "64:ff9b::10.0.0.5", true},
+		{"64:ff9b::10.0.0.5", "10.0.0.5", true},
+		{"10.0.0.5", "167772165", true},
+		{"10.0.0.5", "0xa000005", true},
+		{"10.0.0.5", "012.0.0.5", true},
+		{"10.0.0.5", "10.5", true},
+		{"10.0.0.5", "10.0.5", true},
+		{"10.0.0.5", "0x0a.0.0.0x5", true},
+		{"127.0.0.1", "0x7f.1.", true},
+		{"10.0.0.5", "10.0.0.6", false},
+		{"10.0.0.5", "10.0.0.5.5", false},
+		{"10.0.0.5", "10.256.5", false}, // an inner part above 255 is no address
+		{"*.1", "0x7f.1", false},        // a numeric spelling is an address, never a domain
+		// Not unified, by decision (see the package doc).
+		{"10.0.0.5", "2002:a00:5::", false},     // 6to4 names a site
+		{"10.0.0.5", "64:ff9b:1::a00:5", false}, // local-use NAT64, prefix length unknown
+		{"10.0.0.5", "::10.0.0.5", false},       // IPv4-compatible, deprecated
 		{"", "example.com", false},
 		{"example.com", "", false},
 	}
@@ -53,7 +82,7 @@ func TestValid(t *testing.T) {
 
 // FuzzMatch checks the properties the egress policy and WebFetch rely on.
 func FuzzMatch(f *testing.F) {
-	for _, s := range [][2]string{{"example.com", "api.example.com"}, {"*.example.com", "example.com"}, {"*.4", "1.2.3.4"}, {"1.2.3.4", "::ffff:1.2.3.4"}, {"example.com", "evilexample.com"}} {
+	for _, s := range [][2]string{{"example.com", "api.example.com"}, {"*.example.com", "example.com"}, {"*.4", "1.2.3.4"}, {"1.2.3.4", "::ffff:1.2.3.4"}, {"example.com", "evilexample.com"}, {"fe80::1", "fe80::1%eth0"}, {"10.0.0.5", "64:ff9b::a00:5"}, {"127.0.0.1", "0x7f.1"}} {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, pattern, host string) {
@@ -61,10 +90,10 @@ func FuzzMatch(f *testing.F) {
 			return
 		}
 		p, h := Normalize(pattern), Normalize(host)
-		if hip, err := netip.ParseAddr(h); err == nil {
-			pip, err := netip.ParseAddr(p)
-			if err != nil || pip.Unmap() != hip.Unmap() {
-				t.Fatalf("IP host %q matched pattern %q", host, pattern)
+		if hip, ok := Canonical(h); ok {
+			pip, ok := Canonical(p)
+			if !ok || pip != hip {
+				t.Fatalf("IP host %q matched pattern %q, another address", host, pattern)
 			}
 			return
 		}
@@ -76,6 +105,71 @@ func FuzzMatch(f *testing.F) {
 		}
 		if h != p && !strings.HasSuffix(h, "."+p) {
 			t.Fatalf("%q matched %q, which is neither it nor a subdomain", pattern, host)
+		}
+	})
+}
+
+// spellings returns ways of writing the address a that hosts and patterns
+// may arrive in: brackets, upper case, a trailing dot, a zone, the
+// IPv4-mapped, NAT64 and inet_aton forms of an IPv4 address, the fully
+// expanded form of an IPv6 one.
+func spellings(a netip.Addr, zone string) []string {
+	out := []string{a.String(), "[" + a.String() + "]", strings.ToUpper(a.String()), a.String() + "."}
+	if a.Is4() {
+		b := a.As4()
+		n := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+		m := netip.AddrFrom16(netip.AddrFrom4(b).As16()) // ::ffff:a.b.c.d
+		var nat [16]byte
+		copy(nat[:], netip.MustParseAddr("64:ff9b::").AsSlice())
+		copy(nat[12:], b[:])
+		out = append(out,
+			m.String(), "["+m.StringExpanded()+"]", "::ffff:"+a.String(),
+			netip.AddrFrom16(nat).String(), "64:ff9b::"+a.String(),
+			fmt.Sprint(n), fmt.Sprintf("0x%x", n), fmt.Sprintf("0%o.%d.%d.%d", b[0], b[1], b[2], b[3]),
+			fmt.Sprintf("%d.%d", b[0], n&0xffffff), fmt.Sprintf("%d.%d.%d", b[0], b[1], n&0xffff),
+			fmt.Sprintf("0x%x.0x%x.0x%x.0x%x", b[0], b[1], b[2], b[3]),
+		)
+		return out
+	}
+	out = append(out, a.StringExpanded(), strings.ToUpper(a.StringExpanded()))
+	if zone != "" && !strings.ContainsAny(zone, "%]") {
+		out = append(out, a.String()+"%"+zone, "["+a.String()+"%"+zone+"]")
+	}
+	return out
+}
+
+// FuzzSpellingsDecideAlike: every spelling of an address gets the same
+// decision against any pattern, and every spelling of an address pattern
+// matches every spelling of the address, so that a deny rule for an address
+// cannot be sidestepped by writing the address another way.
+func FuzzSpellingsDecideAlike(f *testing.F) {
+	f.Add([]byte{10, 0, 0, 5}, "10.0.0.5", "eth0")
+	f.Add([]byte{10, 0, 0, 5}, "::ffff:10.0.0.5", "")
+	f.Add([]byte{127, 0, 0, 1}, "*.1", "")
+	f.Add(netip.MustParseAddr("fe80::1").AsSlice(), "fe80::1%lo", "eth0")
+	f.Add(netip.MustParseAddr("2001:db8::1").AsSlice(), "example.com", "1")
+	f.Fuzz(func(t *testing.T, raw []byte, pattern, zone string) {
+		a, ok := netip.AddrFromSlice(raw)
+		if !ok {
+			return
+		}
+		a = a.Unmap()
+		if a.Is6() && nat64.Contains(a) {
+			return // spelled below as the IPv4 address it embeds
+		}
+		all := spellings(a, zone)
+		want := Match(pattern, all[0])
+		for _, s := range all[1:] {
+			if got := Match(pattern, s); got != want {
+				t.Fatalf("Match(%q, %q) = %v but Match(%q, %q) = %v", pattern, s, got, pattern, all[0], want)
+			}
+		}
+		for _, p := range all {
+			for _, h := range all {
+				if !Match(p, h) {
+					t.Fatalf("pattern %q does not match %q, the same address", p, h)
+				}
+			}
 		}
 	})
 }
