@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -303,6 +304,47 @@ func runAttack(args []string) int {
 		_ = unix.Kill(os.Getpid(), unix.SIGSTOP)
 		// Resumed: wait for the background process, so that the command
 		// only ends when it does.
+		_ = bg.Wait()
+		return res(nil, "resumed after a ptrace stop")
+	case "traceme-thread-stop":
+		// As traceme-stop, but from a thread other than the first: its
+		// tracer must reap it by thread id once it dies, or the command's
+		// first thread (its pid namespace's init) never finishes exiting.
+		bg := exec.Command("/bin/sleep", arg(0))
+		if err := bg.Start(); err != nil {
+			fmt.Println("background:", err)
+			return attackBroken
+		}
+		errc := make(chan error)
+		traced := func() {
+			runtime.LockOSThread() // never unlocked: the thread stays traced
+			if unix.Gettid() == unix.Getpid() {
+				errc <- errors.New("on the first thread")
+				return
+			}
+			_, _, errno := unix.Syscall(unix.SYS_PTRACE, unix.PTRACE_TRACEME, 0, 0)
+			if errno != 0 {
+				errc <- errno
+				return
+			}
+			errc <- nil
+			select {} // keep the thread
+		}
+		go func() {
+			runtime.LockOSThread()
+			if unix.Gettid() == unix.Getpid() {
+				// Hold the first thread so that the tracee lands on
+				// another.
+				go traced()
+				select {}
+			}
+			traced()
+		}()
+		if err := <-errc; err != nil {
+			return res(err, "PTRACE_TRACEME on another thread")
+		}
+		fmt.Println("traced; stopping")
+		_ = unix.Kill(os.Getpid(), unix.SIGSTOP)
 		_ = bg.Wait()
 		return res(nil, "resumed after a ptrace stop")
 	case "mkdir-write":

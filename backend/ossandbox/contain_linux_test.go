@@ -318,3 +318,42 @@ func TestTraceMeStopLeavesNothing(t *testing.T) {
 		t.Fatalf("processes outlived the call: %v", left)
 	}
 }
+
+// TestTraceMeThreadDoesNotHang: a command whose second thread asks to be
+// traced, then stops, must still end at its timeout, leave nothing behind,
+// and let Run return (without the janitor, Run waits forever for a
+// namespace init that cannot finish exiting).
+func TestTraceMeThreadDoesNotHang(t *testing.T) {
+	b, _ := newTestBackend(t, Options{Timeout: 2 * time.Second})
+	if !b.traceMe {
+		t.Skip("commands are not started traced here (limits by prologue)")
+	}
+	marker := fmt.Sprintf("5%d.125", time.Now().UnixNano()%1_000_000)
+	type result struct {
+		res *backend.Result
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := b.Run(context.Background(), &backend.Request{
+			Argv:   []string{attackBin(t), "traceme-thread-stop", marker},
+			SetEnv: []string{attackEnv + "=1"},
+		})
+		done <- result{res, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(time.Minute): // a hang, not a speed bound: the timeout is 2 s
+		t.Fatal("Run still waiting a minute after a 2 s timeout")
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if !strings.Contains(string(r.res.Stdout), "traced; stopping") {
+		t.Skipf("the command could not become traced here: %s %s", r.res.Stdout, r.res.Stderr)
+	}
+	if left := proctest.PidsWith(marker); len(left) > 0 {
+		t.Fatalf("processes outlived the call: %v", left)
+	}
+}

@@ -390,11 +390,16 @@ type held struct {
 	// proxyLn is the egress proxy's listening socket in the command's
 	// network namespace ([Options].Egress).
 	proxyLn int
+	// janitor, when not nil, stops the command's reapTracedThreads.
+	janitor chan struct{}
 }
 
 var none = held{mntNS: -1, proxyLn: -1}
 
 func (h held) close() {
+	if h.janitor != nil {
+		close(h.janitor)
+	}
 	for _, fd := range []int{h.mntNS, h.proxyLn} {
 		if fd >= 0 {
 			unix.Close(fd)
@@ -578,12 +583,11 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string
 // CAP_SYS_ADMIN over it: a root caller's confining thread, or the launcher
 // of an unprivileged caller's command in its user namespace.
 func readOnlyView(root, tmp string, rootRW, tmpRW bool) error {
-	// Private first, so that nothing done here propagates to the host.
-	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Propagation: unix.MS_PRIVATE}); err != nil {
-		return fmt.Errorf("make mounts private: %w", err)
-	}
-	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID}); err != nil {
-		return fmt.Errorf("make mounts read-only: %w", err)
+	// Private, so that nothing done here propagates to the host, and
+	// read-only and nosuid, in one pass over the tree (mount attributes
+	// never propagate).
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID, Propagation: unix.MS_PRIVATE}); err != nil {
+		return fmt.Errorf("make mounts private and read-only: %w", err)
 	}
 	for _, d := range []struct {
 		path string
@@ -797,7 +801,12 @@ func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp tempDir
 		if err := cmd.Start(); err != nil {
 			return err
 		}
-		return limitAtExec(cmd, limits)
+		if err := limitAtExec(cmd, limits); err != nil {
+			return err
+		}
+		h.janitor = make(chan struct{})
+		go reapTracedThreads(cmd.Process.Pid, h.janitor)
+		return nil
 	})
 	if err != nil {
 		stopProxy(proxy)

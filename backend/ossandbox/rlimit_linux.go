@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -155,4 +156,56 @@ func limitAtExec(cmd *exec.Cmd, limits []rlimit) error {
 		return fmt.Errorf("ossandbox: %w", err)
 	}
 	return nil
+}
+
+// janitorInterval is how often reapTracedThreads looks at its command.
+const janitorInterval = 50 * time.Millisecond
+
+// reapTracedThreads keeps a command that may call PTRACE_TRACEME (the
+// filter lets root callers' commands, for limitAtExec) from hanging its
+// call. A thread other than the command's first one that asks to be traced
+// is traced by this program, and when it dies it stays a zombie until this
+// program waits for it by its thread id (__WALL); until then the command's
+// first thread, the init of its pid namespace, cannot finish exiting (the
+// kernel waits for every pid of the namespace to be freed), its parent
+// never learns that it exited, and Run would wait forever, timeout or not.
+// Every janitorInterval until done is closed, once the first thread is a
+// zombie, this reaps the command's other threads that are dead and traced
+// by this program. It waits for those thread ids only: the first thread's
+// status stays for os/exec, and no other child of this program is touched.
+func reapTracedThreads(pid int, done <-chan struct{}) {
+	t := time.NewTicker(janitorInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		if !zombie(pid) {
+			continue
+		}
+		tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+		if err != nil {
+			continue
+		}
+		for _, e := range tasks {
+			tid, err := strconv.Atoi(e.Name())
+			if err != nil || tid == pid {
+				continue
+			}
+			var info unix.Siginfo
+			_ = unix.Waitid(unix.P_PID, tid, &info, unix.WEXITED|unix.WNOHANG|unix.WALL, nil)
+		}
+	}
+}
+
+// zombie reports whether process pid is a zombie.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
 }
