@@ -24,6 +24,15 @@
 //   - redirects are followed by hand, at most [MaxRedirects], each hop
 //     vetted again (scheme, credentials, port, host lists, address);
 //   - proxy environment variables are ignored;
+//   - names that never leave the machine or its link (localhost and
+//     *.localhost of RFC 6761, the /etc/hosts loopback names such as
+//     localhost.localdomain and ip6-localhost, mDNS *.local) are refused
+//     before any request unless Options.AllowPrivate is set, also through a
+//     proxy, which would resolve them itself;
+//   - the body is decoded only from gzip (the one coding WebFetch asks for,
+//     stacked at most twice); a response in any other Content-Encoding (br,
+//     zstd, compress, deflate, unknown) fails with [ErrUnsupportedEncoding]
+//     instead of being converted as if it were text;
 //   - the whole fetch, body and its conversion included, is bounded by
 //     Options.Timeout, and the body by Options.MaxBytes counted after
 //     decompression, so a slow drip or a gzip bomb costs at most that time

@@ -1,6 +1,7 @@
 package webfetch
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -49,7 +50,15 @@ var (
 	// ErrPortBlocked: the URL names a port of another protocol (see
 	// [BlockedPorts]).
 	ErrPortBlocked = errors.New("port not allowed")
+	// ErrUnsupportedEncoding: the server compressed the body with a
+	// Content-Encoding WebFetch does not decode (anything but gzip), which
+	// would otherwise reach the model as binary noise.
+	ErrUnsupportedEncoding = errors.New("unsupported content encoding")
 )
+
+// maxContentEncodings bounds how many codings a response may stack
+// (Content-Encoding: gzip, gzip); real servers apply one.
+const maxContentEncodings = 2
 
 // Options configures a [Fetcher] (and the WebFetch tool). The zero value (or
 // nil) means: a 30 s timeout, a 5 MiB body cap, every public host allowed,
@@ -80,8 +89,9 @@ type Options struct {
 	// Proxy, when set, sends every request through this HTTP proxy. The
 	// proxy then decides which addresses are reached: the connection to
 	// the proxy is not address-checked (it may be on loopback), while URL
-	// vetting and the host lists still apply to every hop. Proxy
-	// environment variables are always ignored.
+	// vetting, the host lists and the refusal of local names (localhost,
+	// *.localhost, *.local: the proxy would resolve them itself) still apply
+	// to every hop. Proxy environment variables are always ignored.
 	Proxy *url.URL
 	// Resolver looks up host names; nil means the system resolver. Tests
 	// use it to point names at local servers.
@@ -166,6 +176,10 @@ func NewFetcher(opts *Options) (*Fetcher, error) {
 		TLSHandshakeTimeout:    10 * time.Second,
 		ResponseHeaderTimeout:  o.Timeout,
 		MaxResponseHeaderBytes: 1 << 20,
+		// Fetch asks for gzip and decodes it itself (see decodeBody): the
+		// transport's own decoding looks at the first Content-Encoding
+		// value only and passes any other coding through undecoded.
+		DisableCompression: true,
 	}
 	if o.Proxy != nil {
 		tr.Proxy = http.ProxyURL(o.Proxy)
@@ -285,6 +299,9 @@ func (f *Fetcher) vet(u *url.URL) (*url.URL, error) {
 			return nil, err
 		}
 	}
+	if r := localName(u2.Hostname()); r != "" && !f.opts.AllowPrivate {
+		return nil, &ssrf.BlockedError{Host: u2.Hostname(), Reason: r + "; WebFetch reads public web pages only"}
+	}
 	if err := checkPort(&u2); err != nil {
 		return nil, err
 	}
@@ -292,6 +309,35 @@ func (f *Fetcher) vet(u *url.URL) (*url.URL, error) {
 		return nil, err
 	}
 	return &u2, nil
+}
+
+// localName returns why host is a name that never leaves the machine or its
+// link, or "" when it is not one. Such a name is refused before any request
+// (unless Options.AllowPrivate), the same with or without a proxy: a fetch
+// through a proxy is resolved by the proxy, and a proxy that is not helikon's
+// egress proxy may resolve localhost to itself and serve its own admin or
+// metadata pages. Without a proxy the dialer would refuse the loopback
+// address anyway; refusing the name first says why. The names:
+//
+//   - localhost and *.localhost, which RFC 6761 (section 6.3) reserves for
+//     loopback, and resolvers must answer so without asking DNS;
+//   - localhost.localdomain, localhost6, localhost6.localdomain6,
+//     ip6-localhost and ip6-loopback, the loopback names of the /etc/hosts
+//     that Debian, Ubuntu and Red Hat ship;
+//   - *.local, which RFC 6762 reserves for multicast DNS on the local link:
+//     such a name is never a public host.
+func localName(host string) string {
+	h := hostmatch.Normalize(host)
+	switch {
+	case h == "localhost" || strings.HasSuffix(h, ".localhost"):
+		return "loopback name (RFC 6761 localhost)"
+	case h == "localhost.localdomain" || h == "localhost6" || h == "localhost6.localdomain6" ||
+		h == "ip6-localhost" || h == "ip6-loopback":
+		return "loopback name (/etc/hosts)"
+	case strings.HasSuffix(h, ".local"):
+		return "link-local name (multicast DNS .local, RFC 6762)"
+	}
+	return ""
 }
 
 // Refused reports whether err is a refusal (the SSRF guard, a scheme, the host
@@ -328,6 +374,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, maxBytes int64) (*Re
 			return nil, fmt.Errorf("building request: %w", err)
 		}
 		req.Header.Set("User-Agent", f.opts.UserAgent)
+		req.Header.Set("Accept-Encoding", "gzip")
 		req.Header.Set("Accept", "text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5")
 		resp, err = f.client.Do(req)
 		if err != nil {
@@ -366,10 +413,18 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, maxBytes int64) (*Re
 		}
 		return nil, fmt.Errorf("%s: %w %q: WebFetch reads HTML, plain text, Markdown, JSON and XML only", redact(u), ErrUnsupportedContent, mt)
 	}
+	dec, err := decodeBody(resp)
+	if err != nil {
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			res.Format = FormatText // an error page we cannot decode: the status says it all
+			return res, nil
+		}
+		return nil, fmt.Errorf("%s: %w", redact(u), err)
+	}
 	// One byte more than the cap tells a body of exactly maxBytes from a
-	// longer one. The transport decompresses gzip as it streams, so the
-	// limit counts decompressed bytes and memory stays bounded by it.
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
+	// longer one. gzip is decoded as it streams, so the limit counts
+	// decompressed bytes and memory stays bounded by it.
+	body, err := io.ReadAll(io.LimitReader(dec, maxBytes+1))
 	if err != nil {
 		return nil, netError(ctx, u, err)
 	}
@@ -395,6 +450,55 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, maxBytes int64) (*Re
 		f.opts.Logger.DebugContext(ctx, "webfetch", "url", redact(u), "status", res.Status, "bytes", len(body), "truncated", res.Truncated)
 	}
 	return res, nil
+}
+
+// decodeBody returns a reader of resp's body with its Content-Encoding
+// undone. Every Content-Encoding header line and every comma-separated coding
+// in it counts (RFC 9110 section 8.4), applied in order and so undone in
+// reverse. gzip (and its alias x-gzip) is decoded as a stream; identity is
+// nothing; anything else (br, zstd, compress, deflate, an unknown token) is
+// refused with [ErrUnsupportedEncoding] rather than converted as if it were
+// text.
+func decodeBody(resp *http.Response) (io.Reader, error) {
+	var codings []string
+	for _, line := range resp.Header.Values("Content-Encoding") {
+		for c := range strings.SplitSeq(line, ",") {
+			c = strings.ToLower(strings.TrimSpace(c))
+			switch c {
+			case "", "identity":
+			case "gzip", "x-gzip":
+				codings = append(codings, "gzip")
+			default:
+				return nil, fmt.Errorf("%w %q: the server compressed the page with an encoding WebFetch cannot decode (it decodes gzip only); try another URL for the same content", ErrUnsupportedEncoding, strings.Join(resp.Header.Values("Content-Encoding"), ", "))
+			}
+		}
+	}
+	if len(codings) > maxContentEncodings {
+		return nil, fmt.Errorf("%w: the server applied gzip %d times; WebFetch undoes at most %d codings", ErrUnsupportedEncoding, len(codings), maxContentEncodings)
+	}
+	var r io.Reader = resp.Body
+	for range codings {
+		r = &gunzip{src: r}
+	}
+	return r, nil
+}
+
+// gunzip decodes a gzip stream, reading its header on the first Read so that
+// an empty body (a 204, a HEAD-like answer) is simply empty.
+type gunzip struct {
+	src io.Reader
+	zr  *gzip.Reader
+	err error
+}
+
+func (g *gunzip) Read(p []byte) (int, error) {
+	if g.zr == nil && g.err == nil {
+		g.zr, g.err = gzip.NewReader(g.src)
+	}
+	if g.err != nil {
+		return 0, g.err
+	}
+	return g.zr.Read(p)
 }
 
 // errConvertStopped: the context ended while the body was being converted.
