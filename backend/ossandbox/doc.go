@@ -164,6 +164,10 @@
 //     passed deliberately (Stdin, Stdout, Stderr) is the command's to use.
 //   - Without a pids cgroup, a root caller's fork bomb is bounded only by the
 //     timeout (RLIMIT_NPROC does not apply to uid 0).
+//   - If a root caller is itself killed with SIGKILL, its running command is
+//     not: it runs on until it ends or reaches its CPU limit (the timeout is
+//     enforced by the caller). Unprivileged callers' commands die with the
+//     caller (the launcher watches it through a pidfd).
 //   - Below Landlock ABI 6, signals to other processes of the same user are
 //     not confined for unprivileged callers.
 //   - For unprivileged callers, the command can still lower the scheduling
