@@ -169,29 +169,31 @@ const janitorInterval = 50 * time.Millisecond
 // first thread, the init of its pid namespace, cannot finish exiting (the
 // kernel waits for every pid of the namespace to be freed), its parent
 // never learns that it exited, and Run would wait forever, timeout or not.
-// Every janitorInterval until done is closed, once the first thread is a
-// zombie, this reaps the command's other threads that are dead and traced
-// by this program. It waits for those thread ids only: the first thread's
-// status stays for os/exec, and no other child of this program is touched.
+// Every janitorInterval until done is closed, this reaps the command's
+// other threads that are zombies (and so dead and traced by this program:
+// an untraced thread is released as it dies). It must not wait for the
+// first thread to become a zombie: when the traced thread dies first, the
+// first thread exits last and waits, not a zombie yet, in the kernel for
+// that thread's pid to be freed. It waits for those thread ids only, with
+// WEXITED: the first thread's status stays for os/exec, no live thread's
+// stop is consumed, and no other child of this program is touched.
 func reapTracedThreads(pid int, done <-chan struct{}) {
 	t := time.NewTicker(janitorInterval)
 	defer t.Stop()
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
 	for {
 		select {
 		case <-done:
 			return
 		case <-t.C:
 		}
-		if !zombie(pid) {
-			continue
-		}
-		tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+		tasks, err := os.ReadDir(dir)
 		if err != nil {
 			continue
 		}
 		for _, e := range tasks {
 			tid, err := strconv.Atoi(e.Name())
-			if err != nil || tid == pid {
+			if err != nil || tid == pid || !zombie(dir+"/"+e.Name()+"/stat") {
 				continue
 			}
 			var info unix.Siginfo
@@ -200,9 +202,9 @@ func reapTracedThreads(pid int, done <-chan struct{}) {
 	}
 }
 
-// zombie reports whether process pid is a zombie.
-func zombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+// zombie reports whether the task whose stat file is at path is a zombie.
+func zombie(path string) bool {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return false
 	}
