@@ -194,7 +194,10 @@ func TestBackendGzipBombIsCapped(t *testing.T) {
 }
 
 // TestBackendSlowServerHonoursTheContext: a service that drips its answer
-// costs the caller's deadline, not the client's 30 s.
+// costs the caller's deadline, not the client's 30 s. The backends get a
+// client without a timeout of its own, so a backend that ignored the context
+// would never return and the test would fail (by the test timeout) instead
+// of passing after 30 s.
 func TestBackendSlowServerHonoursTheContext(t *testing.T) {
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -208,7 +211,16 @@ func TestBackendSlowServerHonoursTheContext(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	for _, be := range newBackends(t, srv.URL) {
+	noTimeout := &http.Client{}
+	brave, err := websearch.NewBrave(&websearch.BackendOptions{APIKey: testKey, BaseURL: srv.URL, HTTPClient: noTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tavily, err := websearch.NewTavily(&websearch.BackendOptions{APIKey: testKey, BaseURL: srv.URL + "/", HTTPClient: noTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, be := range []websearch.SearchBackend{brave, tavily} {
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		_, err := be.Search(ctx, "q", 5)
 		cancel()
