@@ -197,13 +197,9 @@ func (t *Tool[C, In, Out]) Decode(args json.RawMessage) (In, error) {
 		}
 		return in, nil
 	}
-	var generic any
-	if err := json.Unmarshal(args, &generic); err != nil {
-		return in, &helikon.InvalidArgsError{Tool: t.name, Problems: []string{"the arguments are not valid JSON: " + err.Error() + "; send one JSON object"}}
-	}
-	m, isObject := generic.(map[string]any)
-	if !isObject {
-		return in, &helikon.InvalidArgsError{Tool: t.name, Problems: []string{"the arguments must be a JSON object, got " + jsonKind(generic)}}
+	m, problem := argcheck.ParseObject(args)
+	if problem != "" {
+		return in, &helikon.InvalidArgsError{Tool: t.name, Problems: []string{problem}}
 	}
 	if problems := t.inCheck.Validate(m); len(problems) > 0 {
 		return in, &helikon.InvalidArgsError{Tool: t.name, Problems: problems}
@@ -250,22 +246,6 @@ func trimSpace(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
-}
-
-func jsonKind(x any) string {
-	switch x.(type) {
-	case nil:
-		return "null"
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case float64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	}
-	return fmt.Sprintf("%T", x)
 }
 
 func decodeProblem(err error) string {

@@ -3,7 +3,6 @@ package mcptools
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/internal/argcheck"
@@ -21,32 +20,12 @@ func checkArgs(tool string, v *argcheck.Validator, args []byte) (json.RawMessage
 	if v.ValidRaw(args) {
 		return args, nil
 	}
-	var generic any
-	if err := json.Unmarshal(args, &generic); err != nil {
-		return nil, &helikon.InvalidArgsError{Tool: tool, Problems: []string{"the arguments are not valid JSON: " + err.Error() + "; send one JSON object"}}
-	}
-	if _, ok := generic.(map[string]any); !ok {
-		return nil, &helikon.InvalidArgsError{Tool: tool, Problems: []string{"the arguments must be a JSON object, got " + jsonKind(generic)}}
+	generic, problem := argcheck.ParseObject(args)
+	if problem != "" {
+		return nil, &helikon.InvalidArgsError{Tool: tool, Problems: []string{problem}}
 	}
 	if problems := v.Validate(generic); len(problems) > 0 {
 		return nil, &helikon.InvalidArgsError{Tool: tool, Problems: problems}
 	}
 	return args, nil
-}
-
-// jsonKind names the JSON type of a decoded value, with an article.
-func jsonKind(x any) string {
-	switch x.(type) {
-	case nil:
-		return "null"
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case float64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	}
-	return fmt.Sprintf("%T", x)
 }

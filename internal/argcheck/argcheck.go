@@ -454,3 +454,36 @@ func toFloat(x any) (float64, bool) {
 	}
 	return 0, false
 }
+
+// ParseObject decodes a call's raw arguments for [Validator.Validate]. When
+// they are not valid JSON or not a JSON object it returns a problem worded
+// for the model instead, the same words wherever arguments are checked
+// (function tools and MCP tools alike).
+func ParseObject(args []byte) (map[string]any, string) {
+	var generic any
+	if err := json.Unmarshal(args, &generic); err != nil {
+		return nil, "the arguments are not valid JSON: " + err.Error() + "; send one JSON object"
+	}
+	m, ok := generic.(map[string]any)
+	if !ok {
+		return nil, "the arguments must be a JSON object, got " + jsonKind(generic)
+	}
+	return m, ""
+}
+
+// jsonKind names the JSON type of a decoded value, with an article.
+func jsonKind(x any) string {
+	switch x.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return fmt.Sprintf("%T", x)
+}
