@@ -350,13 +350,8 @@ func probeEnv(ctx context.Context, dir string, env []string, limits backend.Reso
 	if nul < 0 {
 		return directEnv{}
 	}
-	stat := res.Stdout[nul+1:]
-	paren := bytes.LastIndexByte(stat, ')')
-	if paren < 0 {
-		return directEnv{}
-	}
-	f := strings.Fields(string(stat[paren+1:]))
-	if len(f) < 2 || f[1] != strconv.Itoa(os.Getpid()) {
+	f, ok := proc.StatFields(res.Stdout[nul+1:])
+	if !ok || len(f) < 2 || f[1] != strconv.Itoa(os.Getpid()) {
 		return directEnv{} // bash forked for the command: its exit reporting differs
 	}
 	d := directEnv{us: -1}

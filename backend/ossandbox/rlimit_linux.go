@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/internal/proc"
 )
 
 // rlimit is one resource limit to set on the command, soft and hard alike.
@@ -208,6 +209,6 @@ func zombie(path string) bool {
 	if err != nil {
 		return false
 	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
+	f, ok := proc.StatFields(b)
+	return ok && len(f) > 0 && f[0] == "Z"
 }

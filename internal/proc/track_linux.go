@@ -430,6 +430,19 @@ func writeCgroupKill(dir string) error {
 	return err
 }
 
+// StatFields returns the fields of a /proc/PID/stat (or task stat) line
+// that follow the command name, from the state on: f[0] is the state, f[1]
+// the parent's pid, f[2] the process group, f[3] the session. The command
+// name is in parentheses and may hold anything, ')' included, so the fields
+// start after the last ')'.
+func StatFields(stat []byte) (f []string, ok bool) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return nil, false
+	}
+	return strings.Fields(string(stat[i+1:])), true
+}
+
 // procStat is the part of /proc/PID/stat that tree walks need.
 type procStat struct {
 	pid, ppid, pgrp, session int
@@ -469,15 +482,8 @@ func readProcStat(pid int) (procStat, bool) {
 	if err != nil || n <= 0 {
 		return procStat{}, false
 	}
-	b := buf[:n]
-	// The command name is in parentheses and may hold anything, ')'
-	// included: the fields start after the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return procStat{}, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 4 {
+	f, ok := StatFields(buf[:n])
+	if !ok || len(f) < 4 {
 		return procStat{}, false
 	}
 	st := procStat{pid: pid}
