@@ -151,19 +151,30 @@ func (a *analyzer) script(src string, lang syntax.LangVariant, depth int, what s
 		a.unresolved("%s may use a zsh glob qualifier, which can run commands; use bash", what)
 		return
 	}
-	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(src), "")
-	if err != nil {
-		a.unresolved("cannot parse %s: %v; fix the syntax", what, err)
-		return
-	}
-	if treeDepth(f) > maxTreeDepth {
-		a.unresolved("%s nests constructs more than %d syntax levels deep; split it into simpler commands", what, maxTreeDepth)
+	f, ok := a.parse(src, lang, what, "fix the syntax")
+	if !ok {
 		return
 	}
 	a.walk(f, depth, src)
 	if joined, ok := joinContinuations(src); ok {
 		a.joinedReading(joined, lang, depth, what)
 	}
+}
+
+// parse parses src, or marks the analysis unresolved, saying what could not
+// be parsed (what) and what to do instead (fix), or that the tree nests too
+// deep to walk.
+func (a *analyzer) parse(src string, lang syntax.LangVariant, what, fix string) (*syntax.File, bool) {
+	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		a.unresolved("cannot parse %s: %v; %s", what, err, fix)
+		return nil, false
+	}
+	if treeDepth(f) > maxTreeDepth {
+		a.unresolved("%s nests constructs more than %d syntax levels deep; split it into simpler commands", what, maxTreeDepth)
+		return nil, false
+	}
+	return f, true
 }
 
 // joinedReading analyses src with its line continuations removed. bash
@@ -175,13 +186,8 @@ func (a *analyzer) script(src string, lang syntax.LangVariant, depth int, what s
 // a quoted here-document or a comment, where bash keeps it, can only make
 // this reading list more).
 func (a *analyzer) joinedReading(src string, lang syntax.LangVariant, depth int, what string) {
-	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(src), "")
-	if err != nil {
-		a.unresolved("cannot parse %s with its line continuations (backslash-newline) joined, as bash reads it: %v; write it without them", what, err)
-		return
-	}
-	if treeDepth(f) > maxTreeDepth {
-		a.unresolved("%s nests constructs more than %d syntax levels deep; split it into simpler commands", what, maxTreeDepth)
+	f, ok := a.parse(src, lang, what+" with its line continuations (backslash-newline) joined, as bash reads it", "write it without them")
+	if !ok {
 		return
 	}
 	outer := a.dedup
