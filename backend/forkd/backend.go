@@ -46,6 +46,14 @@ type Options struct {
 	Token Token
 	// Snapshot is the snapshot tag every microVM is forked from (required).
 	Snapshot string
+	// PerChildNetns asks the controller to place each microVM in its own
+	// network namespace (forkd-child-N), which the controller host must
+	// have provisioned (forkd's scripts/netns-setup.sh). Without it the
+	// microVMs share the controller host's tap device.
+	PerChildNetns bool
+	// MemoryLimitMiB is the memory limit of each microVM's cgroup on the
+	// controller host; 0 means none.
+	MemoryLimitMiB uint64
 	// CACertPEM pins the controller's CA (see ClientOptions).
 	CACertPEM []byte
 	// Timeout is the longest a command may run; a Request may shorten it.
@@ -201,7 +209,7 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 		outCap = req.OutputCap // a request may lower the cap, never raise it
 	}
 	start := time.Now()
-	boxes, err := b.client.Create(ctx, b.opts.Snapshot, 1)
+	boxes, err := b.client.Create(ctx, b.createRequest())
 	// Destroy whatever was created, on every path, even when ctx is
 	// cancelled: a cancelled caller must not leak a microVM.
 	defer b.destroy(context.WithoutCancel(ctx), boxes)
@@ -211,9 +219,8 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 	secs := int((timeout + time.Second - 1) / time.Second)
 	execCtx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second+execGrace)
 	defer cancel()
-	// JSON may escape each output byte into up to six; allow both streams.
-	maxBody := 12*outCap + 1<<20
-	out, err := b.client.Exec(execCtx, boxes[0].ID, args, secs, maxBody)
+	execStart := time.Now()
+	out, err := b.client.Exec(execCtx, boxes[0].ID, args, secs, maxExecBody(outCap))
 	res := &backend.Result{Duration: time.Since(start)}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -225,9 +232,9 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 		}
 		return nil, err
 	}
-	res.TimedOut = out.TimedOut || (out.ExitCode == nil && res.Duration >= timeout)
+	res.TimedOut = TimedOut(out, time.Since(execStart), secs)
 	if !res.TimedOut {
-		res.ExitCode = out.ExitCode
+		setExit(res, out.ExitCode)
 	}
 	stdout, stderr := backend.NewCappedBuffer(outCap), backend.NewCappedBuffer(outCap)
 	stdout.Write([]byte(out.Stdout))
@@ -240,6 +247,36 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 		return res, err
 	}
 	return res, nil
+}
+
+// createRequest is the create body for one microVM of this backend.
+func (b *Backend) createRequest() CreateRequest {
+	return CreateRequest{SnapshotTag: b.opts.Snapshot, N: 1, PerChildNetns: b.opts.PerChildNetns, MemoryLimitMiB: b.opts.MemoryLimitMiB}
+}
+
+// maxExecBody bounds an exec answer whose streams are capped at outCap
+// each: JSON may escape each output byte into up to six.
+func maxExecBody(outCap int64) int64 { return 12*outCap + 1<<20 }
+
+// TimedOut reports whether an exec answer is the guest agent's report of a
+// command it killed at timeoutSecs. The controller's answer has no timeout
+// flag: the agent answers a timeout as exit code 1 with empty output, so an
+// answer of that shape that took at least timeoutSecs is taken for one. (A
+// command that printed nothing and exited 1 just as the timeout fell would
+// be misread; a command the agent could not start answers the same shape
+// at once, and is not.)
+func TimedOut(out *ExecResult, elapsed time.Duration, timeoutSecs int) bool {
+	return out.ExitCode == 1 && out.Stdout == "" && out.Stderr == "" && elapsed >= time.Duration(timeoutSecs)*time.Second
+}
+
+// setExit records the controller's exit code: -N is the guest agent's
+// report of death by signal N.
+func setExit(res *backend.Result, code int) {
+	if code < 0 {
+		res.Signal = -code
+		return
+	}
+	res.ExitCode = &code
 }
 
 // deliver writes captured output to w when the caller passed one, and
@@ -255,7 +292,7 @@ func deliver(w interface{ Write([]byte) (int, error) }, buf *backend.CappedBuffe
 	return nil
 }
 
-func (b *Backend) destroy(ctx context.Context, boxes []Sandbox) {
+func (b *Backend) destroy(ctx context.Context, boxes []SandboxInfo) {
 	for _, s := range boxes {
 		if !validID(s.ID) {
 			continue

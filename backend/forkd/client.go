@@ -143,29 +143,62 @@ func (e *APIError) Error() string {
 // ErrMalformedResponse matches responses the client cannot decode.
 var ErrMalformedResponse = errors.New("malformed controller response")
 
-// Sandbox is one microVM the controller forked.
-type Sandbox struct {
-	ID string `json:"id"` // the controller's id, used for exec and delete
+// ErrNotFound matches an [APIError] whose status is 404: the controller
+// has no such sandbox, workspace or snapshot.
+var ErrNotFound = errors.New("not found")
+
+// Is makes errors.Is(err, ErrNotFound) true for a 404.
+func (e *APIError) Is(target error) bool {
+	return target == ErrNotFound && e.Status == http.StatusNotFound
 }
 
-// SandboxInfo is one entry of the controller's sandbox list. CreatedAt is
-// zero when the controller gave no usable timestamp.
+// SandboxInfo is the controller's SandboxInfo (docs/API.md): one microVM.
+// CreatedAt is zero when the controller gave no usable timestamp.
 type SandboxInfo struct {
-	ID          string    // the controller's sandbox id
-	SnapshotTag string    // the snapshot the microVM was forked from
-	CreatedAt   time.Time // from created_at_unix; zero when missing or unusable
+	ID             string    // the controller's id, used for exec and delete
+	SnapshotTag    string    // the snapshot the microVM was forked from
+	Netns          string    // its network namespace; "" when it has none of its own
+	GuestAddr      string    // the guest agent's address inside the namespace
+	CreatedAt      time.Time // from created_at_unix; zero when missing or unusable
+	PID            int       // the Firecracker process on the controller host; 0 when unknown
+	MemoryLimitMiB uint64    // the cgroup memory limit; 0 when none
 }
 
-// ExecResult is the answer to an exec call.
+// sandboxWire is SandboxInfo as the controller serializes it. Only the id
+// is required; the rest is read leniently, since only the id is needed to
+// use or destroy a sandbox.
+type sandboxWire struct {
+	ID             string          `json:"id"`
+	SnapshotTag    string          `json:"snapshot_tag"`
+	Netns          *string         `json:"netns"`
+	GuestAddr      string          `json:"guest_addr"`
+	CreatedAt      json.RawMessage `json:"created_at_unix"`
+	PID            *uint32         `json:"pid"`
+	MemoryLimitMiB *uint64         `json:"memory_limit_mib"`
+}
+
+func (w sandboxWire) info() SandboxInfo {
+	s := SandboxInfo{ID: w.ID, SnapshotTag: w.SnapshotTag, GuestAddr: w.GuestAddr, CreatedAt: parseUnix(w.CreatedAt)}
+	if w.Netns != nil {
+		s.Netns = *w.Netns
+	}
+	if w.PID != nil {
+		s.PID = int(*w.PID)
+	}
+	if w.MemoryLimitMiB != nil {
+		s.MemoryLimitMiB = *w.MemoryLimitMiB
+	}
+	return s
+}
+
+// ExecResult is the controller's ExecResponse. The controller reports no
+// timeout: the guest agent answers a command it killed for running past
+// timeout_secs, or one it could not start, as exit code 1 with empty
+// output. A command killed by signal N has exit code -N.
 type ExecResult struct {
-	Stdout string `json:"stdout"`
-	Stderr string `json:"stderr"`
-	// ExitCode is nil when the controller reports none (the command was
-	// killed or did not finish).
-	ExitCode *int `json:"exit_code"`
-	// TimedOut is set when the controller reports that the timeout
-	// stopped the command (an optional field of the API).
-	TimedOut bool `json:"timed_out"`
+	Stdout   string // decoded by the guest as UTF-8, invalid bytes replaced
+	Stderr   string // likewise
+	ExitCode int
 }
 
 func (c *Client) apiCtx(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -251,31 +284,65 @@ func sanitize(b []byte) string {
 	return s
 }
 
-// Create forks n microVMs from the snapshot tag: POST /v1/sandboxes with
-// {"snapshot_tag": tag, "n": n}, answered by {"sandboxes": [{"id": …}]}.
-// Each microVM gets its own network namespace on the controller's host.
-func (c *Client) Create(ctx context.Context, tag string, n int) ([]Sandbox, error) {
+// CreateRequest is the body of POST /v1/sandboxes (CreateSandboxRequest).
+type CreateRequest struct {
+	// SnapshotTag is the snapshot to fork from (required).
+	SnapshotTag string `json:"snapshot_tag"`
+	// N is how many microVMs to fork, 1 to 1000; 0 means 1.
+	N int `json:"n,omitempty"`
+	// PerChildNetns places each microVM in its own network namespace
+	// (forkd-child-N), which the controller host must have provisioned.
+	PerChildNetns bool `json:"per_child_netns,omitempty"`
+	// MemoryLimitMiB sets memory.max on the microVM's cgroup; 0 means none.
+	MemoryLimitMiB uint64 `json:"memory_limit_mib,omitempty"`
+}
+
+// Create forks microVMs from a snapshot: POST /v1/sandboxes, answered by
+// 201 and a JSON array of SandboxInfo. When the answer is unusable (an
+// entry without a valid id, more or fewer entries than asked), the
+// sandboxes it does name are returned with the error so that the caller can
+// destroy them.
+func (c *Client) Create(ctx context.Context, req CreateRequest) ([]SandboxInfo, error) {
 	ctx, cancel := c.apiCtx(ctx)
 	defer cancel()
-	var out struct {
-		Sandboxes []Sandbox `json:"sandboxes"`
+	if req.N == 0 {
+		req.N = 1
 	}
-	in := struct {
-		SnapshotTag string `json:"snapshot_tag"`
-		N           int    `json:"n"`
-	}{tag, n}
-	if _, err := c.call(ctx, "create", http.MethodPost, "/v1/sandboxes", in, &out, maxSmallBody); err != nil {
+	var out []sandboxWire
+	if _, err := c.call(ctx, "create", http.MethodPost, "/v1/sandboxes", req, &out, maxSmallBody); err != nil {
 		return nil, err
 	}
-	for _, s := range out.Sandboxes {
-		if !validID(s.ID) {
-			return out.Sandboxes, fmt.Errorf("forkd create: %w: sandbox id %q", ErrMalformedResponse, s.ID)
+	var boxes []SandboxInfo
+	var bad error
+	for _, w := range out {
+		if !validID(w.ID) {
+			bad = fmt.Errorf("forkd create: %w: sandbox id %q", ErrMalformedResponse, w.ID)
+			continue
 		}
+		boxes = append(boxes, w.info())
 	}
-	if len(out.Sandboxes) != n {
-		return out.Sandboxes, fmt.Errorf("forkd create: %w: asked for %d sandboxes, got %d", ErrMalformedResponse, n, len(out.Sandboxes))
+	if bad != nil {
+		return boxes, bad
 	}
-	return out.Sandboxes, nil
+	if len(out) != req.N {
+		return boxes, fmt.Errorf("forkd create: %w: asked for %d sandboxes, got %d", ErrMalformedResponse, req.N, len(out))
+	}
+	return boxes, nil
+}
+
+// Get returns one sandbox: GET /v1/sandboxes/{id}. A sandbox the
+// controller does not know is an error matching [ErrNotFound].
+func (c *Client) Get(ctx context.Context, id string) (SandboxInfo, error) {
+	ctx, cancel := c.apiCtx(ctx)
+	defer cancel()
+	var out sandboxWire
+	if _, err := c.call(ctx, "get", http.MethodGet, "/v1/sandboxes/"+url.PathEscape(id), nil, &out, maxSmallBody); err != nil {
+		return SandboxInfo{}, err
+	}
+	if out.ID != id {
+		return SandboxInfo{}, fmt.Errorf("forkd get: %w: asked for sandbox %q, got %q", ErrMalformedResponse, id, out.ID)
+	}
+	return out.info(), nil
 }
 
 // validID accepts the ids a controller plausibly issues: they go into URL
@@ -295,21 +362,29 @@ func validID(id string) bool {
 // Exec runs args in the sandbox: POST /v1/sandboxes/{id}/exec with
 // {"args": args, "timeout_secs": n}, answered by {"stdout", "stderr",
 // "exit_code"}. maxBody bounds the response. ctx bounds the call; it is
-// the caller's job to give it more time than timeoutSecs.
+// the caller's job to give it more time than timeoutSecs. A sandbox the
+// controller does not know is an error matching [ErrNotFound].
 func (c *Client) Exec(ctx context.Context, id string, args []string, timeoutSecs int, maxBody int64) (*ExecResult, error) {
 	in := struct {
 		Args        []string `json:"args"`
 		TimeoutSecs int      `json:"timeout_secs"`
 	}{args, timeoutSecs}
-	var out ExecResult
+	var out struct {
+		Stdout   *string `json:"stdout"`
+		Stderr   *string `json:"stderr"`
+		ExitCode *int    `json:"exit_code"`
+	}
 	if _, err := c.call(ctx, "exec", http.MethodPost, "/v1/sandboxes/"+url.PathEscape(id)+"/exec", in, &out, maxBody); err != nil {
 		return nil, err
 	}
-	return &out, nil
+	if out.Stdout == nil || out.Stderr == nil || out.ExitCode == nil {
+		return nil, fmt.Errorf("forkd exec: %w: want stdout, stderr and exit_code", ErrMalformedResponse)
+	}
+	return &ExecResult{Stdout: *out.Stdout, Stderr: *out.Stderr, ExitCode: *out.ExitCode}, nil
 }
 
-// Delete destroys the sandbox: DELETE /v1/sandboxes/{id}. A 404 counts as
-// already gone.
+// Delete destroys the sandbox: DELETE /v1/sandboxes/{id}, answered by 204.
+// A 404 counts as already gone.
 func (c *Client) Delete(ctx context.Context, id string) error {
 	ctx, cancel := c.apiCtx(ctx)
 	defer cancel()
@@ -318,34 +393,18 @@ func (c *Client) Delete(ctx context.Context, id string) error {
 }
 
 // List returns the controller's sandboxes: GET /v1/sandboxes, answered by a
-// JSON array (or {"sandboxes": [...]}) of {id, snapshot_tag,
-// created_at_unix}. An entry whose created_at_unix is missing, not a
-// number or not positive has a zero CreatedAt.
+// JSON array of SandboxInfo. An entry whose created_at_unix is missing,
+// not a number or not positive has a zero CreatedAt.
 func (c *Client) List(ctx context.Context) ([]SandboxInfo, error) {
 	ctx, cancel := c.apiCtx(ctx)
 	defer cancel()
-	var raw json.RawMessage
-	if _, err := c.call(ctx, "list", http.MethodGet, "/v1/sandboxes", nil, &raw, maxListBody); err != nil {
+	var entries []sandboxWire
+	if _, err := c.call(ctx, "list", http.MethodGet, "/v1/sandboxes", nil, &entries, maxListBody); err != nil {
 		return nil, err
-	}
-	type entry struct {
-		ID          string          `json:"id"`
-		SnapshotTag string          `json:"snapshot_tag"`
-		CreatedAt   json.RawMessage `json:"created_at_unix"`
-	}
-	var entries []entry
-	if err := json.Unmarshal(raw, &entries); err != nil {
-		var wrapped struct {
-			Sandboxes *[]entry `json:"sandboxes"`
-		}
-		if err2 := json.Unmarshal(raw, &wrapped); err2 != nil || wrapped.Sandboxes == nil {
-			return nil, fmt.Errorf("forkd list: %w: want an array of sandboxes: %v", ErrMalformedResponse, err)
-		}
-		entries = *wrapped.Sandboxes
 	}
 	infos := make([]SandboxInfo, 0, len(entries))
 	for _, e := range entries {
-		infos = append(infos, SandboxInfo{ID: e.ID, SnapshotTag: e.SnapshotTag, CreatedAt: parseUnix(e.CreatedAt)})
+		infos = append(infos, e.info())
 	}
 	return infos, nil
 }

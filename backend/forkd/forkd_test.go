@@ -24,6 +24,7 @@ const token = "tok-SECRET-4f9a2c"
 func startTLS(t *testing.T) (*forkdfake.Controller, *forkdfake.Server) {
 	t.Helper()
 	c := forkdfake.New(token)
+	c.AddSnapshot("helikon", "snap")
 	srv, err := c.StartTLS()
 	if err != nil {
 		t.Fatal(err)
@@ -60,15 +61,18 @@ func TestEveryEndpointSendsBearerToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	boxes, err := cl.Create(ctx, "snap", 2)
+	boxes, err := cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "snap", N: 2})
 	if err != nil || len(boxes) != 2 {
 		t.Fatalf("Create = %v, %v", boxes, err)
+	}
+	if got, err := cl.Get(ctx, boxes[1].ID); err != nil || got != boxes[1] {
+		t.Errorf("Get = %+v, %v; want %+v", got, err, boxes[1])
 	}
 	res, err := cl.Exec(ctx, boxes[0].ID, []string{"sh", "-c", "echo out; echo err >&2; exit 7"}, 5, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Stdout != "out\n" || res.Stderr != "err\n" || res.ExitCode == nil || *res.ExitCode != 7 {
+	if res.Stdout != "out\n" || res.Stderr != "err\n" || res.ExitCode != 7 {
 		t.Errorf("Exec = %+v", res)
 	}
 	list, err := cl.List(ctx)
@@ -84,7 +88,7 @@ func TestEveryEndpointSendsBearerToken(t *testing.T) {
 		t.Errorf("Delete of a gone sandbox (404) = %v, want nil", err)
 	}
 	calls := c.Calls()
-	if got := endpoints(calls); got != "create,exec,list,delete,delete,delete" {
+	if got := endpoints(calls); got != "create,get,exec,list,delete,delete,delete" {
 		t.Errorf("calls = %s", got)
 	}
 	for _, call := range calls {
@@ -355,18 +359,18 @@ func TestSlowAndFailingController(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Set(func(c *forkdfake.Controller) { c.Delay = nil; c.Fail = map[string]int{forkdfake.Create: 503} })
-	_, err = cl.Create(ctx, "snap", 1)
+	_, err = cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "snap"})
 	var ae *forkd.APIError
 	if !errors.As(err, &ae) || ae.Status != 503 || !strings.Contains(err.Error(), "retry later") {
 		t.Errorf("failing create: %v", err)
 	}
-	for _, body := range []string{"[]", `{"sandboxes":[{"id":""}]}`, `{"sandboxes":[{"id":"../../etc"}]}`, "<html>", `{"sandboxes":[{"id":"a"},{"id":"b"}]}`} {
+	for _, body := range []string{"[]", "null", `[{"id":""}]`, `[{"id":"../../etc"}]`, "<html>", `[{"id":"a"},{"id":"b"}]`, `{"sandboxes":[{"id":"a"}]}`, `{"id":"a"}`} {
 		c.Set(func(c *forkdfake.Controller) { c.Fail = nil; c.Malformed = map[string]string{forkdfake.Create: body} })
-		if _, err := cl.Create(ctx, "snap", 1); !errors.Is(err, forkd.ErrMalformedResponse) {
+		if _, err := cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "snap"}); !errors.Is(err, forkd.ErrMalformedResponse) {
 			t.Errorf("create answered %s: %v, want ErrMalformedResponse", body, err)
 		}
 	}
-	for _, body := range []string{"{", `{"sandboxes": 3}`, `"x"`, `{}`} {
+	for _, body := range []string{"{", `{"sandboxes": []}`, `"x"`, `{}`} {
 		c.Set(func(c *forkdfake.Controller) { c.Malformed = map[string]string{forkdfake.List: body} })
 		if _, err := cl.List(ctx); !errors.Is(err, forkd.ErrMalformedResponse) {
 			t.Errorf("list answered %s: %v, want ErrMalformedResponse", body, err)
@@ -378,46 +382,179 @@ func TestReconcile(t *testing.T) {
 	c, srv := startTLS(t)
 	now := time.Unix(1_800_000_000, 0)
 	age := 5 * time.Minute
-	ts := func(d time.Duration) json.RawMessage {
-		return json.RawMessage(fmt.Sprint(now.Add(-d).Unix()))
-	}
-	for _, e := range []forkdfake.Entry{
-		{ID: "old-1", SnapshotTag: "helikon", CreatedAt: ts(time.Hour)},
-		{ID: "old-2", SnapshotTag: "helikon", CreatedAt: ts(age + time.Second)},
-		{ID: "old-fails", SnapshotTag: "helikon", CreatedAt: ts(time.Hour)},
-		{ID: "exactly-at-age", SnapshotTag: "helikon", CreatedAt: ts(age)},
-		{ID: "young", SnapshotTag: "helikon", CreatedAt: ts(time.Second)},
-		{ID: "other-tag", SnapshotTag: "other", CreatedAt: ts(time.Hour)},
+	ts := func(d time.Duration) uint64 { return uint64(now.Add(-d).Unix()) }
+	for _, e := range []forkdfake.SandboxInfo{
+		{ID: "old-1", SnapshotTag: "helikon", CreatedAtUnix: ts(time.Hour)},
+		{ID: "old-2", SnapshotTag: "helikon", CreatedAtUnix: ts(age + time.Second)},
+		{ID: "old-fails", SnapshotTag: "helikon", CreatedAtUnix: ts(time.Hour)},
+		{ID: "exactly-at-age", SnapshotTag: "helikon", CreatedAtUnix: ts(age)},
+		{ID: "young", SnapshotTag: "helikon", CreatedAtUnix: ts(time.Second)},
+		{ID: "other-tag", SnapshotTag: "other", CreatedAtUnix: ts(time.Hour)},
 		{ID: "no-time", SnapshotTag: "helikon"},
-		{ID: "string-time", SnapshotTag: "helikon", CreatedAt: json.RawMessage(`"1700000000"`)},
-		{ID: "null-time", SnapshotTag: "helikon", CreatedAt: json.RawMessage(`null`)},
-		{ID: "negative-time", SnapshotTag: "helikon", CreatedAt: json.RawMessage(`-5`)},
-		{ID: "fraction-old", SnapshotTag: "helikon", CreatedAt: json.RawMessage(fmt.Sprintf("%d.5", now.Add(-time.Hour).Unix()))},
 	} {
 		c.Add(e)
 	}
+	// A workspace's microVM outlives commands by design: not a leak.
+	wsID := "held-by-workspace"
+	c.AddWorkspace(forkdfake.WorkspaceInfo{Name: "ws", SourceSnapshotTag: "helikon", Status: "running", LiveSandboxID: &wsID, CreatedAtUnix: ts(time.Hour)})
 	c.Set(func(c *forkdfake.Controller) { c.FailDeleteIDs = map[string]bool{"old-fails": true} })
 	b := newBackend(t, srv, func(o *forkd.Options) { o.Now = func() time.Time { return now }; o.ReapConcurrency = 2 })
 	rep, err := b.Reconcile(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := forkd.ReconcileReport{Scanned: 11, Reaped: 3, Failed: 1, SkippedUnageable: 4}
+	want := forkd.ReconcileReport{Scanned: 8, Reaped: 2, Failed: 1, SkippedUnageable: 1, SkippedWorkspaces: 1}
 	if rep != want {
 		t.Errorf("report = %+v, want %+v", rep, want)
 	}
-	if got := strings.Join(c.Live(), ","); got != "old-fails,exactly-at-age,young,other-tag,no-time,string-time,null-time,negative-time" {
+	if got := strings.Join(c.Live(), ","); got != "exactly-at-age,held-by-workspace,no-time,old-fails,other-tag,young" {
 		t.Errorf("left alive: %s", got)
 	}
 	js, _ := json.Marshal(rep)
-	if string(js) != `{"scanned":11,"reaped":3,"failed":1,"skipped_unageable":4}` {
+	if string(js) != `{"scanned":8,"reaped":2,"failed":1,"skipped_unageable":1,"skipped_workspaces":1}` {
 		t.Errorf("JSON = %s", js)
 	}
 
 	// Only a failed list is an error.
-	c.Set(func(c *forkdfake.Controller) { c.Fail = map[string]int{forkdfake.List: 500} })
-	if _, err := b.Reconcile(context.Background()); err == nil {
-		t.Error("failed list must be an error")
+	for _, ep := range []string{forkdfake.List, forkdfake.ListWorkspaces} {
+		c.Set(func(c *forkdfake.Controller) { c.Fail = map[string]int{ep: 500} })
+		if _, err := b.Reconcile(context.Background()); err == nil {
+			t.Errorf("failed %s must be an error", ep)
+		}
+	}
+}
+
+// TestListReadsCreationTimeLeniently: created_at_unix is a u64 from the
+// controller, but an unusable value must make the entry unageable (left
+// alone by Reconcile), never old.
+func TestListReadsCreationTimeLeniently(t *testing.T) {
+	c, srv := startTLS(t)
+	c.Set(func(c *forkdfake.Controller) {
+		c.Malformed = map[string]string{forkdfake.List: `[{"id":"a","created_at_unix":"1700000000"},{"id":"b","created_at_unix":null},{"id":"c","created_at_unix":-5},{"id":"d"},{"id":"e","created_at_unix":1700000000.5}]`}
+	})
+	list, err := newBackend(t, srv, nil).Client().List(context.Background())
+	if err != nil || len(list) != 5 {
+		t.Fatalf("List = %+v, %v", list, err)
+	}
+	for _, s := range list[:4] {
+		if !s.CreatedAt.IsZero() {
+			t.Errorf("%s: CreatedAt = %v, want zero", s.ID, s.CreatedAt)
+		}
+	}
+	if list[4].CreatedAt.Unix() != 1700000000 {
+		t.Errorf("fractional time read as %v", list[4].CreatedAt)
+	}
+}
+
+// TestWireFormat pins the controller's wire format as forkd's docs/API.md
+// and its controller's handlers define it (the fake follows them): the
+// request bodies the client sends, and the answers it must read. The
+// client before this test read create's answer as {"sandboxes": [...]}
+// and failed on the controller's bare array.
+func TestWireFormat(t *testing.T) {
+	c, srv := startTLS(t)
+	c.Set(func(c *forkdfake.Controller) { c.Now = func() time.Time { return time.Unix(1_717_000_123, 0) } })
+	cl := newBackend(t, srv, nil).Client()
+	ctx := context.Background()
+	boxes, err := cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "snap", N: 1, PerChildNetns: true, MemoryLimitMiB: 256})
+	if err != nil || len(boxes) != 1 {
+		t.Fatalf("Create = %+v, %v", boxes, err)
+	}
+	got := boxes[0]
+	if !strings.HasPrefix(got.ID, "sb-") || got.SnapshotTag != "snap" || got.Netns != "forkd-child-1" || got.GuestAddr != "10.42.0.2:8888" ||
+		got.CreatedAt.Unix() != 1_717_000_123 || got.PID == 0 || got.MemoryLimitMiB != 256 {
+		t.Errorf("created %+v", got)
+	}
+	calls := c.Calls()
+	if body := string(calls[0].Body); body != `{"snapshot_tag":"snap","n":1,"per_child_netns":true,"memory_limit_mib":256}` {
+		t.Errorf("create body %s", body)
+	}
+	if _, err := cl.Exec(ctx, got.ID, []string{"true"}, 7, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if body := string(c.Calls()[1].Body); body != `{"args":["true"],"timeout_secs":7}` {
+		t.Errorf("exec body %s", body)
+	}
+	// exit_code is a number the controller always sends.
+	for _, body := range []string{`{"stdout":"","stderr":""}`, `{"stdout":"","stderr":"","exit_code":null}`, `{"stdout":"","exit_code":0}`, `{"stdout":"","stderr":"","exit_code":"0"}`} {
+		c.Set(func(c *forkdfake.Controller) { c.Malformed = map[string]string{forkdfake.Exec: body} })
+		if _, err := cl.Exec(ctx, got.ID, []string{"true"}, 7, 1<<20); !errors.Is(err, forkd.ErrMalformedResponse) {
+			t.Errorf("exec answered %s: %v, want ErrMalformedResponse", body, err)
+		}
+	}
+}
+
+// TestControllerErrors: each documented error status reaches the caller
+// as an APIError carrying the controller's {"error": ...} message, and a
+// 404 matches ErrNotFound.
+func TestControllerErrors(t *testing.T) {
+	c, srv := startTLS(t)
+	c.AddUnbootableSnapshot("broken", "missing memory.bin")
+	cl := newBackend(t, srv, nil).Client()
+	ctx := context.Background()
+	box, err := cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "snap"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := box[0].ID
+	if _, err := cl.CreateWorkspace(ctx, forkd.WorkspaceRequest{Name: "taken", SnapshotTag: "snap"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name    string
+		call    func() error
+		status  int
+		message string
+	}{
+		{"unknown snapshot", func() error { _, err := cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "nope"}); return err }, 404, "snapshot nope not found"},
+		{"unbootable snapshot", func() error { _, err := cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "broken"}); return err }, 409, "not bootable: missing memory.bin"},
+		{"too many", func() error { _, err := cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "snap", N: 1001}); return err }, 400, "n must be ≤ 1000"},
+		{"unsafe tag", func() error { _, err := cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "../etc"}); return err }, 400, "snapshot_tag must be"},
+		{"exec unknown sandbox", func() error { _, err := cl.Exec(ctx, "sb-gone", []string{"true"}, 1, 1<<20); return err }, 404, "sandbox sb-gone not found"},
+		{"exec without args", func() error { _, err := cl.Exec(ctx, id, []string{}, 1, 1<<20); return err }, 400, "args must contain at least one element"},
+		{"get unknown sandbox", func() error { _, err := cl.Get(ctx, "sb-gone"); return err }, 404, "sandbox sb-gone not found"},
+		{"workspace name taken", func() error {
+			_, err := cl.CreateWorkspace(ctx, forkd.WorkspaceRequest{Name: "taken", SnapshotTag: "snap"})
+			return err
+		}, 409, "workspace taken already exists"},
+		{"workspace unknown", func() error { _, err := cl.GetWorkspace(ctx, "nope"); return err }, 404, "workspace nope not found"},
+		{"restore fails", func() error {
+			c.Set(func(c *forkdfake.Controller) { c.CreateCommitsThenFails = true })
+			defer c.Set(func(c *forkdfake.Controller) { c.CreateCommitsThenFails = false })
+			_, err := cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "snap"})
+			return err
+		}, 500, "restore_many"},
+	} {
+		err := tt.call()
+		var ae *forkd.APIError
+		if !errors.As(err, &ae) || ae.Status != tt.status || !strings.Contains(ae.Message, tt.message) {
+			t.Errorf("%s: %v, want status %d with %q", tt.name, err, tt.status, tt.message)
+		}
+		if errors.Is(err, forkd.ErrNotFound) != (tt.status == 404) {
+			t.Errorf("%s: errors.Is(err, ErrNotFound) = %v", tt.name, !(tt.status == 404))
+		}
+	}
+	// Deleting what is gone is not an error (404 counts as gone).
+	if err := cl.Delete(ctx, "sb-gone"); err != nil {
+		t.Errorf("Delete of an unknown sandbox: %v", err)
+	}
+	if err := cl.DeleteWorkspace(ctx, "nope"); err != nil {
+		t.Errorf("DeleteWorkspace of an unknown workspace: %v", err)
+	}
+}
+
+// TestExecReportsWhatTheGuestAgentReports: death by signal is exit code
+// -N; a program that cannot start is exit 1 at once, not a timeout.
+func TestExecReportsWhatTheGuestAgentReports(t *testing.T) {
+	_, srv := startTLS(t)
+	b := newBackend(t, srv, nil)
+	res, err := b.Run(context.Background(), &backend.Request{Command: "kill -TERM $$"})
+	if err != nil || res.Signal != 15 || res.ExitCode != nil || res.TimedOut {
+		t.Errorf("killed by SIGTERM: %+v, %v", res, err)
+	}
+	res, err = b.Run(context.Background(), &backend.Request{Argv: []string{"/nonexistent/program"}, Timeout: time.Second})
+	if err != nil || res.ExitCode == nil || *res.ExitCode != 1 || res.TimedOut {
+		t.Errorf("program that cannot start: %+v, %v", res, err)
 	}
 }
 
@@ -511,6 +648,7 @@ func ExampleNew() {
 	// A fake controller stands in for forkd here; in production the URL is
 	// https://controller:8889 and the token comes from FORKD_TOKEN.
 	ctl := forkdfake.New("example-token")
+	ctl.AddSnapshot("helikon")
 	srv := ctl.Start()
 	defer srv.Close()
 

@@ -2,6 +2,7 @@ package forkd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -21,6 +22,10 @@ type ReconcileReport struct {
 	// creation time (or with an id this client refuses to use), which are
 	// left alone.
 	SkippedUnageable int `json:"skipped_unageable"`
+	// SkippedWorkspaces counts this snapshot's sandboxes that are the live
+	// microVM of a controller workspace (helikon's workspaces among them),
+	// which only their owner or a workspace reap destroys.
+	SkippedWorkspaces int `json:"skipped_workspaces"`
 }
 
 // Reconcile reaps leaked microVMs: it lists the controller's sandboxes and
@@ -28,13 +33,25 @@ type ReconcileReport struct {
 // than ReapAge, ReapConcurrency at a time. Detection is by age only and
 // keeps no state, so several processes sharing a controller may each run
 // it; ReapAge must exceed the longest command plus clock skew, or a running
-// command's microVM is reaped. Only a failed list is an error; a failed
-// delete is counted in the report and logged.
+// command's microVM is reaped. The live microVMs of the controller's
+// workspaces are left alone: they outlive any one command by design. Only
+// a failed list is an error; a failed delete is counted in the report and
+// logged.
 func (b *Backend) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	var rep ReconcileReport
 	list, err := b.client.List(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("forkd reconcile: %w", err)
+	}
+	workspaces, err := b.client.ListWorkspaces(ctx)
+	if err != nil && !errors.Is(err, ErrNotFound) { // a controller without workspaces answers 404
+		return rep, fmt.Errorf("forkd reconcile: %w", err)
+	}
+	held := map[string]bool{}
+	for _, ws := range workspaces {
+		if ws.LiveSandboxID != "" {
+			held[ws.LiveSandboxID] = true
+		}
 	}
 	rep.Scanned = len(list)
 	age := b.opts.ReapAge
@@ -49,6 +66,10 @@ func (b *Backend) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	var victims []string
 	for _, s := range list {
 		if s.SnapshotTag != b.opts.Snapshot {
+			continue
+		}
+		if held[s.ID] {
+			rep.SkippedWorkspaces++
 			continue
 		}
 		if s.CreatedAt.IsZero() || !validID(s.ID) {

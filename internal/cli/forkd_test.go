@@ -3,9 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +22,7 @@ func forkdEnv(t *testing.T, vars map[string]string) *cli.Env {
 func startForkd(t *testing.T) (*forkdfake.Controller, map[string]string) {
 	t.Helper()
 	ctl := forkdfake.New("cli-token-XYZ")
+	ctl.AddSnapshot("helikon")
 	srv, err := ctl.StartTLS()
 	if err != nil {
 		t.Fatal(err)
@@ -38,14 +37,13 @@ func startForkd(t *testing.T) (*forkdfake.Controller, map[string]string) {
 
 func TestForkdReconcileCommand(t *testing.T) {
 	ctl, vars := startForkd(t)
-	old := json.RawMessage(fmt.Sprint(time.Now().Add(-time.Hour).Unix()))
-	ctl.Add(forkdfake.Entry{ID: "leaked", SnapshotTag: "helikon", CreatedAt: old})
-	ctl.Add(forkdfake.Entry{ID: "fresh", SnapshotTag: "helikon", CreatedAt: json.RawMessage(fmt.Sprint(time.Now().Unix()))})
-	ctl.Add(forkdfake.Entry{ID: "undated", SnapshotTag: "helikon"})
+	ctl.Add(forkdfake.SandboxInfo{ID: "leaked", SnapshotTag: "helikon", CreatedAtUnix: uint64(time.Now().Add(-time.Hour).Unix())})
+	ctl.Add(forkdfake.SandboxInfo{ID: "fresh", SnapshotTag: "helikon", CreatedAtUnix: uint64(time.Now().Unix())})
+	ctl.Add(forkdfake.SandboxInfo{ID: "undated", SnapshotTag: "helikon"})
 	env := forkdEnv(t, vars)
 	code := cli.Main(context.Background(), env, []string{"forkd", "reconcile"})
 	out := env.Stdout.(*bytes.Buffer).String()
-	if code != 0 || strings.TrimSpace(out) != `{"scanned":3,"reaped":1,"failed":0,"skipped_unageable":1}` {
+	if code != 0 || strings.TrimSpace(out) != `{"scanned":3,"reaped":1,"failed":0,"skipped_unageable":1,"skipped_workspaces":0}` {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, env.Stderr.(*bytes.Buffer).String())
 	}
 

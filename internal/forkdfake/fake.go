@@ -1,13 +1,57 @@
-// Package forkdfake is a fake forkd controller for tests: it speaks the
-// REST API of package backend/forkd, runs exec requests as real local
-// processes (there is no KVM here), and can be made slow, failing or
-// malformed per endpoint, and served over TLS with a private CA.
+// Package forkdfake is a fake forkd controller for tests. It follows the
+// controller of github.com/deeplethe/forkd at commit
+// e88c730b32fb980b6c0c9536d2a6e8012f855960 (v0.5.3 and two fixes), read
+// from these files, field by field:
 //
-// It is test infrastructure: it contains nothing and must never be used to
-// run untrusted commands.
+//   - docs/API.md: routes, status codes, SandboxInfo, ErrorBody;
+//   - crates/forkd-controller/src/api.rs: CreateSandboxRequest,
+//     SandboxInfo, ExecRequest, ExecResponse, CreateWorkspaceRequest,
+//     WorkspaceInfo, WorkspaceStatus, ErrorBody (serde names, defaults,
+//     optional and skipped fields);
+//   - crates/forkd-controller/src/http.rs: the router and the handlers
+//     create_sandbox, list_sandboxes, get_sandbox, delete_sandbox,
+//     exec_sandbox, create_workspace, list_workspaces, get_workspace,
+//     delete_workspace, and their validation (is_safe_tag, n in 1..=1000)
+//     and error helpers (bad_request 400, not_found 404 "X not found",
+//     conflict 409, server_error 500, all with {"error": "..."});
+//   - crates/forkd-controller/src/auth.rs: "Authorization: Bearer TOKEN"
+//     on every route but /healthz, 401 {"error": "missing bearer token"}
+//     or {"error": "invalid bearer token"};
+//   - crates/forkd-controller/src/state.rs: lists are sorted by key (a
+//     BTreeMap: sandbox id, workspace name);
+//   - crates/forkd-vmm/src/lib.rs (exec_at, ExecResponse) and
+//     rootfs-init/forkd-agent.py (the guest agent): an exec runs
+//     subprocess.run(args, capture_output=True, timeout=timeout_secs) in
+//     the guest; output is decoded as UTF-8 with replacement; a timeout
+//     kills the direct child only and is answered, through the
+//     controller, as {"stdout": "", "stderr": "", "exit_code": 1} (the
+//     agent's "error" field is dropped by the controller), as is a program
+//     that cannot be started; a child killed by signal N has exit code -N.
+//
+// Request bodies are decoded as axum 0.7's Json extractor does: a body that
+// is not JSON is 400, JSON of the wrong shape (a missing required field, a
+// wrong type) is 422, both with a plain-text message; a request without
+// "Content-Type: application/json" is 415. Unknown fields are ignored, as
+// serde does by default.
+//
+// Where it departs from a real controller, because there is no KVM here:
+// each sandbox is a directory on this machine, not a microVM. An exec runs
+// as a real local process whose working directory is the sandbox's
+// directory (so files written by one exec are there for the next, within
+// one sandbox only), with PATH as its only environment variable. Absolute
+// paths reach this machine's file system; tests must use relative paths.
+// Deleting a sandbox kills the process groups of its execs and removes its
+// directory. Snapshots are registered with [Controller.AddSnapshot] (the
+// snapshot routes are not served); a workspace's suspend and resume, and
+// the eval, ping and branch routes, are not served.
+//
+// It also injects faults per endpoint (failures, delays, malformed
+// answers) and serves TLS with a private CA. It is test infrastructure: it
+// contains nothing and must never be used to run untrusted commands.
 package forkdfake
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -25,41 +69,79 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
-	"strconv"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
 // Endpoints, as used in the behaviour maps.
 const (
-	Create = "create"
-	Exec   = "exec"
-	Delete = "delete"
-	List   = "list"
+	Create          = "create"           // POST /v1/sandboxes
+	List            = "list"             // GET /v1/sandboxes
+	Get             = "get"              // GET /v1/sandboxes/{id}
+	Exec            = "exec"             // POST /v1/sandboxes/{id}/exec
+	Delete          = "delete"           // DELETE /v1/sandboxes/{id}
+	CreateWorkspace = "create-workspace" // POST /v1/workspaces
+	ListWorkspaces  = "list-workspaces"  // GET /v1/workspaces
+	GetWorkspace    = "get-workspace"    // GET /v1/workspaces/{name}
+	DeleteWorkspace = "delete-workspace" // DELETE /v1/workspaces/{name}
 )
 
 // Call is one request the controller received.
 type Call struct {
-	Endpoint string // Create, Exec, Delete or List
+	Endpoint string // one of the endpoint constants
 	Method   string // the HTTP method
 	Path     string // the URL path, such as /v1/sandboxes/ID/exec
 	Auth     string // the Authorization header as received
+	Body     []byte // the request body
 }
 
-// Entry is one sandbox the controller holds. CreatedAt is the raw JSON of
-// created_at_unix (a number, or anything else to test unageable entries).
-type Entry struct {
-	ID          string          `json:"id"`           // the sandbox id
-	SnapshotTag string          `json:"snapshot_tag"` // the snapshot it was forked from
-	CreatedAt   json.RawMessage `json:"created_at_unix,omitempty"`
+// SandboxInfo is the controller's SandboxInfo (api.rs), as it serializes
+// it: every field present, Options as null.
+type SandboxInfo struct {
+	ID                   string  `json:"id"`
+	SnapshotTag          string  `json:"snapshot_tag"`
+	Netns                *string `json:"netns"`
+	GuestAddr            string  `json:"guest_addr"`
+	CreatedAtUnix        uint64  `json:"created_at_unix"`
+	PID                  *uint32 `json:"pid"`
+	MemoryLimitMiB       *uint64 `json:"memory_limit_mib"`
+	HasBranched          bool    `json:"has_branched"`
+	LastBranchMemoryPath *string `json:"last_branch_memory_path"`
+	BranchCount          uint32  `json:"branch_count"`
+}
+
+// WorkspaceInfo is the controller's WorkspaceInfo (api.rs). Status is
+// "running", "suspended" or "stale".
+type WorkspaceInfo struct {
+	ID                   string  `json:"id"`
+	Name                 string  `json:"name"`
+	SourceSnapshotTag    string  `json:"source_snapshot_tag"`
+	CurrentStateTag      *string `json:"current_state_tag,omitempty"`
+	Status               string  `json:"status"`
+	LiveSandboxID        *string `json:"live_sandbox_id,omitempty"`
+	CreatedAtUnix        uint64  `json:"created_at_unix"`
+	LastActiveUnix       uint64  `json:"last_active_unix"`
+	LastBranchMemoryPath *string `json:"last_branch_memory_path,omitempty"`
+}
+
+// ExecResponse is the controller's ExecResponse (api.rs).
+type ExecResponse struct {
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	ExitCode int64  `json:"exit_code"`
 }
 
 // Controller is a fake forkd controller. Set the behaviour fields before
-// serving or under Lock/Unlock.
+// serving or with Set.
 type Controller struct {
-	// Token is the bearer token it requires.
+	// Token is the bearer token it requires; empty means none (a controller
+	// started without --token-file).
 	Token string
 
 	mu sync.Mutex
@@ -68,32 +150,60 @@ type Controller struct {
 	// FailBody is the body of failing answers; "$AUTH" is replaced by the
 	// request's Authorization header (a controller that echoes secrets).
 	FailBody string
-	// Malformed makes an endpoint answer 200 with a body that is not the
-	// expected JSON.
+	// Malformed makes an endpoint answer its success status with this body.
 	Malformed map[string]string
-	// Delay makes an endpoint wait before answering (honouring the
-	// client going away).
+	// Delay makes an endpoint wait before answering (honouring the client
+	// going away).
 	Delay map[string]time.Duration
-	// FailDeleteIDs makes deletes of these ids fail with 500.
+	// FailDeleteIDs makes deletes of these sandbox ids or workspace names
+	// fail with 500.
 	FailDeleteIDs map[string]bool
-	// CreateCommitsThenFails keeps the sandbox but answers create with 500:
-	// the leak Reconcile exists for.
+	// CreateCommitsThenFails keeps the created sandboxes or workspace but
+	// answers 500: the leak reconciling exists for.
 	CreateCommitsThenFails bool
 	// ExtraOnCreate adds this many unrequested sandboxes to a create answer.
 	ExtraOnCreate int
 	// OnCall, when set, is called with the endpoint of every request as it
 	// arrives (to cancel a client at a known point, for instance).
 	OnCall func(endpoint string)
+	// Now is the clock for created_at_unix; nil means time.Now.
+	Now func() time.Time
 
-	calls     []Call
-	sandboxes map[string]*Entry
-	order     []string
-	next      int
+	calls      []Call
+	snapshots  map[string]string // tag -> "" when bootable, else why not
+	sandboxes  map[string]*sandbox
+	workspaces map[string]*WorkspaceInfo
+	seq        uint32
+	dir        string // holds one directory per sandbox; made on first use
 }
 
-// New returns a controller requiring token.
+type sandbox struct {
+	info  SandboxInfo
+	dir   string
+	pgids map[int]bool // process groups of execs that were started
+}
+
+// New returns a controller requiring token, with no snapshots.
 func New(token string) *Controller {
-	return &Controller{Token: token, sandboxes: map[string]*Entry{}}
+	return &Controller{Token: token, snapshots: map[string]string{}, sandboxes: map[string]*sandbox{}, workspaces: map[string]*WorkspaceInfo{}}
+}
+
+// AddSnapshot registers snapshot tags that sandboxes can be forked from.
+func (c *Controller) AddSnapshot(tags ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range tags {
+		c.snapshots[t] = ""
+	}
+}
+
+// AddUnbootableSnapshot registers a snapshot tag whose artifacts are
+// incomplete: forking from it answers 409 naming reason (such as
+// "missing memory.bin").
+func (c *Controller) AddUnbootableSnapshot(tag, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.snapshots[tag] = reason
 }
 
 // Set changes behaviour safely while serving.
@@ -107,45 +217,89 @@ func (c *Controller) Set(f func(c *Controller)) {
 func (c *Controller) Calls() []Call {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]Call(nil), c.calls...)
+	return slices.Clone(c.calls)
 }
 
-// Live returns the ids of the sandboxes that exist.
+// Live returns the ids of the sandboxes that exist, sorted.
 func (c *Controller) Live() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var ids []string
-	for _, id := range c.order {
-		if _, ok := c.sandboxes[id]; ok {
-			ids = append(ids, id)
-		}
+	ids := make([]string, 0, len(c.sandboxes))
+	for id := range c.sandboxes {
+		ids = append(ids, id)
 	}
+	slices.Sort(ids)
 	return ids
 }
 
-// Add inserts a sandbox directly (for reconcile tests).
-func (c *Controller) Add(e Entry) {
+// Workspaces returns the names of the workspaces that exist, sorted.
+func (c *Controller) Workspaces() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.sandboxes[e.ID] = &e
-	c.order = append(c.order, e.ID)
+	names := make([]string, 0, len(c.workspaces))
+	for n := range c.workspaces {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
+
+// Dir returns the directory that stands in for sandbox id's microVM, or ""
+// when there is no such sandbox.
+func (c *Controller) Dir(id string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sb, ok := c.sandboxes[id]; ok {
+		return sb.dir
+	}
+	return ""
+}
+
+// Add inserts a sandbox directly, as one the controller forked earlier (for
+// reconcile tests). Its directory is made on first exec.
+func (c *Controller) Add(info SandboxInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sandboxes[info.ID] = &sandbox{info: info, pgids: map[int]bool{}}
+}
+
+// AddWorkspace inserts a workspace directly (for reap tests). When it is
+// running, its live sandbox is added too.
+func (c *Controller) AddWorkspace(ws WorkspaceInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.workspaces[ws.Name] = &ws
+	if ws.LiveSandboxID != nil {
+		c.sandboxes[*ws.LiveSandboxID] = &sandbox{info: SandboxInfo{ID: *ws.LiveSandboxID, SnapshotTag: ws.SourceSnapshotTag, GuestAddr: guestAddr, CreatedAtUnix: ws.CreatedAtUnix}, pgids: map[int]bool{}}
+	}
+}
+
+// guestAddr is what the controller reports for every child: "all children
+// share the parent snapshot's MAC/IP" (http.rs, create_sandbox).
+const guestAddr = "10.42.0.2:8888"
 
 // Handler returns the API handler.
 func (c *Controller) Handler() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) })
 	mux.HandleFunc("POST /v1/sandboxes", c.wrap(Create, c.create))
 	mux.HandleFunc("GET /v1/sandboxes", c.wrap(List, c.list))
-	mux.HandleFunc("POST /v1/sandboxes/{id}/exec", c.wrap(Exec, c.exec))
+	mux.HandleFunc("GET /v1/sandboxes/{id}", c.wrap(Get, c.get))
 	mux.HandleFunc("DELETE /v1/sandboxes/{id}", c.wrap(Delete, c.delete))
+	mux.HandleFunc("POST /v1/sandboxes/{id}/exec", c.wrap(Exec, c.exec))
+	mux.HandleFunc("POST /v1/workspaces", c.wrap(CreateWorkspace, c.createWorkspace))
+	mux.HandleFunc("GET /v1/workspaces", c.wrap(ListWorkspaces, c.listWorkspaces))
+	mux.HandleFunc("GET /v1/workspaces/{name}", c.wrap(GetWorkspace, c.getWorkspace))
+	mux.HandleFunc("DELETE /v1/workspaces/{name}", c.wrap(DeleteWorkspace, c.deleteWorkspace))
 	return mux
 }
 
-func (c *Controller) wrap(endpoint string, h http.HandlerFunc) http.HandlerFunc {
+func (c *Controller) wrap(endpoint string, h func(w http.ResponseWriter, r *http.Request, body []byte)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 		c.mu.Lock()
-		c.calls = append(c.calls, Call{endpoint, r.Method, r.URL.Path, r.Header.Get("Authorization")})
-		delay, status, body, bad, onCall := c.Delay[endpoint], c.Fail[endpoint], c.FailBody, c.Malformed[endpoint], c.OnCall
+		c.calls = append(c.calls, Call{endpoint, r.Method, r.URL.Path, r.Header.Get("Authorization"), body})
+		delay, status, failBody, onCall := c.Delay[endpoint], c.Fail[endpoint], c.FailBody, c.OnCall
 		c.mu.Unlock()
 		if onCall != nil {
 			onCall(endpoint)
@@ -157,120 +311,351 @@ func (c *Controller) wrap(endpoint string, h http.HandlerFunc) http.HandlerFunc 
 				return
 			}
 		}
-		if r.Header.Get("Authorization") != "Bearer "+c.Token {
-			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
-			return
+		if c.Token != "" {
+			presented := strings.TrimSpace(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+			if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
+				presented = ""
+			}
+			switch {
+			case presented == "":
+				writeError(w, http.StatusUnauthorized, "missing bearer token")
+				return
+			case presented != c.Token:
+				writeError(w, http.StatusUnauthorized, "invalid bearer token")
+				return
+			}
 		}
 		if status != 0 {
-			if body == "" {
-				body = `{"error":"injected failure"}`
+			if failBody == "" {
+				failBody = `{"error":"injected failure"}`
 			}
-			body = strings.ReplaceAll(body, "$AUTH", r.Header.Get("Authorization"))
-			http.Error(w, body, status)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			io.WriteString(w, strings.ReplaceAll(failBody, "$AUTH", r.Header.Get("Authorization")))
 			return
 		}
-		if bad != "" && endpoint != Create {
-			w.Write([]byte(bad))
-			return
-		}
-		h(w, r)
+		h(w, r, body)
 	}
 }
 
-func (c *Controller) create(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		SnapshotTag string `json:"snapshot_tag"`
-		N           int    `json:"n"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.SnapshotTag == "" || in.N < 1 || in.N > 64 {
-		http.Error(w, `{"error":"want {snapshot_tag, n}"}`, http.StatusBadRequest)
-		return
-	}
+// malformed answers with the injected body for endpoint, if any.
+func (c *Controller) malformed(w http.ResponseWriter, endpoint string, status int) bool {
 	c.mu.Lock()
-	var out struct {
-		Sandboxes []map[string]string `json:"sandboxes"`
-	}
-	for range in.N + c.ExtraOnCreate {
-		c.next++
-		id := "sb-" + strconv.Itoa(c.next)
-		c.sandboxes[id] = &Entry{ID: id, SnapshotTag: in.SnapshotTag, CreatedAt: json.RawMessage(strconv.FormatInt(time.Now().Unix(), 10))}
-		c.order = append(c.order, id)
-		out.Sandboxes = append(out.Sandboxes, map[string]string{"id": id})
-	}
-	commitThenFail, bad := c.CreateCommitsThenFails, c.Malformed[Create]
+	bad := c.Malformed[endpoint]
 	c.mu.Unlock()
-	if commitThenFail {
-		http.Error(w, `{"error":"internal"}`, http.StatusInternalServerError)
-		return
+	if bad == "" {
+		return false
 	}
-	if bad != "" {
-		w.Write([]byte(bad))
-		return
-	}
-	writeJSON(w, out)
-}
-
-func (c *Controller) list(w http.ResponseWriter, _ *http.Request) {
-	c.mu.Lock()
-	out := []*Entry{}
-	for _, id := range c.order {
-		if e, ok := c.sandboxes[id]; ok {
-			out = append(out, e)
-		}
-	}
-	b, _ := json.Marshal(out)
-	c.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(b)
+	w.WriteHeader(status)
+	io.WriteString(w, bad)
+	return true
 }
 
-func (c *Controller) exec(w http.ResponseWriter, r *http.Request) {
+// decodeJSON reads a request body as axum's Json extractor does, writing
+// the rejection and returning false when it fails.
+func decodeJSON(w http.ResponseWriter, r *http.Request, body []byte, v any) bool {
+	ct := r.Header.Get("Content-Type")
+	if mt, _, _ := strings.Cut(ct, ";"); strings.TrimSpace(mt) != "application/json" {
+		writeText(w, http.StatusUnsupportedMediaType, "Expected request with `Content-Type: application/json`")
+		return false
+	}
+	if !json.Valid(body) {
+		writeText(w, http.StatusBadRequest, "Failed to parse the request body as JSON")
+		return false
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		writeText(w, http.StatusUnprocessableEntity, "Failed to deserialize the JSON body into the target type: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// isSafeTag is http.rs's is_safe_tag: 1-64 ASCII alphanumerics, '-', '_'.
+func isSafeTag(tag string) bool {
+	if tag == "" || len(tag) > 64 {
+		return false
+	}
+	for _, r := range tag {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Controller) now() uint64 {
+	if c.Now != nil {
+		return uint64(c.Now().Unix())
+	}
+	return uint64(time.Now().Unix())
+}
+
+// newID is http.rs's new_sandbox_id: "sb-{unix seconds:x}-{seq:04x}".
+// Called with c.mu held.
+func (c *Controller) newID() string {
+	id := fmt.Sprintf("sb-%x-%04x", c.now(), c.seq)
+	c.seq++
+	return id
+}
+
+// newSandbox records a sandbox forked from tag. Called with c.mu held.
+func (c *Controller) newSandbox(tag string, memLimit *uint64) SandboxInfo {
+	pid := uint32(os.Getpid())
+	info := SandboxInfo{ID: c.newID(), SnapshotTag: tag, GuestAddr: guestAddr, CreatedAtUnix: c.now(), PID: &pid, MemoryLimitMiB: memLimit}
+	c.sandboxes[info.ID] = &sandbox{info: info, pgids: map[int]bool{}}
+	return info
+}
+
+func (c *Controller) create(w http.ResponseWriter, r *http.Request, body []byte) {
+	var req struct {
+		SnapshotTag    *string `json:"snapshot_tag"`
+		N              *uint64 `json:"n"`
+		PerChildNetns  bool    `json:"per_child_netns"`
+		MemoryLimitMiB *uint64 `json:"memory_limit_mib"`
+		Prewarm        bool    `json:"prewarm"`
+		LiveFork       bool    `json:"live_fork"`
+		Hugepages      bool    `json:"hugepages"`
+	}
+	if !decodeJSON(w, r, body, &req) {
+		return
+	}
+	if req.SnapshotTag == nil {
+		writeText(w, http.StatusUnprocessableEntity, "Failed to deserialize the JSON body into the target type: missing field `snapshot_tag`")
+		return
+	}
+	n := uint64(1)
+	if req.N != nil {
+		n = *req.N
+	}
+	switch {
+	case n == 0:
+		writeError(w, http.StatusBadRequest, "n must be ≥ 1")
+		return
+	case n > 1000:
+		writeError(w, http.StatusBadRequest, "n must be ≤ 1000 (sanity cap)")
+		return
+	case !isSafeTag(*req.SnapshotTag):
+		writeError(w, http.StatusBadRequest, "snapshot_tag must be 1-64 chars, ASCII alnum or dash/underscore")
+		return
+	}
+	c.mu.Lock()
+	unbootable, known := c.snapshots[*req.SnapshotTag]
+	if !known {
+		c.mu.Unlock()
+		writeError(w, http.StatusNotFound, "snapshot "+*req.SnapshotTag+" not found")
+		return
+	}
+	if unbootable != "" {
+		c.mu.Unlock()
+		writeError(w, http.StatusConflict, fmt.Sprintf("snapshot `%s` is not bootable: %s", *req.SnapshotTag, unbootable))
+		return
+	}
+	infos := []SandboxInfo{}
+	for i := range int(n) + c.ExtraOnCreate {
+		info := c.newSandbox(*req.SnapshotTag, req.MemoryLimitMiB)
+		if req.PerChildNetns {
+			ns := fmt.Sprintf("forkd-child-%d", i+1)
+			info.Netns = &ns
+			c.sandboxes[info.ID].info.Netns = &ns
+		}
+		infos = append(infos, info)
+	}
+	commitThenFail := c.CreateCommitsThenFails
+	c.mu.Unlock()
+	c.answerCreated(w, Create, commitThenFail, "restore_many", infos)
+}
+
+// answerCreated answers a create that committed: 201 with v, or 500 when
+// the controller is to fail after committing (at the step named).
+func (c *Controller) answerCreated(w http.ResponseWriter, endpoint string, commitThenFail bool, step string, v any) {
+	if commitThenFail {
+		writeError(w, http.StatusInternalServerError, step+": injected failure after commit")
+		return
+	}
+	if c.malformed(w, endpoint, http.StatusCreated) {
+		return
+	}
+	writeJSON(w, http.StatusCreated, v)
+}
+
+func (c *Controller) list(w http.ResponseWriter, _ *http.Request, _ []byte) {
+	if c.malformed(w, List, http.StatusOK) {
+		return
+	}
+	c.mu.Lock()
+	out := make([]SandboxInfo, 0, len(c.sandboxes))
+	for _, sb := range c.sandboxes {
+		out = append(out, sb.info)
+	}
+	c.mu.Unlock()
+	slices.SortFunc(out, func(a, b SandboxInfo) int { return strings.Compare(a.ID, b.ID) })
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (c *Controller) get(w http.ResponseWriter, r *http.Request, _ []byte) {
+	id := r.PathValue("id")
+	c.mu.Lock()
+	sb, ok := c.sandboxes[id]
+	var info SandboxInfo
+	if ok {
+		info = sb.info
+	}
+	c.mu.Unlock()
+	c.answerGet(w, Get, ok, "sandbox "+id, info)
+}
+
+// answerGet answers a GET of one thing: 404 "WHAT not found" when it does
+// not exist, v otherwise.
+func (c *Controller) answerGet(w http.ResponseWriter, endpoint string, ok bool, what string, v any) {
+	if !ok {
+		writeError(w, http.StatusNotFound, what+" not found")
+		return
+	}
+	if c.malformed(w, endpoint, http.StatusOK) {
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func (c *Controller) delete(w http.ResponseWriter, r *http.Request, _ []byte) {
+	id := r.PathValue("id")
+	c.mu.Lock()
+	if c.FailDeleteIDs[id] {
+		c.mu.Unlock()
+		writeError(w, http.StatusInternalServerError, "registry remove: injected failure")
+		return
+	}
+	sb, ok := c.sandboxes[id]
+	delete(c.sandboxes, id)
+	c.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, "sandbox "+id+" not found")
+		return
+	}
+	sb.destroy()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// destroy stands in for dropping the Vm: every process of the sandbox dies
+// and its disk is gone.
+func (sb *sandbox) destroy() {
+	for pgid := range sb.pgids {
+		syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	if sb.dir != "" {
+		os.RemoveAll(sb.dir)
+	}
+}
+
+// sandboxDir returns the directory of sandbox id, making it on first use.
+func (c *Controller) sandboxDir(id string) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sb, ok := c.sandboxes[id]
+	if !ok {
+		return "", errNotFound
+	}
+	if sb.dir != "" {
+		return sb.dir, nil
+	}
+	if c.dir == "" {
+		d, err := os.MkdirTemp("", "forkdfake-")
+		if err != nil {
+			return "", err
+		}
+		c.dir = d
+	}
+	sb.dir = filepath.Join(c.dir, id)
+	return sb.dir, os.Mkdir(sb.dir, 0o755)
+}
+
+var errNotFound = errors.New("not found")
+
+func (c *Controller) exec(w http.ResponseWriter, r *http.Request, body []byte) {
 	id := r.PathValue("id")
 	c.mu.Lock()
 	_, ok := c.sandboxes[id]
 	c.mu.Unlock()
+	// exec_sandbox looks the sandbox up before the Json extractor's result
+	// is used; axum runs the extractor first, so a bad body is rejected
+	// before the 404.
+	var req struct {
+		Args        *[]string `json:"args"`
+		TimeoutSecs *uint64   `json:"timeout_secs"`
+	}
+	if !decodeJSON(w, r, body, &req) {
+		return
+	}
+	if req.Args == nil {
+		writeText(w, http.StatusUnprocessableEntity, "Failed to deserialize the JSON body into the target type: missing field `args`")
+		return
+	}
 	if !ok {
-		http.Error(w, `{"error":"no such sandbox"}`, http.StatusNotFound)
+		writeError(w, http.StatusNotFound, "sandbox "+id+" not found")
 		return
 	}
-	var in struct {
-		Args        []string `json:"args"`
-		TimeoutSecs int      `json:"timeout_secs"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || len(in.Args) == 0 || in.TimeoutSecs < 1 {
-		http.Error(w, `{"error":"want {args, timeout_secs}"}`, http.StatusBadRequest)
+	if len(*req.Args) == 0 {
+		writeError(w, http.StatusBadRequest, "args must contain at least one element")
 		return
 	}
-	// A real process stands in for the microVM.
-	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(in.TimeoutSecs)*time.Second)
+	timeout := uint64(30) // default_exec_timeout
+	if req.TimeoutSecs != nil {
+		timeout = *req.TimeoutSecs
+	}
+	dir, err := c.sandboxDir(id)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "exec: "+err.Error())
+		return
+	}
+	out := c.run(id, dir, *req.Args, time.Duration(min(timeout, 1<<32))*time.Second)
+	if c.malformed(w, Exec, http.StatusOK) {
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// run does what the guest agent does for an exec action. It does not stop
+// when the client goes away: neither does the controller's blocking task.
+func (c *Controller) run(id, dir string, args []string, timeout time.Duration) ExecResponse {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, in.Args[0], in.Args[1:]...)
-	cmd.WaitDelay = time.Second
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	// Its own process group, so that deleting the sandbox can kill what it
+	// left running; the timeout kills the direct child only, as
+	// subprocess.run does.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// subprocess.run waits for the child, not for grandchildren holding its
+	// pipes, after a timeout.
+	cmd.WaitDelay = 100 * time.Millisecond
 	var stdout, stderr limitedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	out := struct {
-		Stdout   string `json:"stdout"`
-		Stderr   string `json:"stderr"`
-		ExitCode *int   `json:"exit_code"`
-		TimedOut bool   `json:"timed_out,omitempty"`
-	}{Stdout: string(stdout.b), Stderr: string(stderr.b)}
-	var ee *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		out.TimedOut = true
-	case err == nil:
-		out.ExitCode = new(int)
-	case errors.As(err, &ee) && ee.ExitCode() >= 0:
-		code := ee.ExitCode()
-		out.ExitCode = &code
-	case errors.As(err, &ee):
-	default:
-		code := 127
-		out.ExitCode = &code
-		out.Stderr += err.Error()
+	if err := cmd.Start(); err != nil {
+		return ExecResponse{ExitCode: 1} // FileNotFoundError in the agent
 	}
-	writeJSON(w, out)
+	c.mu.Lock()
+	if sb, ok := c.sandboxes[id]; ok {
+		sb.pgids[cmd.Process.Pid] = true
+	}
+	c.mu.Unlock()
+	err := cmd.Wait()
+	if ctx.Err() != nil {
+		return ExecResponse{ExitCode: 1} // TimeoutExpired in the agent
+	}
+	out := ExecResponse{Stdout: stdout.String(), Stderr: stderr.String()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			out.ExitCode = -int64(ws.Signal())
+		} else {
+			out.ExitCode = int64(ee.ExitCode())
+		}
+	} else if err != nil {
+		out.ExitCode = 1
+	}
+	return out
 }
 
 // limitedBuffer keeps the first 64 MiB of output.
@@ -283,25 +668,159 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (c *Controller) delete(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
+// String decodes the output as the agent does (bytes.decode("utf-8",
+// "replace")).
+func (l *limitedBuffer) String() string { return string(bytes.ToValidUTF8(l.b, []byte("\uFFFD"))) }
+
+func (c *Controller) createWorkspace(w http.ResponseWriter, r *http.Request, body []byte) {
+	var req struct {
+		Name           *string `json:"name"`
+		SnapshotTag    *string `json:"snapshot_tag"`
+		PerChildNetns  bool    `json:"per_child_netns"`
+		MemoryLimitMiB *uint64 `json:"memory_limit_mib"`
+	}
+	if !decodeJSON(w, r, body, &req) {
+		return
+	}
+	switch {
+	case req.Name == nil:
+		writeText(w, http.StatusUnprocessableEntity, "Failed to deserialize the JSON body into the target type: missing field `name`")
+		return
+	case req.SnapshotTag == nil:
+		writeText(w, http.StatusUnprocessableEntity, "Failed to deserialize the JSON body into the target type: missing field `snapshot_tag`")
+		return
+	case !isSafeTag(*req.Name):
+		writeError(w, http.StatusBadRequest, "workspace name must be 1-64 chars, ASCII alnum or dash/underscore")
+		return
+	case !isSafeTag(*req.SnapshotTag):
+		writeError(w, http.StatusBadRequest, "snapshot_tag must be 1-64 chars, ASCII alnum or dash/underscore")
+		return
+	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.FailDeleteIDs[id] {
-		http.Error(w, `{"error":"delete failed"}`, http.StatusInternalServerError)
+	if _, ok := c.workspaces[*req.Name]; ok {
+		c.mu.Unlock()
+		writeError(w, http.StatusConflict, fmt.Sprintf("workspace %s already exists; DELETE first", *req.Name))
 		return
 	}
-	if _, ok := c.sandboxes[id]; !ok {
-		http.Error(w, `{"error":"no such sandbox"}`, http.StatusNotFound)
+	if unbootable, known := c.snapshots[*req.SnapshotTag]; !known || unbootable != "" {
+		c.mu.Unlock()
+		// spawn_one_for_workspace bails (it checks only that vmstate
+		// exists, then restore fails), and create_workspace answers 500.
+		writeError(w, http.StatusInternalServerError, fmt.Sprintf("spawn workspace sandbox: snapshot %s not found", *req.SnapshotTag))
 		return
 	}
-	delete(c.sandboxes, id)
+	info := c.newSandbox(*req.SnapshotTag, req.MemoryLimitMiB)
+	now := c.now()
+	ws := &WorkspaceInfo{
+		ID:                "ws-" + info.ID[:min(len(info.ID), 16)],
+		Name:              *req.Name,
+		SourceSnapshotTag: *req.SnapshotTag,
+		Status:            "running",
+		LiveSandboxID:     &info.ID,
+		CreatedAtUnix:     now,
+		LastActiveUnix:    now,
+	}
+	c.workspaces[ws.Name] = ws
+	out, commitThenFail := *ws, c.CreateCommitsThenFails
+	c.mu.Unlock()
+	c.answerCreated(w, CreateWorkspace, commitThenFail, "persist workspace", out)
+}
+
+func (c *Controller) listWorkspaces(w http.ResponseWriter, _ *http.Request, _ []byte) {
+	if c.malformed(w, ListWorkspaces, http.StatusOK) {
+		return
+	}
+	c.mu.Lock()
+	out := make([]WorkspaceInfo, 0, len(c.workspaces))
+	for _, ws := range c.workspaces {
+		out = append(out, *ws)
+	}
+	c.mu.Unlock()
+	slices.SortFunc(out, func(a, b WorkspaceInfo) int { return strings.Compare(a.Name, b.Name) })
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (c *Controller) getWorkspace(w http.ResponseWriter, r *http.Request, _ []byte) {
+	name := r.PathValue("name")
+	c.mu.Lock()
+	ws, ok := c.workspaces[name]
+	var out WorkspaceInfo
+	if ok {
+		out = *ws
+	}
+	c.mu.Unlock()
+	c.answerGet(w, GetWorkspace, ok, "workspace "+name, out)
+}
+
+// deleteWorkspace kills the live sandbox and forgets the workspace; a
+// failure to remove the sandbox from the registry is ignored, as in
+// delete_workspace.
+func (c *Controller) deleteWorkspace(w http.ResponseWriter, r *http.Request, _ []byte) {
+	name := r.PathValue("name")
+	c.mu.Lock()
+	if c.FailDeleteIDs[name] {
+		c.mu.Unlock()
+		writeError(w, http.StatusInternalServerError, "injected failure")
+		return
+	}
+	ws, ok := c.workspaces[name]
+	if !ok {
+		c.mu.Unlock()
+		writeError(w, http.StatusNotFound, "workspace "+name+" not found")
+		return
+	}
+	var sb *sandbox
+	if ws.LiveSandboxID != nil {
+		sb = c.sandboxes[*ws.LiveSandboxID]
+		delete(c.sandboxes, *ws.LiveSandboxID)
+	}
+	delete(c.workspaces, name)
+	c.mu.Unlock()
+	if sb != nil {
+		sb.destroy()
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
+// writeJSON answers as axum's Json does: application/json, compact, UTF-8
+// unescaped (serde_json does not escape <, > or &).
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v)
+	w.WriteHeader(status)
+	w.Write(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+}
+
+// writeError answers with the controller's ErrorBody.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// writeText answers with a plain-text rejection, as axum's extractors do.
+func writeText(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	io.WriteString(w, msg)
+}
+
+// shutdown kills what every sandbox left running and removes their
+// directories.
+func (c *Controller) shutdown() {
+	c.mu.Lock()
+	boxes := c.sandboxes
+	c.sandboxes = map[string]*sandbox{}
+	c.workspaces = map[string]*WorkspaceInfo{}
+	dir := c.dir
+	c.mu.Unlock()
+	for _, sb := range boxes {
+		sb.destroy()
+	}
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
 }
 
 // Server is a running fake controller.
@@ -310,11 +829,19 @@ type Server struct {
 	// CAPEM is the private CA that signed the server's certificate (TLS
 	// servers only).
 	CAPEM []byte
+	ctl   *Controller
+}
+
+// Close stops the server, kills what the sandboxes left running and removes
+// their directories.
+func (s *Server) Close() {
+	s.Server.Close()
+	s.ctl.shutdown()
 }
 
 // Start serves c over plain HTTP on loopback.
 func (c *Controller) Start() *Server {
-	return &Server{Server: httptest.NewServer(c.Handler())}
+	return &Server{Server: httptest.NewServer(c.Handler()), ctl: c}
 }
 
 // StartTLS serves c over TLS on loopback with a certificate for 127.0.0.1
@@ -329,7 +856,7 @@ func (c *Controller) StartTLS() (*Server, error) {
 	// Handshake failures are what the client tests provoke; keep them quiet.
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	srv.StartTLS()
-	return &Server{Server: srv, CAPEM: caPEM}, nil
+	return &Server{Server: srv, CAPEM: caPEM, ctl: c}, nil
 }
 
 // NewCA creates a private CA and a server certificate it signed for hosts
