@@ -280,6 +280,27 @@ func TestInvalidArgumentsRepairedOnceThenFailTheRun(t *testing.T) {
 	})
 }
 
+// TestOtherErrorsDoNotSpendTheRepairBudget: only invalid arguments count
+// against the repair budget. A tool that fails with kind other turn after
+// turn (an Edit whose old_string the model keeps misquoting) leaves the run
+// going, so the model can read the file again and retry.
+func TestOtherErrorsDoNotSpendTheRepairBudget(t *testing.T) {
+	miss := newEffectTool("edit", helikon.EffectReadOnly, func(*helikon.ToolContext[App], json.RawMessage) (json.RawMessage, error) {
+		return nil, helikon.Other(errors.New("old_string was not found in a.txt"))
+	})
+	m := agenttest.New(
+		agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("1", "edit", `{}`)}},
+		agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("2", "edit", `{}`)}},
+		agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("3", "edit", `{}`)}},
+		agenttest.Reply{Text: "gave up politely"},
+	)
+	a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "r", Model: m, Tools: []helikon.Tool[App]{miss}}))
+	res, err := run(t, runner.Config[App]{Agent: a}, "go")
+	if err != nil || res.Text != "gave up politely" || m.Calls() != 4 {
+		t.Fatalf("run = %v after %d model calls; want it to continue past three failed edits", err, m.Calls())
+	}
+}
+
 func TestErrorsGoBackToTheModel(t *testing.T) {
 	boom := newEffectTool("boom", helikon.EffectReadOnly, func(*helikon.ToolContext[App], json.RawMessage) (json.RawMessage, error) {
 		panic("kaboom")
