@@ -124,6 +124,51 @@
 //     limits are set by a ulimit prologue in the shell the command runs in
 //     (sh -c 'ulimit …; exec "$@"' for a program).
 //
+// # Why the filter allows PTRACE_TRACEME (root callers)
+//
+// To set the limits at exec, a root caller's filter (where Yama allows it:
+// no Yama, or ptrace_scope 0 or 1) lets ptrace make two requests,
+// PTRACE_TRACEME and PTRACE_DETACH; every other request (attach, seize,
+// peek, poke, cont, setregs…) fails with EPERM, and the request is compared
+// on all 64 bits, so a request with high bits set cannot pass for one of
+// the two (internal/seccomp's filter tests). The command can use them too,
+// and that is safe:
+//
+//   - Tracing is a power of the tracer over the tracee, not the reverse.
+//     PTRACE_TRACEME makes the caller's parent, this program, its tracer; it
+//     hands the command no access to this program or to any process. The
+//     command cannot become a tracer itself: attach and seize are refused
+//     and TRACEME names only one's own parent, so PTRACE_DETACH, which acts
+//     on one's own tracees, has nothing to act on. process_vm_*,
+//     pidfd_getfd and kcmp stay refused, and Landlock still refuses
+//     ptrace-class access (/proc/PID/mem, environ, fd) outside the command.
+//     This program uses the relation only at exec (limitAtExec: wait for
+//     the stop, prlimit, detach); it never reads, writes or resumes the
+//     command through it.
+//   - What a traced command can do is stop, and have the stop reported to
+//     this program's wait, where it reads as the command's end: the call
+//     ends then, and the command's pid namespace is killed with it, so a
+//     stopped process does not outlive the call
+//     (TestTraceMeStopLeavesNothing). A command could end its call early by
+//     exiting anyway.
+//   - The pid namespace: the command is the first process of a pid
+//     namespace of its own, which the kernel empties when that process
+//     exits. No pid outside it can be named, which is also why the filter,
+//     under TraceMe, lets prlimit set limits without checking whose: only
+//     the command's own processes are reachable.
+//   - The traced-thread janitor: a thread other than the command's first
+//     that asks to be traced stays a zombie after it dies until its tracer,
+//     this program, reaps it by thread id; until then the namespace's first
+//     process cannot finish exiting and Run would wait forever, timeout or
+//     not. reapTracedThreads reaps such zombie threads of the command every
+//     50 ms, by their thread ids only, with WNOHANG: it consumes no live
+//     thread's stop, leaves the first thread's status to os/exec and
+//     touches no other child (TestTraceMeThreadDoesNotHang).
+//
+// Unprivileged callers' filters, and root callers' where Yama forbids
+// PTRACE_TRACEME after the capability drop, refuse ptrace entirely; their
+// limits come from the ulimit prologue.
+//
 // # How it is applied
 //
 // Go has no hook between fork and exec. Each command is started from a new
