@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/paigasus/helikon/internal/cli"
+	"github.com/paigasus/helikon/cmd/helikon/internal/cli"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paigasus/helikon/internal/cli"
+	"github.com/paigasus/helikon/cmd/helikon/internal/cli"
 )
 
 // runCLI runs the CLI in-process and returns the exit status, stdout and

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paigasus/helikon/internal/cli"
+	"github.com/paigasus/helikon/cmd/helikon/internal/cli"
 )
 
 // TestProxyCommand runs `helikon proxy` as a real process (this test binary

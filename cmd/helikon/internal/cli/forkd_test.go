@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/paigasus/helikon/backend"
-	"github.com/paigasus/helikon/internal/cli"
+	"github.com/paigasus/helikon/cmd/helikon/internal/cli"
 	"github.com/paigasus/helikon/internal/forkdfake"
 )
 

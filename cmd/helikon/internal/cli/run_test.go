@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/paigasus/helikon"
-	"github.com/paigasus/helikon/internal/cli"
+	"github.com/paigasus/helikon/cmd/helikon/internal/cli"
 	"github.com/paigasus/helikon/provider/anthropic/anthropictest"
 	"github.com/paigasus/helikon/provider/openai/openaitest"
 )

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paigasus/helikon/internal/cli"
+	"github.com/paigasus/helikon/cmd/helikon/internal/cli"
 	"github.com/paigasus/helikon/ssrf/ssrftest"
 )
 
