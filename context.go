@@ -7,9 +7,6 @@ import (
 	"maps"
 	"sync"
 	"sync/atomic"
-
-	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // DefaultMaxAgentDepth is the sub-agent nesting limit when none is configured:
@@ -132,24 +129,22 @@ type modeCell struct {
 }
 
 // RunConfig configures a [RunContext]. The zero value (or nil) gives Default
-// mode, no tracing, a fresh State and [DefaultMaxAgentDepth].
+// mode, a fresh State and [DefaultMaxAgentDepth].
 type RunConfig struct {
 	Mode          PermissionMode // the run's starting mode; it can only be tightened later
-	Tracer        trace.Tracer   // nil: a no-op tracer
 	MaxAgentDepth int            // 0: DefaultMaxAgentDepth
 	State         *State         // nil: a new empty State (set it to resume a session)
 }
 
 // RunContext is everything a run shares between its agents and tools: the
-// application context, session state, actions, the permission mode, tracing
-// and the agent depth. Runners create one per run; tools see it only through
+// application context, session state, actions, the permission mode and the
+// agent depth. Runners create one per run; tools see it only through
 // the narrower [ToolContext].
 type RunContext[C any] struct {
 	app      C
 	state    *State
 	actions  *Actions
 	mode     *modeCell
-	tracer   trace.Tracer
 	depth    int
 	maxDepth int
 }
@@ -164,14 +159,10 @@ func NewRunContext[C any](app C, cfg *RunConfig) *RunContext[C] {
 		state:    cfg.State,
 		actions:  &Actions{},
 		mode:     &modeCell{mode: cfg.Mode},
-		tracer:   cfg.Tracer,
 		maxDepth: cfg.MaxAgentDepth,
 	}
 	if rc.state == nil {
 		rc.state = &State{}
-	}
-	if rc.tracer == nil {
-		rc.tracer = noop.NewTracerProvider().Tracer("helikon")
 	}
 	if rc.maxDepth <= 0 {
 		rc.maxDepth = DefaultMaxAgentDepth
@@ -208,9 +199,6 @@ func (rc *RunContext[C]) TightenMode(m PermissionMode) error {
 	return nil
 }
 
-// Tracer returns the run's tracer (a no-op tracer when tracing is off).
-func (rc *RunContext[C]) Tracer() trace.Tracer { return rc.tracer }
-
 // AgentDepth returns the nesting depth of the agent this context belongs to:
 // 0 for the top-level agent.
 func (rc *RunContext[C]) AgentDepth() int { return rc.depth }
@@ -223,7 +211,7 @@ func (rc *RunContext[C]) MaxAgentDepth() int { return rc.maxDepth }
 var ErrMaxAgentDepth = errors.New("maximum agent depth exceeded")
 
 // SubAgent returns the context for a sub-agent one level deeper. It shares the
-// state, actions, permission mode and tracer of rc. It fails when the new depth
+// state, actions and permission mode of rc. It fails when the new depth
 // would exceed the maximum.
 func (rc *RunContext[C]) SubAgent() (*RunContext[C], error) {
 	if rc.depth+1 > rc.maxDepth {
@@ -243,13 +231,14 @@ func (rc *RunContext[C]) ToolContext(ctx context.Context, callID string) *ToolCo
 // ToolContext is what a tool sees of the run: a narrow view of the
 // [RunContext]. It is a [context.Context] (cancellation and deadline of the
 // call, which a tool must honour) and gives the application context, session
-// state, actions, permission mode, tracer and agent depth. It deliberately has
+// state, actions, permission mode and agent depth. It deliberately has
 // no handle on the session store, so a tool cannot go around the runner's
 // persistence.
 type ToolContext[C any] struct {
 	context.Context
-	rc     *RunContext[C]
-	callID string
+	rc      *RunContext[C]
+	callID  string
+	targets *Targets
 }
 
 // NewToolContext returns a ToolContext for a single call outside of any run:
@@ -272,14 +261,19 @@ func (tc *ToolContext[C]) Actions() *Actions { return tc.rc.actions }
 // PermissionMode returns the run's current permission mode.
 func (tc *ToolContext[C]) PermissionMode() PermissionMode { return tc.rc.PermissionMode() }
 
-// Tracer returns the run's tracer.
-func (tc *ToolContext[C]) Tracer() trace.Tracer { return tc.rc.tracer }
-
 // AgentDepth returns the depth of the agent making the call.
 func (tc *ToolContext[C]) AgentDepth() int { return tc.rc.depth }
 
 // MaxAgentDepth returns the nesting limit.
 func (tc *ToolContext[C]) MaxAgentDepth() int { return tc.rc.maxDepth }
+
+// Targets returns what the permission pipeline found this call touches: the
+// targets the tool itself reported for exactly these arguments (see
+// [Targeter]), handed on by [CheckedCall.Invoke] so that the tool need not
+// work them out a second time. It is nil when the call did not come through
+// [CheckCall] (a tool invoked directly) or the tool reports no targets; a
+// tool that depends on its targets computes them itself then.
+func (tc *ToolContext[C]) Targets() *Targets { return tc.targets }
 
 // CallID returns the identifier of this tool call, or "".
 func (tc *ToolContext[C]) CallID() string { return tc.callID }

@@ -2,10 +2,12 @@
 // and tool contexts, the three tool errors, and the permission pipeline
 // (modes, rules, guards, policies, approval).
 //
-// The core depends on nothing heavy. The ready-made tools, execution
-// backends, model providers, the agent runtime, MCP and the CLI live in
-// packages above it:
+// The core depends on nothing heavy (no OpenTelemetry, no provider SDK).
+// Model types, the agent runtime, the ready-made tools, execution backends,
+// model providers, MCP and the CLI live in packages above it:
 //
+//	model          provider-neutral model types and the LLM interface
+//	agent          the agent contract, invocations and the event stream
 //	functiontool   typed function tools: schemas inferred from Go types
 //	sandbox        a directory opened as a confinement root
 //	filetool       Read, Write and Edit over a sandbox
@@ -13,7 +15,7 @@
 //	backend/...    execution backends: host, OS-kernel sandbox, forkd microVMs
 //	webfetch, websearch, ssrf, egress
 //	                network tools, the SSRF guard and the egress proxy
-//	agent/...      the agent runtime: LLM agent, runner, loop and sequential
+//	agent/...      the agents: LLM agent, runner, loop and sequential
 //	               agents, agents as tools
 //	provider/...   model providers (OpenAI, Anthropic) on the official SDKs
 //	session/...    session persistence (in memory, SQLite)

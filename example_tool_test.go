@@ -9,6 +9,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/model"
 )
 
 // greetTool is a hand-written tool. ToolInfo supplies the descriptive methods;
@@ -60,9 +61,9 @@ func ExampleTool() {
 
 	tc := helikon.NewToolContext(context.Background(), "Hello", nil)
 	for _, args := range []string{`{"name":"Ada"}`, `{}`, `{"name":"root"}`} {
-		call := helikon.ToolCall{ID: "c1", Name: "Greet", Args: json.RawMessage(args)}
+		call := model.ToolCall{ID: "c1", Name: "Greet", Args: json.RawMessage(args)}
 		out, err := tool.Invoke(tc, call.Args)
-		res := helikon.ToolResultFor(call, out, err)
+		res := model.ToolResultFor(call, out, err)
 		fmt.Printf("%s %q\n", helikon.KindOf(err), res.Content)
 	}
 

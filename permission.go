@@ -146,6 +146,10 @@ type Decision struct {
 	Reason string
 	// Asked is true when the approval handler was consulted.
 	Asked bool
+	// Targets is what the tool reported the call with Args touches, when
+	// the call is allowed and the tool reported it (see [Targeter]); nil
+	// otherwise. [CheckedCall.Invoke] hands it to the tool.
+	Targets *Targets
 }
 
 // Err returns a *DeniedError for a denial, and nil when the call is allowed.
@@ -191,69 +195,80 @@ type Permissions struct {
 	Approver Approver
 }
 
-// Check runs call through the pipeline.
+// Check runs call through the pipeline. Most callers want [CheckCall],
+// which also validates the arguments and hands the decision's targets on to
+// the tool.
 func (p *Permissions) Check(ctx context.Context, call Call) Decision {
 	if p == nil {
 		p = &Permissions{}
 	}
+	d, ti := p.check(ctx, call)
+	if d.Allowed && ti.reported {
+		d.Targets = &ti.t
+	}
+	return d
+}
+
+// check is Check; it also returns the targets of the arguments decided on.
+func (p *Permissions) check(ctx context.Context, call Call) (Decision, *targetsInfo) {
 	args := call.Args
 	ti := resolveTargets(call.Targeter, args)
 
 	if d, done := p.checkDenyAndGuards(ctx, &call, ti); done {
-		return d
+		return d, ti
 	}
 
 	if r, ok := allowMatch(p.Allow, call.Tool, ti); ok {
-		return Decision{Allowed: true, Args: args, Stage: StageAllowRule, Reason: "allowed by rule " + r.String()}
+		return Decision{Allowed: true, Args: args, Stage: StageAllowRule, Reason: "allowed by rule " + r.String()}, ti
 	}
 
 	switch call.Mode {
 	case ModeBypass:
-		return Decision{Allowed: true, Args: args, Stage: StageMode, Reason: "bypass mode"}
+		return Decision{Allowed: true, Args: args, Stage: StageMode, Reason: "bypass mode"}, ti
 	case ModeDontAsk:
-		return deny(StageMode, fmt.Sprintf("%s is not permitted: dont-ask mode runs only calls that an allow rule permits, and none matches", call.Tool))
+		return deny(StageMode, fmt.Sprintf("%s is not permitted: dont-ask mode runs only calls that an allow rule permits, and none matches", call.Tool)), ti
 	case ModePlan:
 		if call.Effect != EffectReadOnly {
-			return deny(StageMode, fmt.Sprintf("%s is not permitted in plan mode: only read-only tools may run, and %s has effect %s; describe the change instead of making it", call.Tool, call.Tool, call.Effect))
+			return deny(StageMode, fmt.Sprintf("%s is not permitted in plan mode: only read-only tools may run, and %s has effect %s; describe the change instead of making it", call.Tool, call.Tool, call.Effect)), ti
 		}
 	case ModeAcceptEdits:
 		if call.Effect == EffectWrite {
-			return Decision{Allowed: true, Args: args, Stage: StageMode, Reason: "accept-edits mode approves write tools"}
+			return Decision{Allowed: true, Args: args, Stage: StageMode, Reason: "accept-edits mode approves write tools"}, ti
 		}
 	}
 
 	if p.Policy == nil {
-		return Decision{Allowed: true, Args: args, Stage: StagePolicy, Reason: "no policy installed"}
+		return Decision{Allowed: true, Args: args, Stage: StagePolicy, Reason: "no policy installed"}, ti
 	}
 	pd, err := p.Policy.Decide(ctx, &call, &ti.t)
 	if err != nil {
-		return deny(StagePolicy, fmt.Sprintf("%s was refused because the permission policy failed: %v", call.Tool, err))
+		return deny(StagePolicy, fmt.Sprintf("%s was refused because the permission policy failed: %v", call.Tool, err)), ti
 	}
 	switch pd.Behavior {
 	case BehaviorAllow:
-		return Decision{Allowed: true, Args: args, Stage: StagePolicy, Reason: pd.Reason}
+		return Decision{Allowed: true, Args: args, Stage: StagePolicy, Reason: pd.Reason}, ti
 	case BehaviorDeny:
 		reason := pd.Reason
 		if reason == "" {
 			reason = call.Tool + " was refused by the permission policy"
 		}
-		return deny(StagePolicy, reason)
+		return deny(StagePolicy, reason), ti
 	case BehaviorReplace:
 		if !json.Valid(pd.Args) {
-			return deny(StagePolicy, call.Tool+" was refused: the permission policy replaced its arguments with invalid JSON")
+			return deny(StagePolicy, call.Tool+" was refused: the permission policy replaced its arguments with invalid JSON"), ti
 		}
 		call.Args = pd.Args
 		ti2 := resolveTargets(call.Targeter, pd.Args)
 		if d, done := p.checkDenyAndGuards(ctx, &call, ti2); done {
-			return d
+			return d, ti2
 		}
-		return Decision{Allowed: true, Args: pd.Args, Stage: StagePolicy, Reason: "arguments replaced by the permission policy"}
+		return Decision{Allowed: true, Args: pd.Args, Stage: StagePolicy, Reason: "arguments replaced by the permission policy"}, ti2
 	default:
 		prompt := pd.Reason
 		if prompt == "" {
 			prompt = "the permission policy asks for approval"
 		}
-		return p.ask(ctx, &call, StageApproval, prompt, false)
+		return p.ask(ctx, &call, StageApproval, prompt, false), ti
 	}
 }
 
@@ -319,7 +334,7 @@ func resolveTargets(tg Targeter, args json.RawMessage) *targetsInfo {
 		return &targetsInfo{t: t, why: "its targets could not be determined: " + err.Error()}
 	}
 	if t.Unresolved != "" {
-		return &targetsInfo{t: t, why: strings.TrimSpace(t.Unresolved)}
+		return &targetsInfo{t: t, why: strings.TrimSpace(t.Unresolved), reported: true}
 	}
-	return &targetsInfo{t: t, known: true}
+	return &targetsInfo{t: t, known: true, reported: true}
 }

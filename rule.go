@@ -133,9 +133,10 @@ func (r Rule) appliesTo(tool string) bool {
 
 // targetsInfo is what the pipeline knows about a call's targets.
 type targetsInfo struct {
-	t     Targets
-	known bool   // the tool reported targets and they are fully resolved
-	why   string // when !known
+	t        Targets
+	known    bool   // the tool reported targets and they are fully resolved
+	reported bool   // the tool reported targets without an error (Unresolved may be set)
+	why      string // when !known
 }
 
 // matchItems returns the number of target items r's family matches and a

@@ -159,7 +159,7 @@ func TestToolContextView(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rc := helikon.NewRunContext(app{"ann"}, &helikon.RunConfig{Mode: helikon.ModePlan, MaxAgentDepth: 2})
 	tc := rc.ToolContext(ctx, "call_1")
-	if tc.App().user != "ann" || tc.PermissionMode() != helikon.ModePlan || tc.CallID() != "call_1" || tc.MaxAgentDepth() != 2 || tc.Tracer() == nil {
+	if tc.App().user != "ann" || tc.PermissionMode() != helikon.ModePlan || tc.CallID() != "call_1" || tc.MaxAgentDepth() != 2 {
 		t.Fatalf("tool context view wrong: %+v", tc)
 	}
 	tc.State().Set("k", 1)

@@ -172,3 +172,19 @@ type Backend interface {
 // ErrUnavailable is wrapped by errors returned when a backend cannot be built
 // or cannot run on this machine (fail closed).
 var ErrUnavailable = fmt.Errorf("backend unavailable")
+
+// WorkingDir is implemented by backends that run commands in a directory of
+// this machine (host, ossandbox). The Bash tool resolves the relative paths
+// a command writes to against it when it reports the command's targets.
+type WorkingDir interface {
+	// Dir is the absolute directory commands start in.
+	Dir() string
+}
+
+// TimeLimited is implemented by backends that kill every command after a
+// maximum time, which a [Request] can shorten but never lengthen. The Bash
+// tool tells the model the limit.
+type TimeLimited interface {
+	// Timeout is the longest a command may run.
+	Timeout() time.Duration
+}

@@ -24,7 +24,7 @@ func ExampleBackend() {
 	}
 	defer sb.Close()
 	var b backend.Backend
-	b, err = host.New(sb, nil)
+	b, err = host.New(sb.Dir(), nil)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -45,6 +45,7 @@ import (
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/functiontool"
+	"github.com/paigasus/helikon/shellcmd"
 )
 
 // Name is the tool's name.
@@ -81,7 +82,7 @@ type Options struct {
 	DenyCommands []string
 	// Root is the directory relative paths in commands are resolved
 	// against when reporting targets; "" means the backend's working
-	// directory when the backend reports one (a Dir() string method).
+	// directory when the backend reports one ([backend.WorkingDir]).
 	// When neither is known, a command that redirects to a relative path
 	// has unresolved targets (see [Tool.Targets]).
 	Root string
@@ -93,7 +94,7 @@ type Options struct {
 type Tool[C any] struct {
 	*functiontool.Tool[C, Args, Output]
 	backend backend.Backend
-	policy  *commandPolicy
+	lists   shellcmd.Policy
 	root    string
 }
 
@@ -107,13 +108,12 @@ func New[C any](b backend.Backend, opts *Options) (*Tool[C], error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	pol, err := newCommandPolicy(opts.AllowCommands, opts.DenyCommands)
-	if err != nil {
+	t := &Tool[C]{backend: b, lists: shellcmd.Policy{Allow: opts.AllowCommands, Deny: opts.DenyCommands}, root: opts.Root}
+	if err := t.lists.Validate(); err != nil {
 		return nil, fmt.Errorf("bashtool: %w", err)
 	}
-	t := &Tool[C]{backend: b, policy: pol, root: opts.Root}
 	if t.root == "" {
-		if d, ok := b.(interface{ Dir() string }); ok {
+		if d, ok := b.(backend.WorkingDir); ok {
 			t.root = d.Dir()
 		}
 	}
@@ -141,7 +141,7 @@ func description(b backend.Backend, opts *Options) string {
 	var d strings.Builder
 	d.WriteString("Run a shell command with bash -c in the sandbox root directory and return its stdout, stderr and exit code. ")
 	d.WriteString("Containment: " + g.Label + ". ")
-	if t, ok := b.(interface{ Timeout() time.Duration }); ok {
+	if t, ok := b.(backend.TimeLimited); ok {
 		fmt.Fprintf(&d, "Commands are killed after %s (timeout_ms can only shorten this), together with everything they started; do not start servers or other long-running processes in the background. ", t.Timeout())
 	} else {
 		d.WriteString("Commands are killed when they time out (timeout_ms can only shorten the timeout), together with everything they started. ")
@@ -160,7 +160,7 @@ func description(b backend.Backend, opts *Options) string {
 func (t *Tool[C]) Backend() backend.Backend { return t.backend }
 
 func (t *Tool[C]) run(tc *helikon.ToolContext[C], in Args) (Output, error) {
-	if err := t.policy.check(in.Command); err != nil {
+	if err := t.checkLists(tc, in); err != nil {
 		return Output{}, err
 	}
 	req := &backend.Request{Command: in.Command}

@@ -30,7 +30,7 @@ func newTool(t testing.TB, hopts *host.Options, opts *bashtool.Options) (*bashto
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
-	b, err := host.New(sb, hopts)
+	b, err := host.New(sb.Dir(), hopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +423,7 @@ func ExampleNew() {
 		return
 	}
 	defer sb.Close()
-	b, err := host.New(sb, &host.Options{Timeout: 10 * time.Second})
+	b, err := host.New(sb.Dir(), &host.Options{Timeout: 10 * time.Second})
 	if err != nil {
 		fmt.Println(err)
 		return

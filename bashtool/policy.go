@@ -12,24 +12,20 @@ import (
 	"github.com/paigasus/helikon/shellcmd"
 )
 
-// commandPolicy is the tool's allow and deny lists, checked with the same
-// analysis that reports the tool's targets.
-type commandPolicy struct {
-	p shellcmd.Policy
-}
-
-func newCommandPolicy(allow, deny []string) (*commandPolicy, error) {
-	cp := &commandPolicy{p: shellcmd.Policy{Allow: allow, Deny: deny}}
-	if err := cp.p.Validate(); err != nil {
-		return nil, err
+// checkLists applies the tool's allow and deny lists to a call of in. It
+// matches the targets the permission pipeline already computed for the call
+// (tc.Targets) when there are any, so a command is parsed once per call; a
+// call that did not come through the pipeline is analysed here.
+func (t *Tool[C]) checkLists(tc *helikon.ToolContext[C], in Args) error {
+	if len(t.lists.Allow) == 0 && len(t.lists.Deny) == 0 {
+		return nil
 	}
-	return cp, nil
-}
-
-// check returns nil when the lists let command run, and a
-// *helikon.DeniedError that says why when they do not.
-func (cp *commandPolicy) check(command string) error {
-	return cp.p.Check(command)
+	tg := tc.Targets()
+	if tg == nil {
+		own := t.targetsOf(in)
+		tg = &own
+	}
+	return t.lists.CheckTargets(tg)
 }
 
 // Targets reports what a call would run and write, for the permission
@@ -57,6 +53,11 @@ func (t *Tool[C]) Targets(args json.RawMessage) (helikon.Targets, error) {
 	if err != nil {
 		return helikon.Targets{}, err
 	}
+	return t.targetsOf(in), nil
+}
+
+// targetsOf is Targets for decoded arguments.
+func (t *Tool[C]) targetsOf(in Args) helikon.Targets {
 	a := shellcmd.Analyze(in.Command)
 	tg := a.Targets()
 	home, _ := os.UserHomeDir()
@@ -83,7 +84,7 @@ func (t *Tool[C]) Targets(args json.RawMessage) (helikon.Targets, error) {
 			tg.Paths = append(tg.Paths, helikon.PathTarget{Path: filepath.Join(b, p), Root: t.root, Access: helikon.AccessWrite})
 		}
 	}
-	return tg, nil
+	return tg
 }
 
 // expandHome replaces a leading ~, $HOME or ${HOME} of p by home.

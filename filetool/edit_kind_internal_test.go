@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/model"
 )
 
 // TestEditMismatchIsOtherNotDeniedNorInvalidArgs pins the decision recorded
@@ -20,7 +21,7 @@ func TestEditMismatchIsOtherNotDeniedNorInvalidArgs(t *testing.T) {
 		if kind := helikon.KindOf(err); kind != helikon.KindOther {
 			t.Errorf("%s: kind %s, want other", name, kind)
 		}
-		res := helikon.ToolResultFor(helikon.ToolCall{Name: "Edit"}, nil, err)
+		res := model.ToolResultFor(model.ToolCall{Name: "Edit"}, nil, err)
 		if strings.Contains(res.Content, "Do not retry") || !strings.Contains(res.Content, "a.txt") {
 			t.Errorf("%s: the model reads %q", name, res.Content)
 		}

@@ -29,7 +29,7 @@ func builtinTools(t testing.TB, root string) []helikon.Tool[app] {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := host.NewDir(root, nil)
+	b, err := host.New(root, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

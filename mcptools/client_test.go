@@ -15,10 +15,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/agenttest"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
 	"github.com/paigasus/helikon/mcptools"
+	"github.com/paigasus/helikon/model"
 )
 
 // serverEnv makes the test binary run foreignServer on stdio (see TestMain).
@@ -244,7 +246,7 @@ func TestHelikonToolsRoundTrip(t *testing.T) {
 		{"touch_system", `{}`}, // the guard asks; nobody to ask: denied
 	}
 	for _, c := range calls {
-		call := helikon.ToolCall{ID: "1", Name: c.tool, Args: json.RawMessage(c.args)}
+		call := model.ToolCall{ID: "1", Name: c.tool, Args: json.RawMessage(c.args)}
 		rout, rerr := invoke(remote[c.tool], c.args)
 		local := k.tool(c.tool)
 		d := (&helikon.Permissions{}).Check(context.Background(), helikon.CallFor(local, call.Args, helikon.ModeDefault))
@@ -253,7 +255,7 @@ func TestHelikonToolsRoundTrip(t *testing.T) {
 		if d.Allowed {
 			lout, lerr = invoke(local, c.args)
 		}
-		got, want := helikon.ToolResultFor(call, rout, rerr), helikon.ToolResultFor(call, lout, lerr)
+		got, want := model.ToolResultFor(call, rout, rerr), model.ToolResultFor(call, lout, lerr)
 		if got.IsError != want.IsError || got.Kind != want.Kind || (got.IsError && got.Content != want.Content) || (!got.IsError && normJSON(t, json.RawMessage(got.Content)) != normJSON(t, json.RawMessage(want.Content))) {
 			t.Errorf("%s %s through MCP:\n got %+v\nwant %+v", c.tool, c.args, got, want)
 		}
@@ -272,7 +274,7 @@ func TestAgentUsesMCPServerTools(t *testing.T) {
 	}
 	defer src.Close()
 	m := agenttest.New(
-		agenttest.Reply{ToolCalls: []helikon.ToolCall{
+		agenttest.Reply{ToolCalls: []model.ToolCall{
 			agenttest.Call("c1", "get_weather", `{"city":"Oslo"}`),
 			agenttest.Call("c2", "delete_file", `{"path":"notes.txt"}`),
 		}},
@@ -283,7 +285,7 @@ func TestAgentUsesMCPServerTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := helikon.Collect(r.Run(context.Background(), "", "Weather in Oslo? Then delete notes.txt."))
+	res, err := agent.Collect(r.Run(context.Background(), "", "Weather in Oslo? Then delete notes.txt."))
 	if err != nil {
 		t.Fatal(err)
 	}

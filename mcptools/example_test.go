@@ -14,6 +14,7 @@ import (
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/functiontool"
 	"github.com/paigasus/helikon/mcptools"
+	"github.com/paigasus/helikon/model"
 )
 
 type addArgs struct {
@@ -109,12 +110,12 @@ func ExampleCommand() {
 		log.Fatal(err)
 	}
 	defer src.Close()
-	var model helikon.Model // a provider's model
-	agent, err := llmagent.NewBuilder[struct{}]().Name("assistant").Model(model).ToolSource(src).Build()
+	var llm model.LLM // a provider's model
+	assistant, err := llmagent.NewBuilder[struct{}]().Name("assistant").Model(llm).ToolSource(src).Build()
 	if err != nil {
 		log.Fatal(err)
 	}
-	_ = agent
+	_ = assistant
 }
 
 // Serve the same tools over streamable HTTP on loopback, with a bearer

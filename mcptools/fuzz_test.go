@@ -9,6 +9,7 @@ import (
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/mcptools"
+	"github.com/paigasus/helikon/model"
 )
 
 // FuzzServedCall: for any JSON arguments, a call through MCP gives exactly
@@ -35,7 +36,7 @@ func FuzzServedCall(f *testing.F) {
 			return // the SDK itself refuses non-object arguments
 		}
 		out, derr := echo.Invoke(helikon.NewToolContext(context.Background(), app{}, nil), args)
-		want := helikon.ToolResultFor(helikon.ToolCall{Name: "echo"}, out, derr)
+		want := model.ToolResultFor(model.ToolCall{Name: "echo"}, out, derr)
 		if res.IsError != want.IsError {
 			t.Fatalf("args %s: isError %v, direct call %v (%s)", args, res.IsError, want.IsError, text(res))
 		}

@@ -1,7 +1,6 @@
 package mcptools
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/internal/argcheck"
+	"github.com/paigasus/helikon/model"
 )
 
 // MetaError is the key, in the _meta of an isError tool result, under which a
@@ -197,37 +197,33 @@ func (c *servedCall[C]) call(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		asker = &elicitApprover{req: req, key: c.key, modern: req.ProtocolVersion() >= modernProtocol}
 		perms.Approver = asker
 	}
-	d := perms.Check(ctx, helikon.CallFor(c.tool, args, c.opts.Mode))
-	if !d.Allowed {
+	rc := helikon.NewRunContext(c.opts.App, &helikon.RunConfig{Mode: c.opts.Mode})
+	checked, _, err := helikon.CheckCall(ctx, rc, &perms, c.tool, args)
+	if err != nil {
 		if asker != nil && len(asker.pending) > 0 && req.ProtocolVersion() >= modernProtocol {
 			// Multi round-trip (SEP-2322): the client asks its user and
 			// calls again with the answers.
 			return &mcp.CallToolResult{InputRequests: asker.pending}, "input_required"
 		}
-		return errorResult(name, d.Err())
+		return errorResult(name, err)
 	}
 
 	stop := c.reportProgress(ctx, req)
-	tc := helikon.NewToolContext(ctx, c.opts.App, &helikon.RunConfig{Mode: c.opts.Mode})
-	out, err := c.tool.Invoke(tc, d.Args)
+	out, err := checked.Invoke(rc.ToolContext(ctx, ""))
 	stop()
 	if err != nil {
-		if ia := (*helikon.InvalidArgsError)(nil); errors.As(err, &ia) && ia.Tool == "" {
-			ia.Tool = name
+		var pe *helikon.PanicError
+		if errors.As(err, &pe) {
+			c.logger().Error("tool panicked", "tool", name, "panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
 		}
 		return errorResult(name, err)
 	}
 	return c.successResult(out)
 }
 
+// successResult is the result of a call that returned out, which
+// [helikon.CheckedCall.Invoke] guarantees is valid JSON.
 func (c *servedCall[C]) successResult(out json.RawMessage) (*mcp.CallToolResult, string) {
-	out = bytes.TrimSpace(out)
-	if len(out) == 0 {
-		out = json.RawMessage("null")
-	}
-	if !json.Valid(out) {
-		return errorResult(c.tool.Name(), helikon.Other(fmt.Errorf("tool %s returned invalid JSON (a bug in the tool)", c.tool.Name())))
-	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}
 	// Structured content is required with an output schema and harmless
 	// (and convenient for clients) for any JSON object.
@@ -238,7 +234,7 @@ func (c *servedCall[C]) successResult(out json.RawMessage) (*mcp.CallToolResult,
 }
 
 // errorResult turns a tool error into an isError result whose text is what
-// a model sees for the error in a helikon run ([helikon.ToolResultFor]).
+// a model sees for the error in a helikon run ([model.ToolResultFor]).
 func errorResult(tool string, err error) (*mcp.CallToolResult, string) {
 	kind := helikon.KindOf(err)
 	em := ErrorMeta{Kind: kind, Message: err.Error()}
@@ -253,7 +249,7 @@ func errorResult(tool string, err error) (*mcp.CallToolResult, string) {
 	}
 	res := &mcp.CallToolResult{
 		Meta:    mcp.Meta{MetaError: em},
-		Content: []mcp.Content{&mcp.TextContent{Text: helikon.ToolResultFor(helikon.ToolCall{Name: tool}, nil, err).Content}},
+		Content: []mcp.Content{&mcp.TextContent{Text: model.ToolResultFor(model.ToolCall{Name: tool}, nil, err).Content}},
 		IsError: true,
 	}
 	return res, string(kind)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/mcptools"
+	"github.com/paigasus/helikon/model"
 )
 
 func TestServerListsToolsWithSchemasAndAnnotations(t *testing.T) {
@@ -103,7 +104,7 @@ func TestServerResultsMatchWhatAModelSees(t *testing.T) {
 			// What the model sees in a run for the same call.
 			tool := k.tool(tt.tool)
 			out, err := tool.Invoke(helikon.NewToolContext(context.Background(), app{}, nil), json.RawMessage(tt.args))
-			want := helikon.ToolResultFor(helikon.ToolCall{Name: tt.tool}, out, err).Content
+			want := model.ToolResultFor(model.ToolCall{Name: tt.tool}, out, err).Content
 			if got := text(res); got != want {
 				t.Errorf("text\n got %s\nwant %s", got, want)
 			}

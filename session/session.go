@@ -29,7 +29,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/model"
 )
 
 // ErrNotFound is returned (wrapped) for a session id the store does not have.
@@ -39,7 +39,7 @@ var ErrNotFound = errors.New("session not found")
 type Session struct {
 	ID string
 	// Messages is the whole conversation, oldest first.
-	Messages []helikon.Message
+	Messages []model.Message
 	// State is the run-scoped state as of the last Append, decoded from
 	// JSON (numbers are float64, structs map[string]any).
 	State map[string]any
@@ -55,7 +55,7 @@ type Store interface {
 	Get(ctx context.Context, id string) (*Session, error)
 	// Append adds msgs to the session called id and replaces its state with
 	// state, atomically, creating the session when it does not exist.
-	Append(ctx context.Context, id string, msgs []helikon.Message, state map[string]any) error
+	Append(ctx context.Context, id string, msgs []model.Message, state map[string]any) error
 	// Delete removes the session; deleting a missing session is not an
 	// error.
 	Delete(ctx context.Context, id string) error
@@ -114,7 +114,7 @@ func (s *Memory) Get(ctx context.Context, id string) (*Session, error) {
 	if !ok {
 		return nil, fmt.Errorf("session %s: %w", id, ErrNotFound)
 	}
-	out := &Session{ID: id, Messages: make([]helikon.Message, len(msgs)), CreatedAt: created, UpdatedAt: updated}
+	out := &Session{ID: id, Messages: make([]model.Message, len(msgs)), CreatedAt: created, UpdatedAt: updated}
 	for i, b := range msgs {
 		if err := json.Unmarshal(b, &out.Messages[i]); err != nil {
 			return nil, fmt.Errorf("session %s: message %d: %w", id, i, err)
@@ -127,7 +127,7 @@ func (s *Memory) Get(ctx context.Context, id string) (*Session, error) {
 }
 
 // Append implements [Store].
-func (s *Memory) Append(ctx context.Context, id string, msgs []helikon.Message, state map[string]any) error {
+func (s *Memory) Append(ctx context.Context, id string, msgs []model.Message, state map[string]any) error {
 	if err := ValidateID(id); err != nil {
 		return err
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/model"
 	"github.com/paigasus/helikon/session"
 )
 
@@ -43,7 +43,7 @@ func FuzzValidateID(f *testing.F) {
 func ExampleMemory() {
 	ctx := context.Background()
 	s := session.NewMemory()
-	_ = s.Append(ctx, "demo", []helikon.Message{helikon.UserMessage("hello")}, map[string]any{"visits": 1})
+	_ = s.Append(ctx, "demo", []model.Message{model.UserMessage("hello")}, map[string]any{"visits": 1})
 	got, _ := s.Get(ctx, "demo")
 	fmt.Println(got.Messages[0].Text, got.State["visits"])
 	// Output: hello 1

@@ -64,20 +64,27 @@ func (p *Policy) Check(command string) error {
 // CheckAnalysis is Check for a command already analysed. Commands added to
 // an Analysis by hand are matched as written.
 func (p *Policy) CheckAnalysis(a *Analysis) error {
+	return p.CheckTargets(&helikon.Targets{Commands: a.Commands, Unresolved: a.Unresolved})
+}
+
+// CheckTargets is Check for the targets a tool reported for a command (see
+// [Analysis.Targets]): it matches t.Commands and fails closed when
+// t.Unresolved is set, whatever made it so.
+func (p *Policy) CheckTargets(t *helikon.Targets) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
 	if len(p.Allow) == 0 && len(p.Deny) == 0 {
 		return nil
 	}
-	if a.Unresolved != "" {
+	if t.Unresolved != "" {
 		list := "deny"
 		if len(p.Allow) > 0 {
 			list = "allow"
 		}
-		return helikon.Denied("a command %s list is in force and %s", list, a.Unresolved)
+		return helikon.Denied("a command %s list is in force and %s", list, t.Unresolved)
 	}
-	for _, c := range a.Commands {
+	for _, c := range t.Commands {
 		for _, pat := range p.Deny {
 			if c.MatchPattern(strings.Fields(pat), true) {
 				return helikon.Denied("the command runs %q, which the deny list forbids (pattern %q); do not run %s", strings.Join(c.Args, " "), pat, c.Program())
@@ -87,7 +94,7 @@ func (p *Policy) CheckAnalysis(a *Analysis) error {
 	if len(p.Allow) == 0 {
 		return nil
 	}
-	for _, c := range a.Commands {
+	for _, c := range t.Commands {
 		ok := false
 		for _, pat := range p.Allow {
 			if c.MatchPattern(strings.Fields(pat), false) {

@@ -1,4 +1,4 @@
-// Package agenttest provides an in-process scripted [helikon.Model] for tests
+// Package agenttest provides an in-process scripted [model.LLM] for tests
 // and benchmarks of agents, in the spirit of net/http/httptest: no network,
 // deterministic answers, and a record of every request the model received.
 //
@@ -28,7 +28,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/model"
 )
 
 // Reply is one scripted answer.
@@ -37,16 +37,16 @@ type Reply struct {
 	Text string
 	// ToolCalls are the calls the model asks for; any makes the stop reason
 	// tool_calls instead of end_turn.
-	ToolCalls []helikon.ToolCall
+	ToolCalls []model.ToolCall
 	// Usage is reported on the final chunk; Requests is always set to 1.
-	Usage helikon.Usage
+	Usage model.Usage
 	// Err fails the model call instead.
 	Err error
 }
 
 // Call returns a tool call with the given id, tool name and JSON arguments.
-func Call(id, name, args string) helikon.ToolCall {
-	return helikon.ToolCall{ID: id, Name: name, Args: json.RawMessage(args)}
+func Call(id, name, args string) model.ToolCall {
+	return model.ToolCall{ID: id, Name: name, Args: json.RawMessage(args)}
 }
 
 // ErrScriptExhausted is returned when the model is called more often than it
@@ -65,14 +65,14 @@ type Model struct {
 	// Func, when set, computes every reply instead of Replies. It is called
 	// without the model's lock held, so concurrent runs may call it
 	// concurrently.
-	Func func(req *helikon.ModelRequest) Reply
+	Func func(req *model.Request) Reply
 	// NoRecord stops the model from keeping a copy of each request (for
 	// benchmarks).
 	NoRecord bool
 
 	mu       sync.Mutex
 	next     int
-	requests []*helikon.ModelRequest
+	requests []*model.Request
 }
 
 // New returns a model that answers with replies in order.
@@ -89,10 +89,10 @@ func (m *Model) Name() string {
 // Requests returns the requests received so far, in arrival order. Each is a
 // copy of the request whose Messages slice is copied too (the messages
 // themselves are shared).
-func (m *Model) Requests() []*helikon.ModelRequest {
+func (m *Model) Requests() []*model.Request {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]*helikon.ModelRequest(nil), m.requests...)
+	return append([]*model.Request(nil), m.requests...)
 }
 
 // Calls returns the number of model calls so far.
@@ -102,9 +102,9 @@ func (m *Model) Calls() int {
 	return m.next
 }
 
-// Stream implements [helikon.Model].
-func (m *Model) Stream(ctx context.Context, req *helikon.ModelRequest) iter.Seq2[*helikon.ModelChunk, error] {
-	return func(yield func(*helikon.ModelChunk, error) bool) {
+// Stream implements [model.LLM].
+func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
+	return func(yield func(*model.Chunk, error) bool) {
 		if err := ctx.Err(); err != nil {
 			yield(nil, err)
 			return
@@ -115,7 +115,7 @@ func (m *Model) Stream(ctx context.Context, req *helikon.ModelRequest) iter.Seq2
 		m.next++
 		if !m.NoRecord {
 			cp := *req
-			cp.Messages = append([]helikon.Message(nil), req.Messages...)
+			cp.Messages = append([]model.Message(nil), req.Messages...)
 			m.requests = append(m.requests, &cp)
 		}
 		m.mu.Unlock()
@@ -134,34 +134,34 @@ func (m *Model) Stream(ctx context.Context, req *helikon.ModelRequest) iter.Seq2
 		}
 		if r.Text != "" {
 			h := len(r.Text) / 2
-			if h > 0 && !yield(&helikon.ModelChunk{Text: r.Text[:h]}, nil) {
+			if h > 0 && !yield(&model.Chunk{Text: r.Text[:h]}, nil) {
 				return
 			}
-			if !yield(&helikon.ModelChunk{Text: r.Text[h:]}, nil) {
+			if !yield(&model.Chunk{Text: r.Text[h:]}, nil) {
 				return
 			}
 		}
 		for i, c := range r.ToolCalls {
 			h := len(c.Name) / 2
-			parts := []helikon.ToolCallDelta{
+			parts := []model.ToolCallDelta{
 				{Index: i, ID: c.ID, Name: c.Name[:h]},
 				{Index: i, Name: c.Name[h:]},
 				{Index: i, ArgsFragment: string(c.Args)},
 			}
 			for j := range parts {
-				if !yield(&helikon.ModelChunk{ToolCall: &parts[j]}, nil) {
+				if !yield(&model.Chunk{ToolCall: &parts[j]}, nil) {
 					return
 				}
 			}
 		}
-		stop := helikon.StopEndTurn
+		stop := model.StopEndTurn
 		if len(r.ToolCalls) > 0 {
-			stop = helikon.StopToolCalls
+			stop = model.StopToolCalls
 		}
 		u := r.Usage
 		u.Requests = 1
-		yield(&helikon.ModelChunk{Response: &helikon.ModelResponse{
-			Message:    helikon.Message{Role: helikon.RoleAssistant, Text: r.Text, ToolCalls: r.ToolCalls},
+		yield(&model.Chunk{Response: &model.Response{
+			Message:    model.Message{Role: model.RoleAssistant, Text: r.Text, ToolCalls: r.ToolCalls},
 			Usage:      u,
 			StopReason: stop,
 			Model:      m.Name(),
@@ -171,12 +171,12 @@ func (m *Model) Stream(ctx context.Context, req *helikon.ModelRequest) iter.Seq2
 
 // LastToolResults returns the tool results of the last tool message of req,
 // for a Func that reacts to them.
-func LastToolResults(req *helikon.ModelRequest) []helikon.ToolResult {
+func LastToolResults(req *model.Request) []model.ToolResult {
 	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == helikon.RoleTool {
+		if req.Messages[i].Role == model.RoleTool {
 			return req.Messages[i].ToolResults
 		}
-		if req.Messages[i].Role == helikon.RoleUser {
+		if req.Messages[i].Role == model.RoleUser {
 			return nil
 		}
 	}
@@ -184,7 +184,7 @@ func LastToolResults(req *helikon.ModelRequest) []helikon.ToolResult {
 }
 
 // Contains reports whether any text or tool result in req contains s.
-func Contains(req *helikon.ModelRequest, s string) bool {
+func Contains(req *model.Request, s string) bool {
 	for _, m := range req.Messages {
 		if strings.Contains(m.Text, s) {
 			return true

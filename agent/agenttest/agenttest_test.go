@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/agent/agenttest"
+	"github.com/paigasus/helikon/model"
 )
 
 func TestScriptedModelStreamsAndRecords(t *testing.T) {
-	m := agenttest.New(agenttest.Reply{Text: "hello", ToolCalls: []helikon.ToolCall{agenttest.Call("c", "lookup", `{"a":1}`)}, Usage: helikon.Usage{InputTokens: 4}})
+	m := agenttest.New(agenttest.Reply{Text: "hello", ToolCalls: []model.ToolCall{agenttest.Call("c", "lookup", `{"a":1}`)}, Usage: model.Usage{InputTokens: 4}})
 	var text, name, args strings.Builder
-	var resp *helikon.ModelResponse
-	req := &helikon.ModelRequest{Messages: []helikon.Message{helikon.UserMessage("hi")}}
+	var resp *model.Response
+	req := &model.Request{Messages: []model.Message{model.UserMessage("hi")}}
 	for c, err := range m.Stream(context.Background(), req) {
 		if err != nil {
 			t.Fatal(err)
@@ -31,13 +31,13 @@ func TestScriptedModelStreamsAndRecords(t *testing.T) {
 	if text.String() != "hello" || name.String() != "lookup" || args.String() != `{"a":1}` {
 		t.Errorf("deltas %q %q %q", text.String(), name.String(), args.String())
 	}
-	if resp.StopReason != helikon.StopToolCalls || resp.Usage.Requests != 1 || resp.Usage.InputTokens != 4 {
+	if resp.StopReason != model.StopToolCalls || resp.Usage.Requests != 1 || resp.Usage.InputTokens != 4 {
 		t.Errorf("response %+v", resp)
 	}
 	if len(m.Requests()) != 1 || m.Requests()[0].Messages[0].Text != "hi" {
 		t.Errorf("requests %+v", m.Requests())
 	}
-	if _, err := helikon.Generate(context.Background(), m, req); !errors.Is(err, agenttest.ErrScriptExhausted) {
+	if _, err := model.Generate(context.Background(), m, req); !errors.Is(err, agenttest.ErrScriptExhausted) {
 		t.Errorf("exhausted script: %v", err)
 	}
 }

@@ -16,9 +16,9 @@
 // the sub-agent (its turns, text deltas, tool calls, approval requests,
 // denials and results, and the events of its own sub-agents) reaches the
 // parent's event stream while the sub-agent runs, through the
-// [helikon.Forwarder] in the tool call's context. Each is tagged with
-// [helikon.Event.ForwardedBy] and the call's id, so it keeps the sub-agent's
-// Agent and Depth and gets a Path ([helikon.Event.Forwarded] reports true);
+// [agent.Forwarder] in the tool call's context. Each is tagged with
+// [agent.Event.ForwardedBy] and the call's id, so it keeps the sub-agent's
+// Agent and Depth and gets a Path ([agent.Event.Forwarded] reports true);
 // all of them come before the parent's tool_result for the call. The
 // sub-agent's events come in the order it emitted them; those of sub-agents
 // running at the same time (parallel calls) interleave, and their Path tells
@@ -45,6 +45,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
+	"github.com/paigasus/helikon/model"
 )
 
 // Options configures an agent tool. The zero value (or nil) names the tool
@@ -66,7 +68,7 @@ type Options struct {
 // Tool is an agent exposed as a tool.
 type Tool[C any] struct {
 	helikon.ToolInfo
-	agent     helikon.Agent[C]
+	agent     agent.Agent[C]
 	noForward bool
 }
 
@@ -80,7 +82,7 @@ type output struct {
 
 // New returns agent a as a tool. It fails when the tool name (the agent's
 // name unless opts gives one) is not a valid tool name.
-func New[C any](a helikon.Agent[C], opts *Options) (*Tool[C], error) {
+func New[C any](a agent.Agent[C], opts *Options) (*Tool[C], error) {
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -131,33 +133,33 @@ func (t *Tool[C]) Invoke(tc *helikon.ToolContext[C], args json.RawMessage) (json
 	if strings.TrimSpace(in.Request) == "" {
 		return nil, &helikon.InvalidArgsError{Tool: t.ToolName, Problems: []string{"request: must be a non-empty string describing the task"}}
 	}
-	parent, ok := helikon.InvocationFromContext[C](tc)
+	parent, ok := agent.InvocationFromContext[C](tc)
 	if !ok {
 		return nil, helikon.Other(fmt.Errorf("agent tool %s can only run inside an agent run (its tool context carries no invocation)", t.ToolName))
 	}
-	inv, err := parent.Fork([]helikon.Message{helikon.UserMessage(in.Request)})
+	inv, err := parent.Fork([]model.Message{model.UserMessage(in.Request)})
 	if err != nil {
 		return nil, helikon.Other(fmt.Errorf("agent %s was not started: %w", t.agent.Name(), err))
 	}
-	var forward helikon.Forwarder
+	var forward agent.Forwarder
 	if !t.noForward {
-		forward = helikon.ForwarderFromContext(tc)
+		forward = agent.ForwarderFromContext(tc)
 	}
 	// The sub-agent does not see this call's forwarder: its events reach the
 	// parent through this loop, tagged, and its own tools get forwarders
 	// from it.
 	var ctx context.Context = tc
-	if helikon.ForwarderFromContext(tc) != nil {
-		ctx = helikon.ContextWithForwarder(tc, nil)
+	if agent.ForwarderFromContext(tc) != nil {
+		ctx = agent.ContextWithForwarder(tc, nil)
 	}
 	var answer string
 	for ev, err := range t.agent.Run(ctx, inv) {
 		if err != nil {
 			return nil, helikon.Other(fmt.Errorf("agent %s failed: %w", t.agent.Name(), err))
 		}
-		if ev.Kind == helikon.EventTurnCompleted && !ev.Forwarded() {
+		if ev.Kind == agent.EventTurnCompleted && !ev.Forwarded() {
 			for _, m := range ev.Messages {
-				if m.Role == helikon.RoleAssistant && m.Text != "" {
+				if m.Role == model.RoleAssistant && m.Text != "" {
 					answer = m.Text
 				}
 			}

@@ -9,11 +9,13 @@ import (
 	"testing"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/agenttest"
 	"github.com/paigasus/helikon/agent/agenttool"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
 	"github.com/paigasus/helikon/functiontool"
+	"github.com/paigasus/helikon/model"
 )
 
 type App = struct{}
@@ -46,20 +48,20 @@ func TestDepthLimitStopsARecursiveAgent(t *testing.T) {
 			}
 			return int(d), nil
 		}, &functiontool.Options{Effect: helikon.EffectReadOnly}))
-		m := &agenttest.Model{Func: func(req *helikon.ModelRequest) agenttest.Reply {
+		m := &agenttest.Model{Func: func(req *model.Request) agenttest.Reply {
 			if res := agenttest.LastToolResults(req); res != nil {
 				if len(res) == 1 {
-					return agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("", "delegate", `{"request":"go deeper"}`), agenttest.Call("", "probe", `{}`)}}
+					return agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("", "delegate", `{"request":"go deeper"}`), agenttest.Call("", "probe", `{}`)}}
 				}
 				return agenttest.Reply{Text: "unwound: " + res[0].Content}
 			}
-			return agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("", "probe", `{}`)}}
+			return agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("", "probe", `{}`)}}
 		}}
 		src := &selfSource{}
 		a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "recursive", Model: m, Tools: []helikon.Tool[App]{probe}, ToolSources: []llmagent.ToolSource[App]{src}}))
 		src.a = a
 		r, _ := runner.New(runner.Config[App]{Agent: a, MaxAgentDepth: limit})
-		res, err := helikon.Collect(r.Run(context.Background(), "", "start"))
+		res, err := agent.Collect(r.Run(context.Background(), "", "start"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,16 +79,16 @@ func TestSubAgentRunsUnderTheParentsPermissions(t *testing.T) {
 		tc.State().Set("wrote", true)
 		return "written", nil
 	}, &functiontool.Options{Effect: helikon.EffectWrite}))
-	subModel := agenttest.New(agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("w", "Write", `{}`)}}, agenttest.Reply{Text: "sub answer"})
+	subModel := agenttest.New(agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("w", "Write", `{}`)}}, agenttest.Reply{Text: "sub answer"})
 	sub := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "helper", Description: "Helps.", Model: subModel, Tools: []helikon.Tool[App]{write}}))
-	parentModel := agenttest.New(agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("h", "helper", `{"request":"write it"}`)}}, agenttest.Reply{Text: "parent answer"})
+	parentModel := agenttest.New(agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("h", "helper", `{"request":"write it"}`)}}, agenttest.Reply{Text: "parent answer"})
 	parent := llmagent.Must(llmagent.NewBuilder[App]().Name("parent").Model(parentModel).SubAgent(sub).Build())
 
 	// A deny rule of the run stops the sub-agent's Write: the sub-agent
 	// runs under the parent's pipeline.
 	perms := &helikon.Permissions{Deny: []helikon.Rule{helikon.MustParseRule("Write")}}
 	r, _ := runner.New(runner.Config[App]{Agent: parent, Permissions: perms})
-	if _, err := helikon.Collect(r.Run(context.Background(), "s", "go")); err != nil {
+	if _, err := agent.Collect(r.Run(context.Background(), "s", "go")); err != nil {
 		t.Fatal(err)
 	}
 	if !agenttest.Contains(subModel.Requests()[1], "denied by rule Write") {

@@ -13,6 +13,7 @@ import (
 	"github.com/paigasus/helikon/agent/agenttool"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
+	"github.com/paigasus/helikon/model"
 )
 
 type noop struct{ helikon.ToolInfo }
@@ -29,10 +30,10 @@ func (noop) Invoke(*helikon.ToolContext[App], json.RawMessage) (json.RawMessage,
 // reported per forwarded event.
 func BenchmarkSubAgentRun(b *testing.B) {
 	tool := &noop{helikon.ToolInfo{ToolName: "noop", ToolDescription: "does nothing", InputSchema: &jsonschema.Schema{Type: "object"}, ToolEffect: helikon.EffectReadOnly}}
-	subCall := []helikon.ToolCall{agenttest.Call("n", "noop", `{}`)}
-	parentCall := []helikon.ToolCall{agenttest.Call("h", "helper", `{"request":"go"}`)}
-	script := func(call []helikon.ToolCall) *agenttest.Model {
-		return &agenttest.Model{NoRecord: true, Func: func(req *helikon.ModelRequest) agenttest.Reply {
+	subCall := []model.ToolCall{agenttest.Call("n", "noop", `{}`)}
+	parentCall := []model.ToolCall{agenttest.Call("h", "helper", `{"request":"go"}`)}
+	script := func(call []model.ToolCall) *agenttest.Model {
+		return &agenttest.Model{NoRecord: true, Func: func(req *model.Request) agenttest.Reply {
 			if agenttest.LastToolResults(req) != nil {
 				return agenttest.Reply{Text: "done"}
 			}

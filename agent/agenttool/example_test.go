@@ -5,11 +5,13 @@ import (
 	"fmt"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/agenttest"
 	"github.com/paigasus/helikon/agent/agenttool"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
 	"github.com/paigasus/helikon/functiontool"
+	"github.com/paigasus/helikon/model"
 )
 
 func ExampleNew() {
@@ -21,15 +23,15 @@ func ExampleNew() {
 	lead := llmagent.Must(llmagent.New(llmagent.Config[App]{
 		Name: "lead",
 		Model: agenttest.New(
-			agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("c1", "researcher", `{"request":"What is the capital of France?"}`)}},
+			agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("c1", "researcher", `{"request":"What is the capital of France?"}`)}},
 			agenttest.Reply{Text: "The capital of France is Paris."},
 		),
 		Tools: []helikon.Tool[App]{tool},
 	}))
 	r, _ := runner.New(runner.Config[App]{Agent: lead})
-	res, _ := helikon.Collect(r.Run(context.Background(), "", "Capital of France?"))
+	res, _ := agent.Collect(r.Run(context.Background(), "", "Capital of France?"))
 	for _, e := range res.Events {
-		if e.Kind == helikon.EventToolResult {
+		if e.Kind == agent.EventToolResult {
 			fmt.Println(e.ToolResult.Content)
 		}
 	}
@@ -51,7 +53,7 @@ func Example_forwardedEvents() {
 	researcher := llmagent.Must(llmagent.New(llmagent.Config[App]{
 		Name: "researcher", Description: "Answers factual questions.",
 		Model: agenttest.New(
-			agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("r1", "lookup", `{"country":"France"}`)}},
+			agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("r1", "lookup", `{"country":"France"}`)}},
 			agenttest.Reply{Text: "Paris"},
 		),
 		Tools: []helikon.Tool[App]{lookup},
@@ -59,10 +61,10 @@ func Example_forwardedEvents() {
 	lead := llmagent.Must(llmagent.New(llmagent.Config[App]{
 		Name: "lead",
 		Model: agenttest.New(
-			agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("c1", "researcher", `{"request":"What is the capital of France?"}`)}},
+			agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("c1", "researcher", `{"request":"What is the capital of France?"}`)}},
 			agenttest.Reply{Text: "The capital of France is Paris."},
 		),
-		SubAgents: []helikon.Agent[App]{researcher},
+		SubAgents: []agent.Agent[App]{researcher},
 	}))
 	r, _ := runner.New(runner.Config[App]{Agent: lead})
 	for ev, err := range r.Run(context.Background(), "", "Capital of France?") {
@@ -71,9 +73,9 @@ func Example_forwardedEvents() {
 			return
 		}
 		switch ev.Kind {
-		case helikon.EventToolCall, helikon.EventToolResult:
+		case agent.EventToolCall, agent.EventToolResult:
 			fmt.Printf("%*s%s %s %s path=%v\n", 2*ev.Depth, "", ev.Agent, ev.Kind, ev.ToolCall.Name, ev.Path)
-		case helikon.EventRunCompleted:
+		case agent.EventRunCompleted:
 			fmt.Printf("%s (%d model calls)\n", ev.Text, ev.Usage.Requests)
 		}
 	}

@@ -16,11 +16,13 @@ import (
 	"time"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/agenttest"
 	"github.com/paigasus/helikon/agent/agenttool"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
 	"github.com/paigasus/helikon/functiontool"
+	"github.com/paigasus/helikon/model"
 	"github.com/paigasus/helikon/session"
 )
 
@@ -41,18 +43,18 @@ func newFamily(t *testing.T, opts *agenttool.Options, extra ...helikon.Tool[App]
 	t.Helper()
 	f := &family{
 		helper: agenttest.New(
-			agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("p", "probe", `{}`)}, Usage: helikon.Usage{InputTokens: 100, OutputTokens: 10}},
-			agenttest.Reply{Text: "sub answer", Usage: helikon.Usage{InputTokens: 200, OutputTokens: 20}},
+			agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("p", "probe", `{}`)}, Usage: model.Usage{InputTokens: 100, OutputTokens: 10}},
+			agenttest.Reply{Text: "sub answer", Usage: model.Usage{InputTokens: 200, OutputTokens: 20}},
 		),
 		store: session.NewMemory(),
 	}
-	calls := []helikon.ToolCall{agenttest.Call("h", "helper", `{"request":"probe it"}`)}
+	calls := []model.ToolCall{agenttest.Call("h", "helper", `{"request":"probe it"}`)}
 	for i, x := range extra {
 		calls = append(calls, agenttest.Call(fmt.Sprint("x", i), x.Name(), `{}`))
 	}
 	f.parent = agenttest.New(
-		agenttest.Reply{ToolCalls: calls, Usage: helikon.Usage{InputTokens: 1, OutputTokens: 1}},
-		agenttest.Reply{Text: "parent answer", Usage: helikon.Usage{InputTokens: 2, OutputTokens: 2}},
+		agenttest.Reply{ToolCalls: calls, Usage: model.Usage{InputTokens: 1, OutputTokens: 1}},
+		agenttest.Reply{Text: "parent answer", Usage: model.Usage{InputTokens: 2, OutputTokens: 2}},
 	)
 	probe := functiontool.Must(functiontool.New("probe", "Probe.", func(tc *helikon.ToolContext[App], _ struct{}) (string, error) {
 		f.probes.Add(1)
@@ -83,14 +85,14 @@ func (f *family) runner(t *testing.T, perms *helikon.Permissions) *runner.Runner
 
 // step is what a test expects of one event.
 type step struct {
-	kind  helikon.EventKind
+	kind  agent.EventKind
 	agent string
 	depth int
 	path  []string
 	tool  string // the tool call's name, when the event has one
 }
 
-func stepOf(ev *helikon.Event) step {
+func stepOf(ev *agent.Event) step {
 	s := step{kind: ev.Kind, agent: ev.Agent, depth: ev.Depth, path: ev.Path}
 	if ev.ToolCall != nil {
 		s.tool = ev.ToolCall.Name
@@ -110,12 +112,12 @@ func TestSubAgentEventsArriveInTheParentStreamWhileItRuns(t *testing.T) {
 		return nil
 	}
 	var got []step
-	var events []*helikon.Event
+	var events []*agent.Event
 	for ev, err := range f.runner(t, nil).Run(context.Background(), "s", "go") {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ev.Kind == helikon.EventToolCall && ev.ToolCall.Name == "probe" {
+		if ev.Kind == agent.EventToolCall && ev.ToolCall.Name == "probe" {
 			seenProbeCall.Store(true)
 		}
 		events = append(events, ev)
@@ -123,24 +125,24 @@ func TestSubAgentEventsArriveInTheParentStreamWhileItRuns(t *testing.T) {
 	}
 	h := []string{"h"}
 	want := []step{
-		{kind: helikon.EventRunStarted, agent: "parent"},
-		{kind: helikon.EventTurnStarted, agent: "parent"},
-		{kind: helikon.EventToolCall, agent: "parent", tool: "helper"},
-		{kind: helikon.EventTurnStarted, agent: "helper", depth: 1, path: h},
-		{kind: helikon.EventToolCall, agent: "helper", depth: 1, path: h, tool: "probe"},
-		{kind: helikon.EventToolResult, agent: "helper", depth: 1, path: h, tool: "probe"},
-		{kind: helikon.EventTurnCompleted, agent: "helper", depth: 1, path: h},
-		{kind: helikon.EventTurnStarted, agent: "helper", depth: 1, path: h},
-		{kind: helikon.EventTextDelta, agent: "helper", depth: 1, path: h},
-		{kind: helikon.EventTextDelta, agent: "helper", depth: 1, path: h},
-		{kind: helikon.EventTurnCompleted, agent: "helper", depth: 1, path: h},
-		{kind: helikon.EventToolResult, agent: "parent", tool: "helper"},
-		{kind: helikon.EventTurnCompleted, agent: "parent"},
-		{kind: helikon.EventTurnStarted, agent: "parent"},
-		{kind: helikon.EventTextDelta, agent: "parent"},
-		{kind: helikon.EventTextDelta, agent: "parent"},
-		{kind: helikon.EventTurnCompleted, agent: "parent"},
-		{kind: helikon.EventRunCompleted, agent: "parent"},
+		{kind: agent.EventRunStarted, agent: "parent"},
+		{kind: agent.EventTurnStarted, agent: "parent"},
+		{kind: agent.EventToolCall, agent: "parent", tool: "helper"},
+		{kind: agent.EventTurnStarted, agent: "helper", depth: 1, path: h},
+		{kind: agent.EventToolCall, agent: "helper", depth: 1, path: h, tool: "probe"},
+		{kind: agent.EventToolResult, agent: "helper", depth: 1, path: h, tool: "probe"},
+		{kind: agent.EventTurnCompleted, agent: "helper", depth: 1, path: h},
+		{kind: agent.EventTurnStarted, agent: "helper", depth: 1, path: h},
+		{kind: agent.EventTextDelta, agent: "helper", depth: 1, path: h},
+		{kind: agent.EventTextDelta, agent: "helper", depth: 1, path: h},
+		{kind: agent.EventTurnCompleted, agent: "helper", depth: 1, path: h},
+		{kind: agent.EventToolResult, agent: "parent", tool: "helper"},
+		{kind: agent.EventTurnCompleted, agent: "parent"},
+		{kind: agent.EventTurnStarted, agent: "parent"},
+		{kind: agent.EventTextDelta, agent: "parent"},
+		{kind: agent.EventTextDelta, agent: "parent"},
+		{kind: agent.EventTurnCompleted, agent: "parent"},
+		{kind: agent.EventRunCompleted, agent: "parent"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("events:\n got %v\nwant %v", got, want)
@@ -167,10 +169,10 @@ func TestSubAgentEventsArriveInTheParentStreamWhileItRuns(t *testing.T) {
 func TestForwardingLeavesTheSessionAndAnswerAlone(t *testing.T) {
 	// The same run with and without forwarding persists the same session:
 	// the sub-agent's turns are never the parent's messages.
-	sessions := map[bool][]helikon.Message{}
+	sessions := map[bool][]model.Message{}
 	for _, noForward := range []bool{false, true} {
 		f := newFamily(t, &agenttool.Options{NoForward: noForward})
-		res, err := helikon.Collect(f.runner(t, nil).Run(context.Background(), "s", "go"))
+		res, err := agent.Collect(f.runner(t, nil).Run(context.Background(), "s", "go"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,14 +198,14 @@ func TestForwardingLeavesTheSessionAndAnswerAlone(t *testing.T) {
 	if !reflect.DeepEqual(msgs, sessions[true]) {
 		t.Errorf("forwarding changed the session:\n%+v\n%+v", msgs, sessions[true])
 	}
-	roles := make([]helikon.Role, len(msgs))
+	roles := make([]model.Role, len(msgs))
 	for i, m := range msgs {
 		roles[i] = m.Role
 		if strings.Contains(m.Text, "sub answer") || (len(m.ToolCalls) > 0 && m.ToolCalls[0].Name == "probe") {
 			t.Errorf("a sub-agent message in the session: %+v", m)
 		}
 	}
-	if want := []helikon.Role{helikon.RoleUser, helikon.RoleAssistant, helikon.RoleTool, helikon.RoleAssistant}; !slices.Equal(roles, want) {
+	if want := []model.Role{model.RoleUser, model.RoleAssistant, model.RoleTool, model.RoleAssistant}; !slices.Equal(roles, want) {
 		t.Errorf("session roles %v, want %v", roles, want)
 	}
 }
@@ -211,26 +213,26 @@ func TestForwardingLeavesTheSessionAndAnswerAlone(t *testing.T) {
 func TestSubAgentUsageIsCountedOnce(t *testing.T) {
 	for _, tc := range []struct {
 		noForward bool
-		want      helikon.Usage
+		want      model.Usage
 	}{
 		// Forwarded: every model call of the run, the helper's included.
-		{false, helikon.Usage{InputTokens: 1 + 2 + 100 + 200, OutputTokens: 1 + 2 + 10 + 20, Requests: 4}},
+		{false, model.Usage{InputTokens: 1 + 2 + 100 + 200, OutputTokens: 1 + 2 + 10 + 20, Requests: 4}},
 		// Private: only the parent's (the behaviour before forwarding).
-		{true, helikon.Usage{InputTokens: 1 + 2, OutputTokens: 1 + 2, Requests: 2}},
+		{true, model.Usage{InputTokens: 1 + 2, OutputTokens: 1 + 2, Requests: 2}},
 	} {
 		f := newFamily(t, &agenttool.Options{NoForward: tc.noForward})
-		var runUsage *helikon.Usage
-		var turns helikon.Usage
-		var events []*helikon.Event
+		var runUsage *model.Usage
+		var turns model.Usage
+		var events []*agent.Event
 		for ev, err := range f.runner(t, nil).Run(context.Background(), "", "go") {
 			if err != nil {
 				t.Fatal(err)
 			}
 			events = append(events, ev)
 			switch ev.Kind {
-			case helikon.EventRunCompleted:
+			case agent.EventRunCompleted:
 				runUsage = ev.Usage
-			case helikon.EventTurnCompleted:
+			case agent.EventTurnCompleted:
 				turns.Add(*ev.Usage)
 			}
 		}
@@ -242,7 +244,7 @@ func TestSubAgentUsageIsCountedOnce(t *testing.T) {
 		}
 		// Collect without the run_completed event sums the turns it saw,
 		// each once.
-		res, err := helikon.Collect(seqOf(events[:len(events)-1]))
+		res, err := agent.Collect(seqOf(events[:len(events)-1]))
 		if err != nil || res.Usage != tc.want || res.Text != "parent answer" {
 			t.Errorf("noForward=%v: Collect = %+v, %v", tc.noForward, res.Usage, err)
 		}
@@ -250,8 +252,8 @@ func TestSubAgentUsageIsCountedOnce(t *testing.T) {
 }
 
 // seqOf replays events as a stream.
-func seqOf(events []*helikon.Event) iter.Seq2[*helikon.Event, error] {
-	return func(yield func(*helikon.Event, error) bool) {
+func seqOf(events []*agent.Event) iter.Seq2[*agent.Event, error] {
+	return func(yield func(*agent.Event, error) bool) {
 		for _, ev := range events {
 			if !yield(ev, nil) {
 				return
@@ -313,8 +315,8 @@ func blockingTool(started chan<- struct{}, cancelled, returned *atomic.Bool) hel
 }
 
 func TestStoppingMidSubAgent(t *testing.T) {
-	isProbeCall := func(ev *helikon.Event) bool {
-		return ev.Kind == helikon.EventToolCall && ev.ToolCall.Name == "probe"
+	isProbeCall := func(ev *agent.Event) bool {
+		return ev.Kind == agent.EventToolCall && ev.ToolCall.Name == "probe"
 	}
 	t.Run("break", func(t *testing.T) {
 		f := newFamily(t, nil)
@@ -371,7 +373,7 @@ func TestStoppingMidSubAgent(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var runErr error
-		var last *helikon.Event
+		var last *agent.Event
 		for ev, err := range f.runner(t, nil).Run(ctx, "", "go") {
 			if ev != nil {
 				last = ev
@@ -387,7 +389,7 @@ func TestStoppingMidSubAgent(t *testing.T) {
 		if !errors.Is(runErr, context.Canceled) {
 			t.Errorf("run error %v, want context.Canceled", runErr)
 		}
-		if last == nil || last.Kind != helikon.EventRunFailed {
+		if last == nil || last.Kind != agent.EventRunFailed {
 			t.Errorf("last event %+v, want run_failed", last)
 		}
 		if got := f.helper.Calls(); got != 1 {
@@ -424,19 +426,19 @@ func TestSubAgentApprovalsGoThroughTheParentsHandler(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ev.Kind == helikon.EventApprovalRequested {
+			if ev.Kind == agent.EventApprovalRequested {
 				seenRequest.Store(true)
 			}
-			if ev.Kind == helikon.EventApprovalRequested || ev.Kind == helikon.EventPermissionDenied {
+			if ev.Kind == agent.EventApprovalRequested || ev.Kind == agent.EventPermissionDenied {
 				got = append(got, stepOf(ev))
 			}
 		}
 		if !slices.Equal(asked, []string{"helper@1:probe"}) {
 			t.Errorf("allow=%v: the handler was asked about %v", allow, asked)
 		}
-		want := []step{{kind: helikon.EventApprovalRequested, agent: "helper", depth: 1, path: []string{"h"}, tool: "probe"}}
+		want := []step{{kind: agent.EventApprovalRequested, agent: "helper", depth: 1, path: []string{"h"}, tool: "probe"}}
 		if !allow {
-			want = append(want, step{kind: helikon.EventPermissionDenied, agent: "helper", depth: 1, path: []string{"h"}, tool: "probe"})
+			want = append(want, step{kind: agent.EventPermissionDenied, agent: "helper", depth: 1, path: []string{"h"}, tool: "probe"})
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("allow=%v: events %v, want %v", allow, got, want)
@@ -452,25 +454,25 @@ func TestNestedSubAgentEventsCarryTheirPath(t *testing.T) {
 		return "probed", nil
 	}, &functiontool.Options{Effect: helikon.EffectReadOnly}))
 	leaf := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "leaf", Model: agenttest.New(
-		agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("p", "probe", `{}`)}},
+		agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("p", "probe", `{}`)}},
 		agenttest.Reply{Text: "leaf answer"},
 	), Tools: []helikon.Tool[App]{probe}}))
 	mid := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "mid", Model: agenttest.New(
-		agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("l", "leaf", `{"request":"probe"}`)}},
+		agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("l", "leaf", `{"request":"probe"}`)}},
 		agenttest.Reply{Text: "mid answer"},
-	), SubAgents: []helikon.Agent[App]{leaf}}))
+	), SubAgents: []agent.Agent[App]{leaf}}))
 	top := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "top", Model: agenttest.New(
-		agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("m", "mid", `{"request":"delegate"}`)}},
+		agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("m", "mid", `{"request":"delegate"}`)}},
 		agenttest.Reply{Text: "top answer"},
-	), SubAgents: []helikon.Agent[App]{mid}}))
+	), SubAgents: []agent.Agent[App]{mid}}))
 	r, _ := runner.New(runner.Config[App]{Agent: top})
-	res, err := helikon.Collect(r.Run(context.Background(), "", "go"))
+	res, err := agent.Collect(r.Run(context.Background(), "", "go"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []step
 	for _, ev := range res.Events {
-		if ev.Kind == helikon.EventToolCall || ev.Kind == helikon.EventToolResult {
+		if ev.Kind == agent.EventToolCall || ev.Kind == agent.EventToolResult {
 			got = append(got, stepOf(ev))
 		}
 		if want := map[string]int{"top": 0, "mid": 1, "leaf": 2}[ev.Agent]; ev.Depth != want || len(ev.Path) != want {
@@ -478,12 +480,12 @@ func TestNestedSubAgentEventsCarryTheirPath(t *testing.T) {
 		}
 	}
 	want := []step{
-		{kind: helikon.EventToolCall, agent: "top", tool: "mid"},
-		{kind: helikon.EventToolCall, agent: "mid", depth: 1, path: []string{"m"}, tool: "leaf"},
-		{kind: helikon.EventToolCall, agent: "leaf", depth: 2, path: []string{"m", "l"}, tool: "probe"},
-		{kind: helikon.EventToolResult, agent: "leaf", depth: 2, path: []string{"m", "l"}, tool: "probe"},
-		{kind: helikon.EventToolResult, agent: "mid", depth: 1, path: []string{"m"}, tool: "leaf"},
-		{kind: helikon.EventToolResult, agent: "top", tool: "mid"},
+		{kind: agent.EventToolCall, agent: "top", tool: "mid"},
+		{kind: agent.EventToolCall, agent: "mid", depth: 1, path: []string{"m"}, tool: "leaf"},
+		{kind: agent.EventToolCall, agent: "leaf", depth: 2, path: []string{"m", "l"}, tool: "probe"},
+		{kind: agent.EventToolResult, agent: "leaf", depth: 2, path: []string{"m", "l"}, tool: "probe"},
+		{kind: agent.EventToolResult, agent: "mid", depth: 1, path: []string{"m"}, tool: "leaf"},
+		{kind: agent.EventToolResult, agent: "top", tool: "mid"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("tool events:\n got %v\nwant %v", got, want)
@@ -497,23 +499,23 @@ func TestParallelSubAgentsAreToldApartByPath(t *testing.T) {
 	probe := functiontool.Must(functiontool.New("probe", "Probe.", func(*helikon.ToolContext[App], struct{}) (string, error) {
 		return "probed", nil
 	}, &functiontool.Options{Effect: helikon.EffectReadOnly}))
-	helperModel := &agenttest.Model{Func: func(req *helikon.ModelRequest) agenttest.Reply {
+	helperModel := &agenttest.Model{Func: func(req *model.Request) agenttest.Reply {
 		if agenttest.LastToolResults(req) != nil {
 			return agenttest.Reply{Text: "done " + req.Messages[0].Text}
 		}
-		return agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("p", "probe", `{}`)}}
+		return agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("p", "probe", `{}`)}}
 	}}
 	helper := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "helper", Model: helperModel, Tools: []helikon.Tool[App]{probe}}))
 	parent := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "parent", Model: agenttest.New(
-		agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("h1", "helper", `{"request":"one"}`), agenttest.Call("h2", "helper", `{"request":"two"}`)}},
+		agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("h1", "helper", `{"request":"one"}`), agenttest.Call("h2", "helper", `{"request":"two"}`)}},
 		agenttest.Reply{Text: "both done"},
-	), SubAgents: []helikon.Agent[App]{helper}}))
+	), SubAgents: []agent.Agent[App]{helper}}))
 	r, _ := runner.New(runner.Config[App]{Agent: parent})
-	res, err := helikon.Collect(r.Run(context.Background(), "", "go"))
+	res, err := agent.Collect(r.Run(context.Background(), "", "go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	perCall := map[string][]helikon.EventKind{}
+	perCall := map[string][]agent.EventKind{}
 	firstParentResult := -1
 	for i, ev := range res.Events {
 		if ev.Forwarded() {
@@ -521,19 +523,19 @@ func TestParallelSubAgentsAreToldApartByPath(t *testing.T) {
 				t.Errorf("forwarded %s after the parent's tool results", ev.Kind)
 			}
 			perCall[strings.Join(ev.Path, "/")] = append(perCall[strings.Join(ev.Path, "/")], ev.Kind)
-		} else if ev.Kind == helikon.EventToolResult && firstParentResult < 0 {
+		} else if ev.Kind == agent.EventToolResult && firstParentResult < 0 {
 			firstParentResult = i
 		}
 	}
-	want := []helikon.EventKind{
-		helikon.EventTurnStarted, helikon.EventToolCall, helikon.EventToolResult, helikon.EventTurnCompleted,
-		helikon.EventTurnStarted, helikon.EventTextDelta, helikon.EventTextDelta, helikon.EventTurnCompleted,
+	want := []agent.EventKind{
+		agent.EventTurnStarted, agent.EventToolCall, agent.EventToolResult, agent.EventTurnCompleted,
+		agent.EventTurnStarted, agent.EventTextDelta, agent.EventTextDelta, agent.EventTurnCompleted,
 	}
 	if len(perCall) != 2 || !slices.Equal(perCall["h1"], want) || !slices.Equal(perCall["h2"], want) {
 		t.Errorf("forwarded events per call: %v", perCall)
 	}
 	for _, ev := range res.Events {
-		if ev.Forwarded() && ev.Kind == helikon.EventTurnCompleted && ev.Text != "" {
+		if ev.Forwarded() && ev.Kind == agent.EventTurnCompleted && ev.Text != "" {
 			if want := map[string]string{"h1": "done one", "h2": "done two"}[ev.Path[0]]; ev.Text != want {
 				t.Errorf("call %s: the sub-agent answered %q, want %q", ev.Path[0], ev.Text, want)
 			}

@@ -1,6 +1,10 @@
 package llmagent
 
-import "github.com/paigasus/helikon"
+import (
+	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
+	"github.com/paigasus/helikon/model"
+)
 
 // Builder builds an [Agent] step by step, as the seed's LlmAgent::builder
 // does. It only fills a [Config]; Build calls [New].
@@ -25,7 +29,7 @@ func (b *Builder[C]) Name(name string) *Builder[C] { b.cfg.Name = name; return b
 func (b *Builder[C]) Description(d string) *Builder[C] { b.cfg.Description = d; return b }
 
 // Model sets the model.
-func (b *Builder[C]) Model(m helikon.Model) *Builder[C] { b.cfg.Model = m; return b }
+func (b *Builder[C]) Model(m model.LLM) *Builder[C] { b.cfg.Model = m; return b }
 
 // Instructions sets the system prompt.
 func (b *Builder[C]) Instructions(s string) *Builder[C] { b.cfg.Instructions = s; return b }
@@ -55,13 +59,13 @@ func (b *Builder[C]) ToolSource(s ToolSource[C]) *Builder[C] {
 }
 
 // SubAgent adds a sub-agent, exposed to the model as a tool.
-func (b *Builder[C]) SubAgent(a helikon.Agent[C]) *Builder[C] {
+func (b *Builder[C]) SubAgent(a agent.Agent[C]) *Builder[C] {
 	b.cfg.SubAgents = append(b.cfg.SubAgents, a)
 	return b
 }
 
 // Settings sets the model settings.
-func (b *Builder[C]) Settings(s helikon.ModelSettings) *Builder[C] { b.cfg.Settings = s; return b }
+func (b *Builder[C]) Settings(s model.Settings) *Builder[C] { b.cfg.Settings = s; return b }
 
 // MaxTurns sets the turn limit.
 func (b *Builder[C]) MaxTurns(n int) *Builder[C] { b.cfg.MaxTurns = n; return b }

@@ -5,10 +5,12 @@ import (
 	"fmt"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/agenttest"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
 	"github.com/paigasus/helikon/functiontool"
+	"github.com/paigasus/helikon/model"
 )
 
 type addArgs struct {
@@ -21,28 +23,28 @@ func ExampleBuilder() {
 		func(_ *helikon.ToolContext[struct{}], in addArgs) (float64, error) { return in.A + in.B, nil },
 		&functiontool.Options{Effect: helikon.EffectReadOnly}))
 	// A scripted model stands in for a provider such as openai.New.
-	model := agenttest.New(
-		agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("c1", "add", `{"a":19.99,"b":4.5}`)}},
+	llm := agenttest.New(
+		agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("c1", "add", `{"a":19.99,"b":4.5}`)}},
 		agenttest.Reply{Text: "The total is 24.49."},
 	)
-	agent, err := llmagent.NewBuilder[struct{}]().
+	assistant, err := llmagent.NewBuilder[struct{}]().
 		Name("calculator").
-		Model(model).
+		Model(llm).
 		Instructions("Use the add tool for arithmetic.").
 		Tool(add).
 		Build()
 	if err != nil {
 		panic(err)
 	}
-	r, _ := runner.New(runner.Config[struct{}]{Agent: agent})
+	r, _ := runner.New(runner.Config[struct{}]{Agent: assistant})
 	for ev, err := range r.Run(context.Background(), "", "What is 19.99 + 4.5?") {
 		if err != nil {
 			panic(err)
 		}
 		switch ev.Kind {
-		case helikon.EventToolResult:
+		case agent.EventToolResult:
 			fmt.Println("tool", ev.ToolCall.Name, "->", ev.ToolResult.Content)
-		case helikon.EventRunCompleted:
+		case agent.EventRunCompleted:
 			fmt.Println(ev.Text)
 		}
 	}

@@ -25,7 +25,7 @@
 //   - Tools run on worker goroutines; the goroutine iterating the stream
 //     waits for them and meanwhile passes on, unchanged and in the order
 //     each arrives, the events their sub-agents forward through the
-//     [helikon.Forwarder] in every tool call's context (agent-as-tool, see
+//     [agent.Forwarder] in every tool call's context (agent-as-tool, see
 //     package agenttool). So the consumer's code always runs on the
 //     iterating goroutine, and a sub-agent's events come before the
 //     tool_result of the call that ran it. A consumer that stops iterating
@@ -52,7 +52,6 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -62,7 +61,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/agenttool"
+	"github.com/paigasus/helikon/model"
 )
 
 // Defaults.
@@ -105,7 +106,7 @@ type Config[C any] struct {
 	// Instructions is the system prompt.
 	Instructions string
 	// Model answers every turn; it is required.
-	Model helikon.Model
+	Model model.LLM
 	// Tools are offered to the model on every turn; their names must be
 	// unique (New fails otherwise).
 	Tools []helikon.Tool[C]
@@ -114,10 +115,10 @@ type Config[C any] struct {
 	// SubAgents are exposed to the model as tools named after them (see
 	// package agenttool); they run one level deeper and share the run's
 	// state, mode and permission pipeline.
-	SubAgents []helikon.Agent[C]
+	SubAgents []agent.Agent[C]
 	// Settings are sent with every model call (zero: the provider's
 	// defaults).
-	Settings helikon.ModelSettings
+	Settings model.Settings
 	// MaxTurns bounds the model calls of one run (0: DefaultMaxTurns).
 	MaxTurns int
 	// MaxParallelTools bounds the concurrent tool calls of one turn
@@ -137,7 +138,7 @@ type Agent[C any] struct {
 	cfg       Config[C]
 	tools     []helikon.Tool[C]
 	set       *helikon.Toolset[C] // nil when there are tool sources
-	defs      []helikon.ToolDef
+	defs      []model.ToolDef
 	maxTurns  int
 	parallel  int
 	repair    int
@@ -147,7 +148,7 @@ type Agent[C any] struct {
 	modelName string
 }
 
-var _ helikon.Agent[struct{}] = (*Agent[struct{}])(nil)
+var _ agent.Agent[struct{}] = (*Agent[struct{}])(nil)
 
 // New builds an agent. It fails on a missing name or model, and on invalid
 // or duplicate tool names.
@@ -211,20 +212,20 @@ func (a *Agent[C]) Name() string { return a.cfg.Name }
 func (a *Agent[C]) Description() string { return a.cfg.Description }
 
 // Model returns the agent's model.
-func (a *Agent[C]) Model() helikon.Model { return a.cfg.Model }
+func (a *Agent[C]) Model() model.LLM { return a.cfg.Model }
 
-func toolDefs[C any](tools []helikon.Tool[C]) []helikon.ToolDef {
-	defs := make([]helikon.ToolDef, len(tools))
+func toolDefs[C any](tools []helikon.Tool[C]) []model.ToolDef {
+	defs := make([]model.ToolDef, len(tools))
 	for i, t := range tools {
-		defs[i] = helikon.ToolDefOf(t)
+		defs[i] = model.ToolDefOf(t)
 	}
 	return defs
 }
 
 // Run runs the agent on the conversation of inv. See the package
 // documentation for what it guarantees.
-func (a *Agent[C]) Run(ctx context.Context, inv *helikon.Invocation[C]) iter.Seq2[*helikon.Event, error] {
-	return func(yield func(*helikon.Event, error) bool) {
+func (a *Agent[C]) Run(ctx context.Context, inv *agent.Invocation[C]) iter.Seq2[*agent.Event, error] {
+	return func(yield func(*agent.Event, error) bool) {
 		r := &run[C]{a: a, inv: inv, rc: inv.RunContext(), yield: yield}
 		r.depth = r.rc.AgentDepth()
 		r.main(ctx)
@@ -236,16 +237,16 @@ var errStopped = errors.New("llmagent: the event consumer stopped")
 
 type run[C any] struct {
 	a       *Agent[C]
-	inv     *helikon.Invocation[C]
+	inv     *agent.Invocation[C]
 	rc      *helikon.RunContext[C]
-	yield   func(*helikon.Event, error) bool
+	yield   func(*agent.Event, error) bool
 	stopped bool
 	depth   int
 	turn    int
 	set     *helikon.Toolset[C]
-	defs    []helikon.ToolDef
+	defs    []model.ToolDef
 	perms   *helikon.Permissions
-	current *helikon.ToolCall // the call being checked, for approval events
+	current *model.ToolCall // the call being checked, for approval events
 	invalid map[string]int
 
 	// The tool calls' side, set up by the first turn that runs tools (see
@@ -259,7 +260,7 @@ type run[C any] struct {
 }
 
 // emit stamps ev as the agent's own and yields it.
-func (r *run[C]) emit(ev *helikon.Event) bool {
+func (r *run[C]) emit(ev *agent.Event) bool {
 	if r.stopped {
 		return false
 	}
@@ -270,7 +271,7 @@ func (r *run[C]) emit(ev *helikon.Event) bool {
 // forward yields ev unchanged: an event of the agent's own, stamped by emit,
 // or one a tool forwarded from its sub-agent. It runs only on the goroutine
 // iterating the stream.
-func (r *run[C]) forward(ev *helikon.Event) bool {
+func (r *run[C]) forward(ev *agent.Event) bool {
 	if r.stopped {
 		return false
 	}
@@ -291,7 +292,7 @@ func (r *run[C]) fail(span trace.Span, err error) {
 
 func (r *run[C]) main(ctx context.Context) {
 	a := r.a
-	ctx, span := r.rc.Tracer().Start(ctx, a.agentSpan, trace.WithSpanKind(trace.SpanKindInternal))
+	ctx, span := r.inv.Tracer().Start(ctx, a.agentSpan, trace.WithSpanKind(trace.SpanKindInternal))
 	defer span.End()
 	if span.IsRecording() {
 		span.SetAttributes(
@@ -308,7 +309,7 @@ func (r *run[C]) main(ctx context.Context) {
 	if inner := r.perms.Approver; inner != nil {
 		cp := *r.perms
 		cp.Approver = helikon.ApproverFunc(func(ctx context.Context, req *helikon.ApprovalRequest) (bool, error) {
-			if !r.emit(&helikon.Event{Kind: helikon.EventApprovalRequested, ToolCall: r.current, Reason: req.Reason}) {
+			if !r.emit(&agent.Event{Kind: agent.EventApprovalRequested, ToolCall: r.current, Reason: req.Reason}) {
 				return false, errStopped
 			}
 			named := *req
@@ -318,12 +319,12 @@ func (r *run[C]) main(ctx context.Context) {
 		r.perms = &cp
 	}
 	defer r.stopCalls()
-	var total helikon.Usage
+	var total model.Usage
 	for r.turn = 1; r.turn <= a.maxTurns; r.turn++ {
-		if !r.emit(&helikon.Event{Kind: helikon.EventTurnStarted}) {
+		if !r.emit(&agent.Event{Kind: agent.EventTurnStarted}) {
 			return
 		}
-		req := &helikon.ModelRequest{
+		req := &model.Request{
 			Instructions: a.cfg.Instructions,
 			Messages:     r.inv.Messages(),
 			Tools:        r.defs,
@@ -338,7 +339,7 @@ func (r *run[C]) main(ctx context.Context) {
 		}
 		total.Add(resp.Usage)
 		msg := resp.Message
-		msg.Role = helikon.RoleAssistant
+		msg.Role = model.RoleAssistant
 		// runTools fills in missing call ids: work on a copy, the response
 		// belongs to the model (a scripted one may hand out the same reply
 		// to concurrent runs).
@@ -346,7 +347,7 @@ func (r *run[C]) main(ctx context.Context) {
 		if len(msg.ToolCalls) == 0 {
 			r.inv.Append(msg)
 			usage := resp.Usage
-			r.emit(&helikon.Event{Kind: helikon.EventTurnCompleted, Text: msg.Text, Messages: []helikon.Message{msg}, Usage: &usage})
+			r.emit(&agent.Event{Kind: agent.EventTurnCompleted, Text: msg.Text, Messages: []model.Message{msg}, Usage: &usage})
 			if span.IsRecording() {
 				span.SetAttributes(attribute.Int64("gen_ai.usage.input_tokens", total.InputTokens), attribute.Int64("gen_ai.usage.output_tokens", total.OutputTokens))
 			}
@@ -360,10 +361,10 @@ func (r *run[C]) main(ctx context.Context) {
 			r.fail(span, fmt.Errorf("llmagent %s: turn %d: %w", a.cfg.Name, r.turn, err))
 			return
 		}
-		toolMsg := helikon.Message{Role: helikon.RoleTool, ToolResults: results}
+		toolMsg := model.Message{Role: model.RoleTool, ToolResults: results}
 		r.inv.Append(msg, toolMsg)
 		usage := resp.Usage
-		if !r.emit(&helikon.Event{Kind: helikon.EventTurnCompleted, Messages: []helikon.Message{msg, toolMsg}, Usage: &usage}) {
+		if !r.emit(&agent.Event{Kind: agent.EventTurnCompleted, Messages: []model.Message{msg, toolMsg}, Usage: &usage}) {
 			return
 		}
 		if runErr != nil {
@@ -397,8 +398,8 @@ func (r *run[C]) resolveTools(ctx context.Context) error {
 	return nil
 }
 
-func (r *run[C]) callModel(ctx context.Context, req *helikon.ModelRequest) (*helikon.ModelResponse, error) {
-	ctx, span := r.rc.Tracer().Start(ctx, r.a.chatSpan, trace.WithSpanKind(trace.SpanKindClient))
+func (r *run[C]) callModel(ctx context.Context, req *model.Request) (*model.Response, error) {
+	ctx, span := r.inv.Tracer().Start(ctx, r.a.chatSpan, trace.WithSpanKind(trace.SpanKindClient))
 	defer span.End()
 	rec := span.IsRecording()
 	if rec {
@@ -407,14 +408,14 @@ func (r *run[C]) callModel(ctx context.Context, req *helikon.ModelRequest) (*hel
 			attribute.String("gen_ai.request.model", r.a.modelName),
 		)
 	}
-	var resp *helikon.ModelResponse
+	var resp *model.Response
 	for c, err := range r.a.cfg.Model.Stream(ctx, req) {
 		if err != nil {
 			span.RecordError(err)
 			span.SetStatus(codes.Error, err.Error())
 			return nil, err
 		}
-		if c.Text != "" && !r.emit(&helikon.Event{Kind: helikon.EventTextDelta, Text: c.Text}) {
+		if c.Text != "" && !r.emit(&agent.Event{Kind: agent.EventTextDelta, Text: c.Text}) {
 			return nil, errStopped
 		}
 		if c.Response != nil {
@@ -422,7 +423,7 @@ func (r *run[C]) callModel(ctx context.Context, req *helikon.ModelRequest) (*hel
 		}
 	}
 	if resp == nil {
-		return nil, helikon.ErrNoResponse
+		return nil, model.ErrNoResponse
 	}
 	if rec {
 		span.SetAttributes(
@@ -438,18 +439,17 @@ func (r *run[C]) callModel(ctx context.Context, req *helikon.ModelRequest) (*hel
 // pending is one tool call of a turn on its way through checking and
 // execution.
 type pending[C any] struct {
-	call *helikon.ToolCall
-	tool helikon.Tool[C] // nil: unknown tool
-	args json.RawMessage
-	run  bool
-	out  json.RawMessage
-	err  error
+	call    *model.ToolCall
+	tool    helikon.Tool[C]         // nil: unknown tool
+	checked *helikon.CheckedCall[C] // nil: not allowed to run
+	out     json.RawMessage
+	err     error
 }
 
 // runTools checks and runs the tool calls of msg and returns their results
 // in call order. The error is the repair-budget failure, reported after the
 // turn has been recorded.
-func (r *run[C]) runTools(ctx context.Context, msg *helikon.Message) ([]helikon.ToolResult, error) {
+func (r *run[C]) runTools(ctx context.Context, msg *model.Message) ([]model.ToolResult, error) {
 	calls := msg.ToolCalls
 	ps := make([]pending[C], len(calls))
 	nrun := 0
@@ -460,7 +460,7 @@ func (r *run[C]) runTools(ctx context.Context, msg *helikon.Message) ([]helikon.
 		}
 		p := &ps[i]
 		p.call = c
-		if !r.emit(&helikon.Event{Kind: helikon.EventToolCall, ToolCall: c}) {
+		if !r.emit(&agent.Event{Kind: agent.EventToolCall, ToolCall: c}) {
 			return nil, errStopped
 		}
 		t, ok := r.set.Lookup(c.Name)
@@ -469,27 +469,22 @@ func (r *run[C]) runTools(ctx context.Context, msg *helikon.Message) ([]helikon.
 			continue
 		}
 		p.tool = t
-		args := trimArgs(c.Args)
-		if !json.Valid(args) {
-			p.err = &helikon.InvalidArgsError{Tool: c.Name, Problems: []string{"the arguments are not valid JSON; send one JSON object that matches the tool's schema"}}
-			continue
-		}
-		call := helikon.CallFor(t, args, r.rc.PermissionMode())
-		call.AgentDepth = r.depth
 		r.current = c
-		d := r.perms.Check(ctx, call)
+		checked, d, err := helikon.CheckCall(ctx, r.rc, r.perms, t, c.Args)
 		r.current = nil
 		if r.stopped {
 			return nil, errStopped
 		}
-		if !d.Allowed {
-			p.err = d.Err()
-			if !r.emit(&helikon.Event{Kind: helikon.EventPermissionDenied, ToolCall: c, Reason: d.Reason}) {
-				return nil, errStopped
+		if err != nil {
+			p.err = err
+			if helikon.KindOf(err) == helikon.KindDenied {
+				if !r.emit(&agent.Event{Kind: agent.EventPermissionDenied, ToolCall: c, Reason: d.Reason}) {
+					return nil, errStopped
+				}
 			}
 			continue
 		}
-		p.args, p.run = d.Args, true
+		p.checked = checked
 		nrun++
 	}
 
@@ -500,12 +495,12 @@ func (r *run[C]) runTools(ctx context.Context, msg *helikon.Message) ([]helikon.
 		}
 	}
 
-	results := make([]helikon.ToolResult, len(ps))
+	results := make([]model.ToolResult, len(ps))
 	failErr := r.countRepairs(ps)
 	for i := range ps {
 		p := &ps[i]
-		results[i] = helikon.ToolResultFor(*p.call, p.out, p.err)
-		if !r.emit(&helikon.Event{Kind: helikon.EventToolResult, ToolCall: p.call, ToolResult: &results[i]}) {
+		results[i] = model.ToolResultFor(*p.call, p.out, p.err)
+		if !r.emit(&agent.Event{Kind: agent.EventToolResult, ToolCall: p.call, ToolResult: &results[i]}) {
 			return nil, errStopped
 		}
 	}
@@ -515,7 +510,7 @@ func (r *run[C]) runTools(ctx context.Context, msg *helikon.Message) ([]helikon.
 // forwardRequest is an event a tool's sub-agent forwards, on its way to the
 // goroutine iterating the stream; ack carries back whether it was delivered.
 type forwardRequest struct {
-	ev  *helikon.Event
+	ev  *agent.Event
 	ack chan bool
 }
 
@@ -523,7 +518,7 @@ type forwardRequest struct {
 // worker goroutines, taking them in call order (a model asking for thousands
 // of calls does not get a goroutine each). Meanwhile the calling goroutine,
 // the one iterating the stream, yields the events that the calls' sub-agents
-// forward through the [helikon.Forwarder] in their context: the consumer's
+// forward through the [agent.Forwarder] in their context: the consumer's
 // code never runs on a worker. When the consumer stops iterating, the calls'
 // context is cancelled and every later forward fails, which stops their
 // sub-agents. execute returns once every worker has, so no goroutine outlives
@@ -536,11 +531,11 @@ func (r *run[C]) execute(ctx context.Context, ps []pending[C], nrun int) {
 		r.cancel = cancel
 		r.requests = make(chan forwardRequest)
 		r.exited = make(chan struct{}, r.a.parallel)
-		r.calls = helikon.ContextWithForwarder(helikon.ContextWithInvocation(calls, r.inv), r.forwardFromTool)
+		r.calls = agent.ContextWithForwarder(agent.ContextWithInvocation(calls, r.inv), r.forwardFromTool)
 	}
 	r.runnable = r.runnable[:0]
 	for i := range ps {
-		if ps[i].run {
+		if ps[i].checked != nil {
 			r.runnable = append(r.runnable, &ps[i])
 		}
 	}
@@ -572,10 +567,10 @@ func (r *run[C]) work() {
 	}
 }
 
-// forwardFromTool is the [helikon.Forwarder] of the tool calls: it hands ev
+// forwardFromTool is the [agent.Forwarder] of the tool calls: it hands ev
 // to the goroutine iterating the stream, which is in execute while tools run,
 // and waits for the outcome. It may be called from any goroutine.
-func (r *run[C]) forwardFromTool(ev *helikon.Event) bool {
+func (r *run[C]) forwardFromTool(ev *agent.Event) bool {
 	if ev == nil || r.calls.Err() != nil {
 		return false
 	}
@@ -649,44 +644,22 @@ func firstInvalid[C any](ps []pending[C], tool string) error {
 }
 
 func (r *run[C]) invoke(ctx context.Context, p *pending[C]) {
-	ctx, span := r.rc.Tracer().Start(ctx, "execute_tool "+p.call.Name, trace.WithSpanKind(trace.SpanKindInternal))
-	defer func() {
-		if v := recover(); v != nil {
-			r.a.log.Error("tool panicked", "agent", r.a.cfg.Name, "tool", p.call.Name, "call_id", p.call.ID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			p.out, p.err = nil, helikon.Other(fmt.Errorf("tool %s failed with an internal error (panic: %v); this is a bug in the tool, not in your arguments", p.call.Name, v))
+	ctx, span := r.inv.Tracer().Start(ctx, "execute_tool "+p.call.Name, trace.WithSpanKind(trace.SpanKindInternal))
+	p.out, p.err = p.checked.Invoke(r.rc.ToolContext(ctx, p.call.ID))
+	if pe := (*helikon.PanicError)(nil); errors.As(p.err, &pe) {
+		r.a.log.Error("tool panicked", "agent", r.a.cfg.Name, "tool", p.call.Name, "call_id", p.call.ID, "panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
+	}
+	if span.IsRecording() {
+		span.SetAttributes(
+			attribute.String("gen_ai.operation.name", "execute_tool"),
+			attribute.String("gen_ai.tool.name", p.call.Name),
+			attribute.String("gen_ai.tool.call.id", p.call.ID),
+			attribute.String("gen_ai.tool.type", "function"),
+		)
+		if p.err != nil {
+			span.SetAttributes(attribute.String("error.type", string(helikon.KindOf(p.err))))
+			span.SetStatus(codes.Error, p.err.Error())
 		}
-		if span.IsRecording() {
-			span.SetAttributes(
-				attribute.String("gen_ai.operation.name", "execute_tool"),
-				attribute.String("gen_ai.tool.name", p.call.Name),
-				attribute.String("gen_ai.tool.call.id", p.call.ID),
-				attribute.String("gen_ai.tool.type", "function"),
-			)
-			if p.err != nil {
-				span.SetAttributes(attribute.String("error.type", string(helikon.KindOf(p.err))))
-				span.SetStatus(codes.Error, p.err.Error())
-			}
-		}
-		span.End()
-	}()
-	p.out, p.err = p.tool.Invoke(r.rc.ToolContext(ctx, p.call.ID), p.args)
-	if p.err == nil && len(p.out) > 0 && !json.Valid(p.out) {
-		p.out, p.err = nil, helikon.Other(fmt.Errorf("tool %s returned output that is not valid JSON", p.call.Name))
 	}
+	span.End()
 }
-
-func trimArgs(b json.RawMessage) json.RawMessage {
-	i, j := 0, len(b)
-	for i < j && isSpace(b[i]) {
-		i++
-	}
-	for j > i && isSpace(b[j-1]) {
-		j--
-	}
-	if i == j {
-		return json.RawMessage("{}")
-	}
-	return b[i:j]
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

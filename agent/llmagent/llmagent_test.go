@@ -23,10 +23,12 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/agenttest"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
 	"github.com/paigasus/helikon/functiontool"
+	"github.com/paigasus/helikon/model"
 )
 
 type App = struct{}
@@ -82,27 +84,27 @@ func (t *effectTool) Invoke(tc *helikon.ToolContext[App], args json.RawMessage) 
 	return json.RawMessage(`{"ok":true}`), nil
 }
 
-func run(t *testing.T, cfg runner.Config[App], prompt string) (*helikon.RunResult, error) {
+func run(t *testing.T, cfg runner.Config[App], prompt string) (*agent.RunResult, error) {
 	t.Helper()
 	r, err := runner.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return helikon.Collect(r.Run(context.Background(), "", prompt))
+	return agent.Collect(r.Run(context.Background(), "", prompt))
 }
 
-func kinds(evs []*helikon.Event) []helikon.EventKind {
-	var ks []helikon.EventKind
+func kinds(evs []*agent.Event) []agent.EventKind {
+	var ks []agent.EventKind
 	for _, e := range evs {
-		if e.Kind != helikon.EventTextDelta {
+		if e.Kind != agent.EventTextDelta {
 			ks = append(ks, e.Kind)
 		}
 	}
 	return ks
 }
 
-func find(evs []*helikon.Event, k helikon.EventKind) []*helikon.Event {
-	var out []*helikon.Event
+func find(evs []*agent.Event, k agent.EventKind) []*agent.Event {
+	var out []*agent.Event
 	for _, e := range evs {
 		if e.Kind == k {
 			out = append(out, e)
@@ -113,9 +115,9 @@ func find(evs []*helikon.Event, k helikon.EventKind) []*helikon.Event {
 
 func TestTwoToolConversation(t *testing.T) {
 	m := agenttest.New(
-		agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("c1", "lookup_spending", `{"category":"Dining","month":"2026-10"}`)}, Usage: helikon.Usage{InputTokens: 10, OutputTokens: 5}},
-		agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("c2", "budget_status", `{"category":"Dining"}`)}, Usage: helikon.Usage{InputTokens: 20, OutputTokens: 5}},
-		agenttest.Reply{Text: "You spent $312.40 of $400.", Usage: helikon.Usage{InputTokens: 30, OutputTokens: 7}},
+		agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("c1", "lookup_spending", `{"category":"Dining","month":"2026-10"}`)}, Usage: model.Usage{InputTokens: 10, OutputTokens: 5}},
+		agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("c2", "budget_status", `{"category":"Dining"}`)}, Usage: model.Usage{InputTokens: 20, OutputTokens: 5}},
+		agenttest.Reply{Text: "You spent $312.40 of $400.", Usage: model.Usage{InputTokens: 30, OutputTokens: 7}},
 	)
 	a := llmagent.Must(llmagent.NewBuilder[App]().Name("budget").Model(m).Instructions("be brief").Tools(lookupSpending, budgetStatus).Build())
 	res, err := run(t, runner.Config[App]{Agent: a}, "How much on dining?")
@@ -125,12 +127,12 @@ func TestTwoToolConversation(t *testing.T) {
 	if res.Text != "You spent $312.40 of $400." {
 		t.Errorf("text = %q", res.Text)
 	}
-	want := []helikon.EventKind{
-		helikon.EventRunStarted,
-		helikon.EventTurnStarted, helikon.EventToolCall, helikon.EventToolResult, helikon.EventTurnCompleted,
-		helikon.EventTurnStarted, helikon.EventToolCall, helikon.EventToolResult, helikon.EventTurnCompleted,
-		helikon.EventTurnStarted, helikon.EventTurnCompleted,
-		helikon.EventRunCompleted,
+	want := []agent.EventKind{
+		agent.EventRunStarted,
+		agent.EventTurnStarted, agent.EventToolCall, agent.EventToolResult, agent.EventTurnCompleted,
+		agent.EventTurnStarted, agent.EventToolCall, agent.EventToolResult, agent.EventTurnCompleted,
+		agent.EventTurnStarted, agent.EventTurnCompleted,
+		agent.EventRunCompleted,
 	}
 	if got := kinds(res.Events); !slices.Equal(got, want) {
 		t.Errorf("events = %v\nwant %v", got, want)
@@ -148,7 +150,7 @@ func TestTwoToolConversation(t *testing.T) {
 	if got := len(reqs[2].Messages); got != 5 {
 		t.Errorf("third request has %d messages, want 5 (user, call, result, call, result)", got)
 	}
-	if len(find(res.Events, helikon.EventTextDelta)) < 2 {
+	if len(find(res.Events, agent.EventTextDelta)) < 2 {
 		t.Errorf("text was not streamed as deltas")
 	}
 }
@@ -180,7 +182,7 @@ func TestParallelToolCallsRunConcurrentlyWithLimitAndReportInOrder(t *testing.T)
 		}
 		return json.RawMessage(`{"id":` + string(args[len(`{"id":`):len(args)-1]) + `}`), nil
 	})
-	var calls []helikon.ToolCall
+	var calls []model.ToolCall
 	for i := range 5 {
 		id := string(rune('a' + i))
 		calls = append(calls, agenttest.Call("call_"+id, "slow", `{"id":"`+id+`"}`))
@@ -195,7 +197,7 @@ func TestParallelToolCallsRunConcurrentlyWithLimitAndReportInOrder(t *testing.T)
 		t.Errorf("max concurrent calls = %d, want %d", got, limit)
 	}
 	var order []string
-	for _, e := range find(res.Events, helikon.EventToolResult) {
+	for _, e := range find(res.Events, agent.EventToolResult) {
 		order = append(order, e.ToolResult.CallID+"="+e.ToolResult.Content)
 	}
 	want := []string{`call_a={"id":"a"}`, `call_b={"id":"b"}`, `call_c={"id":"c"}`, `call_d={"id":"d"}`, `call_e={"id":"e"}`}
@@ -203,7 +205,7 @@ func TestParallelToolCallsRunConcurrentlyWithLimitAndReportInOrder(t *testing.T)
 		t.Errorf("results = %v, want %v", order, want)
 	}
 	tm := m.Requests()[1].Messages[2]
-	if tm.Role != helikon.RoleTool || len(tm.ToolResults) != 5 || tm.ToolResults[4].CallID != "call_e" {
+	if tm.Role != model.RoleTool || len(tm.ToolResults) != 5 || tm.ToolResults[4].CallID != "call_e" {
 		t.Errorf("tool message = %+v", tm)
 	}
 }
@@ -214,13 +216,13 @@ func TestInvalidArgumentsRepairedOnceThenFailTheRun(t *testing.T) {
 	malformed := agenttest.Call("c3", "lookup_spending", `{"category":`)
 
 	t.Run("repaired", func(t *testing.T) {
-		m := agenttest.New(agenttest.Reply{ToolCalls: []helikon.ToolCall{bad}}, agenttest.Reply{ToolCalls: []helikon.ToolCall{good}}, agenttest.Reply{Text: "ok"})
+		m := agenttest.New(agenttest.Reply{ToolCalls: []model.ToolCall{bad}}, agenttest.Reply{ToolCalls: []model.ToolCall{good}}, agenttest.Reply{Text: "ok"})
 		a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "r", Model: m, Tools: []helikon.Tool[App]{lookupSpending}}))
 		res, err := run(t, runner.Config[App]{Agent: a}, "go")
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := find(res.Events, helikon.EventToolResult)[0].ToolResult
+		r := find(res.Events, agent.EventToolResult)[0].ToolResult
 		if !r.IsError || r.Kind != helikon.KindInvalidArgs || !strings.Contains(r.Content, "month") {
 			t.Errorf("first result = %+v; want an invalid-args error naming the missing field", r)
 		}
@@ -228,9 +230,9 @@ func TestInvalidArgumentsRepairedOnceThenFailTheRun(t *testing.T) {
 			t.Errorf("text = %q", res.Text)
 		}
 	})
-	for name, second := range map[string]helikon.ToolCall{"invalid twice": bad, "malformed JSON": malformed} {
+	for name, second := range map[string]model.ToolCall{"invalid twice": bad, "malformed JSON": malformed} {
 		t.Run(name, func(t *testing.T) {
-			m := agenttest.New(agenttest.Reply{ToolCalls: []helikon.ToolCall{bad}}, agenttest.Reply{ToolCalls: []helikon.ToolCall{second}}, agenttest.Reply{Text: "never"})
+			m := agenttest.New(agenttest.Reply{ToolCalls: []model.ToolCall{bad}}, agenttest.Reply{ToolCalls: []model.ToolCall{second}}, agenttest.Reply{Text: "never"})
 			a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "r", Model: m, Tools: []helikon.Tool[App]{lookupSpending}}))
 			res, err := run(t, runner.Config[App]{Agent: a}, "go")
 			if !errors.Is(err, llmagent.ErrRepairBudget) || !errors.Is(err, helikon.ErrInvalidArgs) {
@@ -243,7 +245,7 @@ func TestInvalidArgumentsRepairedOnceThenFailTheRun(t *testing.T) {
 				t.Errorf("model called %d times, want 2", m.Calls())
 			}
 			last := res.Events[len(res.Events)-1]
-			if last.Kind != helikon.EventRunFailed {
+			if last.Kind != agent.EventRunFailed {
 				t.Errorf("last event = %v", last.Kind)
 			}
 		})
@@ -252,7 +254,7 @@ func TestInvalidArgumentsRepairedOnceThenFailTheRun(t *testing.T) {
 		// Two invalid calls of one tool in the same turn, then a repair:
 		// the model saw the errors only once, so it may still repair.
 		bad2 := agenttest.Call("c1b", "lookup_spending", `{"month":"2026-10"}`)
-		m := agenttest.New(agenttest.Reply{ToolCalls: []helikon.ToolCall{bad, bad2}}, agenttest.Reply{ToolCalls: []helikon.ToolCall{good}}, agenttest.Reply{Text: "ok"})
+		m := agenttest.New(agenttest.Reply{ToolCalls: []model.ToolCall{bad, bad2}}, agenttest.Reply{ToolCalls: []model.ToolCall{good}}, agenttest.Reply{Text: "ok"})
 		a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "r", Model: m, Tools: []helikon.Tool[App]{lookupSpending}}))
 		res, err := run(t, runner.Config[App]{Agent: a}, "go")
 		if err != nil {
@@ -265,14 +267,14 @@ func TestInvalidArgumentsRepairedOnceThenFailTheRun(t *testing.T) {
 	t.Run("a valid call in the turn does not clear the strike", func(t *testing.T) {
 		// Turn 1: invalid then valid (one strike, whatever the order);
 		// turn 2: invalid again fails the run.
-		m := agenttest.New(agenttest.Reply{ToolCalls: []helikon.ToolCall{bad, good}}, agenttest.Reply{ToolCalls: []helikon.ToolCall{bad}}, agenttest.Reply{Text: "never"})
+		m := agenttest.New(agenttest.Reply{ToolCalls: []model.ToolCall{bad, good}}, agenttest.Reply{ToolCalls: []model.ToolCall{bad}}, agenttest.Reply{Text: "never"})
 		a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "r", Model: m, Tools: []helikon.Tool[App]{lookupSpending}}))
 		if _, err := run(t, runner.Config[App]{Agent: a}, "go"); !errors.Is(err, llmagent.ErrRepairBudget) {
 			t.Fatalf("err = %v; want the repair budget exhausted", err)
 		}
 	})
 	t.Run("budget configurable", func(t *testing.T) {
-		m := agenttest.New(agenttest.Reply{ToolCalls: []helikon.ToolCall{bad}}, agenttest.Reply{ToolCalls: []helikon.ToolCall{bad}}, agenttest.Reply{Text: "ok"})
+		m := agenttest.New(agenttest.Reply{ToolCalls: []model.ToolCall{bad}}, agenttest.Reply{ToolCalls: []model.ToolCall{bad}}, agenttest.Reply{Text: "ok"})
 		a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "r", Model: m, Tools: []helikon.Tool[App]{lookupSpending}, RepairBudget: 2}))
 		if _, err := run(t, runner.Config[App]{Agent: a}, "go"); err != nil {
 			t.Fatal(err)
@@ -289,9 +291,9 @@ func TestOtherErrorsDoNotSpendTheRepairBudget(t *testing.T) {
 		return nil, helikon.Other(errors.New("old_string was not found in a.txt"))
 	})
 	m := agenttest.New(
-		agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("1", "edit", `{}`)}},
-		agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("2", "edit", `{}`)}},
-		agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("3", "edit", `{}`)}},
+		agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("1", "edit", `{}`)}},
+		agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("2", "edit", `{}`)}},
+		agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("3", "edit", `{}`)}},
 		agenttest.Reply{Text: "gave up politely"},
 	)
 	a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "r", Model: m, Tools: []helikon.Tool[App]{miss}}))
@@ -312,7 +314,7 @@ func TestErrorsGoBackToTheModel(t *testing.T) {
 		return nil, helikon.Denied("outside the sandbox")
 	})
 	m := agenttest.New(
-		agenttest.Reply{ToolCalls: []helikon.ToolCall{
+		agenttest.Reply{ToolCalls: []model.ToolCall{
 			agenttest.Call("1", "nosuch", `{}`),
 			agenttest.Call("2", "boom", `{}`),
 			agenttest.Call("3", "other", `{}`),
@@ -325,7 +327,7 @@ func TestErrorsGoBackToTheModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := find(res.Events, helikon.EventToolResult)
+	rs := find(res.Events, agent.EventToolResult)
 	checks := []struct {
 		kind helikon.ErrorKind
 		want string
@@ -350,7 +352,7 @@ func TestPlanModeDeniesWriteToolWithoutInvokingIt(t *testing.T) {
 	write := newEffectTool("Write", helikon.EffectWrite, nil)
 	read := newEffectTool("Read", helikon.EffectReadOnly, nil)
 	m := agenttest.New(
-		agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("w", "Write", `{"path":"a"}`), agenttest.Call("r", "Read", `{"path":"a"}`)}},
+		agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("w", "Write", `{"path":"a"}`), agenttest.Call("r", "Read", `{"path":"a"}`)}},
 		agenttest.Reply{Text: "planned"},
 	)
 	a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "plan", Model: m, Tools: []helikon.Tool[App]{write, read}}))
@@ -364,7 +366,7 @@ func TestPlanModeDeniesWriteToolWithoutInvokingIt(t *testing.T) {
 	if read.calls.Load() != 1 {
 		t.Errorf("Read invoked %d times, want 1", read.calls.Load())
 	}
-	denied := find(res.Events, helikon.EventPermissionDenied)
+	denied := find(res.Events, agent.EventPermissionDenied)
 	if len(denied) != 1 || denied[0].ToolCall.Name != "Write" || !strings.Contains(denied[0].Reason, "plan mode") {
 		t.Fatalf("denied events = %+v", denied)
 	}
@@ -379,7 +381,7 @@ func TestAcceptEditsLetsWriteThroughAndAsksForBash(t *testing.T) {
 		write := newEffectTool("Write", helikon.EffectWrite, nil)
 		bash := newEffectTool("Bash", helikon.EffectSideEffect, nil)
 		m := agenttest.New(
-			agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("w", "Write", `{}`), agenttest.Call("b", "Bash", `{"command":"make"}`)}},
+			agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("w", "Write", `{}`), agenttest.Call("b", "Bash", `{"command":"make"}`)}},
 			agenttest.Reply{Text: "done"},
 		)
 		var asked []string
@@ -403,7 +405,7 @@ func TestAcceptEditsLetsWriteThroughAndAsksForBash(t *testing.T) {
 		if !slices.Equal(asked, []string{"Bash"}) {
 			t.Errorf("approve=%v: asked about %v, want only Bash", approve, asked)
 		}
-		reqs := find(res.Events, helikon.EventApprovalRequested)
+		reqs := find(res.Events, agent.EventApprovalRequested)
 		if len(reqs) != 1 || reqs[0].ToolCall.Name != "Bash" || reqs[0].Reason != "run Bash?" {
 			t.Errorf("approve=%v: approval events = %+v", approve, reqs)
 		}
@@ -414,15 +416,15 @@ func TestAcceptEditsLetsWriteThroughAndAsksForBash(t *testing.T) {
 		if bash.calls.Load() != wantCalls {
 			t.Errorf("approve=%v: Bash invoked %d times", approve, bash.calls.Load())
 		}
-		if got := len(find(res.Events, helikon.EventPermissionDenied)); got != int(1-wantCalls) {
+		if got := len(find(res.Events, agent.EventPermissionDenied)); got != int(1-wantCalls) {
 			t.Errorf("approve=%v: %d denial events", approve, got)
 		}
 	}
 }
 
 func TestMaxTurns(t *testing.T) {
-	loop := agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("", "budget_status", `{"category":"x"}`)}}
-	m := &agenttest.Model{Func: func(*helikon.ModelRequest) agenttest.Reply { return loop }}
+	loop := agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("", "budget_status", `{"category":"x"}`)}}
+	m := &agenttest.Model{Func: func(*model.Request) agenttest.Reply { return loop }}
 	a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "mt", Model: m, Tools: []helikon.Tool[App]{budgetStatus}, MaxTurns: 3}))
 	_, err := run(t, runner.Config[App]{Agent: a}, "go")
 	if !errors.Is(err, llmagent.ErrMaxTurns) {
@@ -431,7 +433,7 @@ func TestMaxTurns(t *testing.T) {
 	if m.Calls() != 3 {
 		t.Errorf("model called %d times, want 3", m.Calls())
 	}
-	m2 := &agenttest.Model{Func: func(*helikon.ModelRequest) agenttest.Reply { return loop }}
+	m2 := &agenttest.Model{Func: func(*model.Request) agenttest.Reply { return loop }}
 	a2 := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "mt", Model: m2, Tools: []helikon.Tool[App]{budgetStatus}}))
 	if _, err := run(t, runner.Config[App]{Agent: a2}, "go"); !errors.Is(err, llmagent.ErrMaxTurns) || m2.Calls() != llmagent.DefaultMaxTurns {
 		t.Errorf("default: err = %v after %d calls, want ErrMaxTurns after %d", err, m2.Calls(), llmagent.DefaultMaxTurns)
@@ -452,12 +454,12 @@ func TestCancellationMidToolLeavesNoProcess(t *testing.T) {
 		pids <- cmd.Process.Pid
 		return nil, cmd.Wait()
 	})
-	m := agenttest.New(agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("s", "sleeper", `{}`)}}, agenttest.Reply{Text: "never"})
+	m := agenttest.New(agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("s", "sleeper", `{}`)}}, agenttest.Reply{Text: "never"})
 	a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "c", Model: m, Tools: []helikon.Tool[App]{sleeper}}))
 	r, _ := runner.New(runner.Config[App]{Agent: a})
 	var pid int
 	go func() { pid = <-pids; cancel() }()
-	res, err := helikon.Collect(r.Run(ctx, "s1", "go"))
+	res, err := agent.Collect(r.Run(ctx, "s1", "go"))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -468,7 +470,7 @@ func TestCancellationMidToolLeavesNoProcess(t *testing.T) {
 	if m.Calls() != 1 {
 		t.Errorf("model called %d times after cancellation", m.Calls())
 	}
-	if n := len(find(res.Events, helikon.EventTurnCompleted)); n != 0 {
+	if n := len(find(res.Events, agent.EventTurnCompleted)); n != 0 {
 		t.Errorf("an interrupted turn was reported completed")
 	}
 	sess, err := r.Store().Get(context.Background(), "s1")
@@ -481,9 +483,9 @@ func TestCancellationMidToolLeavesNoProcess(t *testing.T) {
 type blockingModel struct{}
 
 func (blockingModel) Name() string { return "blocking" }
-func (blockingModel) Stream(ctx context.Context, _ *helikon.ModelRequest) iter.Seq2[*helikon.ModelChunk, error] {
-	return func(yield func(*helikon.ModelChunk, error) bool) {
-		if !yield(&helikon.ModelChunk{Text: "Hel"}, nil) {
+func (blockingModel) Stream(ctx context.Context, _ *model.Request) iter.Seq2[*model.Chunk, error] {
+	return func(yield func(*model.Chunk, error) bool) {
+		if !yield(&model.Chunk{Text: "Hel"}, nil) {
 			return
 		}
 		<-ctx.Done()
@@ -498,7 +500,7 @@ func TestCancellationMidStream(t *testing.T) {
 	r, _ := runner.New(runner.Config[App]{Agent: a})
 	var err error
 	for ev, e := range r.Run(ctx, "", "go") {
-		if ev != nil && ev.Kind == helikon.EventTextDelta {
+		if ev != nil && ev.Kind == agent.EventTextDelta {
 			cancel()
 		}
 		err = e
@@ -509,11 +511,11 @@ func TestCancellationMidStream(t *testing.T) {
 }
 
 func TestStoppingIterationStopsTheRun(t *testing.T) {
-	m := agenttest.New(agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("1", "budget_status", `{"category":"x"}`)}}, agenttest.Reply{Text: "x"})
+	m := agenttest.New(agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("1", "budget_status", `{"category":"x"}`)}}, agenttest.Reply{Text: "x"})
 	a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "s", Model: m, Tools: []helikon.Tool[App]{budgetStatus}}))
 	r, _ := runner.New(runner.Config[App]{Agent: a})
 	for ev := range r.Run(context.Background(), "", "go") {
-		if ev.Kind == helikon.EventToolCall {
+		if ev.Kind == agent.EventToolCall {
 			break
 		}
 	}
@@ -525,7 +527,7 @@ func TestStoppingIterationStopsTheRun(t *testing.T) {
 func TestTracingSpans(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := trace.NewTracerProvider(trace.WithSpanProcessor(rec))
-	m := agenttest.New(agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("c1", "budget_status", `{"category":"x"}`)}, Usage: helikon.Usage{InputTokens: 3, OutputTokens: 4}}, agenttest.Reply{Text: "ok"})
+	m := agenttest.New(agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("c1", "budget_status", `{"category":"x"}`)}, Usage: model.Usage{InputTokens: 3, OutputTokens: 4}}, agenttest.Reply{Text: "ok"})
 	m.ModelName = "gpt-test"
 	a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "traced", Model: m, Tools: []helikon.Tool[App]{budgetStatus}}))
 	if _, err := run(t, runner.Config[App]{Agent: a, Tracer: tp.Tracer("test")}, "go"); err != nil {
@@ -575,13 +577,13 @@ type staticSource []helikon.Tool[App]
 func (s staticSource) Tools(context.Context) ([]helikon.Tool[App], error) { return s, nil }
 
 func TestToolSources(t *testing.T) {
-	m := agenttest.New(agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("1", "budget_status", `{"category":"x"}`)}}, agenttest.Reply{Text: "ok"})
+	m := agenttest.New(agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("1", "budget_status", `{"category":"x"}`)}}, agenttest.Reply{Text: "ok"})
 	a := llmagent.Must(llmagent.NewBuilder[App]().Name("src").Model(m).ToolSource(staticSource{budgetStatus}).Build())
 	res, err := run(t, runner.Config[App]{Agent: a}, "go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := find(res.Events, helikon.EventToolResult)[0].ToolResult; r.IsError {
+	if r := find(res.Events, agent.EventToolResult)[0].ToolResult; r.IsError {
 		t.Errorf("result = %+v", r)
 	}
 }
@@ -594,15 +596,15 @@ func FuzzToolCallArguments(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, args []byte) {
-		m := agenttest.New(agenttest.Reply{ToolCalls: []helikon.ToolCall{{ID: "1", Name: "lookup_spending", Args: args}}}, agenttest.Reply{Text: "ok"})
+		m := agenttest.New(agenttest.Reply{ToolCalls: []model.ToolCall{{ID: "1", Name: "lookup_spending", Args: args}}}, agenttest.Reply{Text: "ok"})
 		m.NoRecord = true
 		a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "f", Model: m, Tools: []helikon.Tool[App]{lookupSpending}}))
 		r, _ := runner.New(runner.Config[App]{Agent: a})
-		res, err := helikon.Collect(r.Run(context.Background(), "", "go"))
+		res, err := agent.Collect(r.Run(context.Background(), "", "go"))
 		if err != nil {
 			t.Fatalf("run failed: %v", err)
 		}
-		tr := find(res.Events, helikon.EventToolResult)[0].ToolResult
+		tr := find(res.Events, agent.EventToolResult)[0].ToolResult
 		if tr.IsError && tr.Kind != helikon.KindInvalidArgs {
 			t.Fatalf("args %q gave %+v", args, tr)
 		}
@@ -613,8 +615,8 @@ func FuzzToolCallArguments(f *testing.F) {
 // both the same reply, whose tool call has no id: the agent names the call
 // on its own copy (run with -race).
 func TestModelResponseIsNotModified(t *testing.T) {
-	shared := agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("", "budget_status", `{"category":"x"}`)}}
-	m := &agenttest.Model{NoRecord: true, Func: func(req *helikon.ModelRequest) agenttest.Reply {
+	shared := agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("", "budget_status", `{"category":"x"}`)}}
+	m := &agenttest.Model{NoRecord: true, Func: func(req *model.Request) agenttest.Reply {
 		if agenttest.LastToolResults(req) != nil {
 			return agenttest.Reply{Text: "ok"}
 		}
@@ -629,7 +631,7 @@ func TestModelResponseIsNotModified(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			if id := find(res.Events, helikon.EventToolResult)[0].ToolResult.CallID; id == "" {
+			if id := find(res.Events, agent.EventToolResult)[0].ToolResult.CallID; id == "" {
 				t.Error("the call got no id")
 			}
 		})
@@ -654,13 +656,13 @@ func TestSecretsStayOutOfLogsAndSpans(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := trace.NewTracerProvider(trace.WithSpanProcessor(rec))
 	for _, maxTurns := range []int{2, 1} { // completes; fails at the turn limit
-		m := agenttest.New(agenttest.Reply{Text: "using " + secret, ToolCalls: []helikon.ToolCall{call}}, agenttest.Reply{Text: "done"})
+		m := agenttest.New(agenttest.Reply{Text: "using " + secret, ToolCalls: []model.ToolCall{call}}, agenttest.Reply{Text: "done"})
 		a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "s", Model: m, Tools: []helikon.Tool[App]{echo}, MaxTurns: maxTurns, Logger: logger}))
 		res, err := run(t, runner.Config[App]{Agent: a, Tracer: tp.Tracer("test"), Logger: logger}, "my key is "+secret)
 		if (err != nil) != (maxTurns == 1) {
 			t.Fatalf("max turns %d: err = %v", maxTurns, err)
 		}
-		if r := find(res.Events, helikon.EventToolResult)[0].ToolResult; !strings.Contains(r.Content, secret) {
+		if r := find(res.Events, agent.EventToolResult)[0].ToolResult; !strings.Contains(r.Content, secret) {
 			t.Fatalf("the tool did not see the secret: %+v", r)
 		}
 	}
@@ -699,7 +701,7 @@ func TestManyToolCallsDoNotTakeAGoroutineEach(t *testing.T) {
 		}
 		return json.RawMessage(`{}`), nil
 	})
-	var tcs []helikon.ToolCall
+	var tcs []model.ToolCall
 	for i := range calls {
 		tcs = append(tcs, agenttest.Call(fmt.Sprint("c", i), "probe", `{}`))
 	}

@@ -16,7 +16,7 @@ import (
 	"errors"
 	"iter"
 
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 )
 
 // DefaultMaxIterations bounds a loop whose configuration gives no maximum.
@@ -30,7 +30,7 @@ type Config[C any] struct {
 	// tool (agenttool) shows it to its model.
 	Description string
 	// SubAgents run in order in every iteration.
-	SubAgents []helikon.Agent[C]
+	SubAgents []agent.Agent[C]
 	// MaxIterations bounds the iterations (0: DefaultMaxIterations).
 	MaxIterations int
 }
@@ -61,8 +61,8 @@ func (a *Agent[C]) Name() string { return a.cfg.Name }
 func (a *Agent[C]) Description() string { return a.cfg.Description }
 
 // Run runs the loop.
-func (a *Agent[C]) Run(ctx context.Context, inv *helikon.Invocation[C]) iter.Seq2[*helikon.Event, error] {
-	return func(yield func(*helikon.Event, error) bool) {
+func (a *Agent[C]) Run(ctx context.Context, inv *agent.Invocation[C]) iter.Seq2[*agent.Event, error] {
+	return func(yield func(*agent.Event, error) bool) {
 		sub, err := inv.SubAgent()
 		if err != nil {
 			yield(nil, err)

@@ -5,11 +5,13 @@ import (
 	"testing"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/agenttest"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/loopagent"
 	"github.com/paigasus/helikon/agent/runner"
 	"github.com/paigasus/helikon/functiontool"
+	"github.com/paigasus/helikon/model"
 )
 
 type App = struct{}
@@ -37,9 +39,9 @@ func stepTool(escalateAt int64) helikon.Tool[App] {
 
 // worker calls step once per run, then answers.
 func worker(name string, tools ...helikon.Tool[App]) (*llmagent.Agent[App], *agenttest.Model) {
-	m := &agenttest.Model{Func: func(req *helikon.ModelRequest) agenttest.Reply {
-		if len(tools) > 0 && req.Messages[len(req.Messages)-1].Role != helikon.RoleTool {
-			return agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("", "step", `{}`)}}
+	m := &agenttest.Model{Func: func(req *model.Request) agenttest.Reply {
+		if len(tools) > 0 && req.Messages[len(req.Messages)-1].Role != model.RoleTool {
+			return agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("", "step", `{}`)}}
 		}
 		return agenttest.Reply{Text: name + " done"}
 	}}
@@ -49,12 +51,12 @@ func worker(name string, tools ...helikon.Tool[App]) (*llmagent.Agent[App], *age
 func TestLoopStopsAfterTheIterationThatEscalated(t *testing.T) {
 	w, wm := worker("worker", stepTool(3))
 	reviewer, rm := worker("reviewer")
-	loop, err := loopagent.New(loopagent.Config[App]{Name: "loop", SubAgents: []helikon.Agent[App]{w, reviewer}, MaxIterations: 10})
+	loop, err := loopagent.New(loopagent.Config[App]{Name: "loop", SubAgents: []agent.Agent[App]{w, reviewer}, MaxIterations: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r, _ := runner.New(runner.Config[App]{Agent: loop})
-	res, err := helikon.Collect(r.Run(context.Background(), "", "work"))
+	res, err := agent.Collect(r.Run(context.Background(), "", "work"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func TestLoopStopsAfterTheIterationThatEscalated(t *testing.T) {
 		t.Errorf("reviewer did not see the worker's answer")
 	}
 	for _, e := range res.Events {
-		if e.Kind == helikon.EventTurnStarted && e.Depth != 1 {
+		if e.Kind == agent.EventTurnStarted && e.Depth != 1 {
 			t.Errorf("sub-agent event at depth %d, want 1", e.Depth)
 		}
 	}
@@ -81,9 +83,9 @@ func TestLoopStopsAfterTheIterationThatEscalated(t *testing.T) {
 
 func TestLoopStopsAtMaxIterations(t *testing.T) {
 	w, wm := worker("worker", stepTool(-1))
-	loop, _ := loopagent.New(loopagent.Config[App]{Name: "loop", SubAgents: []helikon.Agent[App]{w}, MaxIterations: 4})
+	loop, _ := loopagent.New(loopagent.Config[App]{Name: "loop", SubAgents: []agent.Agent[App]{w}, MaxIterations: 4})
 	r, _ := runner.New(runner.Config[App]{Agent: loop})
-	if _, err := helikon.Collect(r.Run(context.Background(), "", "work")); err != nil {
+	if _, err := agent.Collect(r.Run(context.Background(), "", "work")); err != nil {
 		t.Fatal(err)
 	}
 	if wm.Calls() != 8 {
@@ -93,10 +95,10 @@ func TestLoopStopsAtMaxIterations(t *testing.T) {
 
 func TestNestedLoopEscalationStopsOnlyTheInnerLoop(t *testing.T) {
 	w, wm := worker("worker", stepTool(2))
-	inner, _ := loopagent.New(loopagent.Config[App]{Name: "inner", SubAgents: []helikon.Agent[App]{w}, MaxIterations: 5})
-	outer, _ := loopagent.New(loopagent.Config[App]{Name: "outer", SubAgents: []helikon.Agent[App]{inner}, MaxIterations: 2})
+	inner, _ := loopagent.New(loopagent.Config[App]{Name: "inner", SubAgents: []agent.Agent[App]{w}, MaxIterations: 5})
+	outer, _ := loopagent.New(loopagent.Config[App]{Name: "outer", SubAgents: []agent.Agent[App]{inner}, MaxIterations: 2})
 	r, _ := runner.New(runner.Config[App]{Agent: outer})
-	if _, err := helikon.Collect(r.Run(context.Background(), "", "work")); err != nil {
+	if _, err := agent.Collect(r.Run(context.Background(), "", "work")); err != nil {
 		t.Fatal(err)
 	}
 	// Outer iteration 1: inner escalates at step 2. Outer iteration 2: the

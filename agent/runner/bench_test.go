@@ -9,9 +9,11 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/agenttest"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
+	"github.com/paigasus/helikon/model"
 	"github.com/paigasus/helikon/session"
 )
 
@@ -27,8 +29,8 @@ var noopTool = &noop{helikon.ToolInfo{ToolName: "noop", ToolDescription: "does n
 const benchTurns = 10
 
 func benchAgent(b *testing.B) *llmagent.Agent[struct{}] {
-	call := []helikon.ToolCall{{ID: "c", Name: "noop", Args: json.RawMessage(`{}`)}}
-	m := &agenttest.Model{NoRecord: true, Func: func(req *helikon.ModelRequest) agenttest.Reply {
+	call := []model.ToolCall{{ID: "c", Name: "noop", Args: json.RawMessage(`{}`)}}
+	m := &agenttest.Model{NoRecord: true, Func: func(req *model.Request) agenttest.Reply {
 		if len(req.Messages) > 2*benchTurns {
 			return agenttest.Reply{Text: "done"}
 		}
@@ -70,7 +72,7 @@ func BenchmarkAgentToolTurn(b *testing.B) {
 	start := time.Now()
 	for b.Loop() {
 		rc := helikon.NewRunContext(struct{}{}, nil)
-		inv := helikon.NewInvocation(rc, nil, []helikon.Message{helikon.UserMessage("go")})
+		inv := agent.NewInvocation(rc, &agent.InvocationConfig{History: []model.Message{model.UserMessage("go")}})
 		for _, err := range a.Run(ctx, inv) {
 			if err != nil {
 				b.Fatal(err)
@@ -84,11 +86,11 @@ func BenchmarkAgentToolTurn(b *testing.B) {
 // two turns (prompt, tool call, tool result, answer) holds in the in-memory
 // store: bytes/session is the heap growth divided by the sessions stored.
 func BenchmarkMemoryStoreIdleSession(b *testing.B) {
-	msgs := []helikon.Message{
-		helikon.UserMessage("How much did I spend on dining in October?"),
-		{Role: helikon.RoleAssistant, ToolCalls: []helikon.ToolCall{{ID: "call_1", Name: "lookup_spending", Args: json.RawMessage(`{"category":"Dining","month":"2026-10"}`)}}},
-		{Role: helikon.RoleTool, ToolResults: []helikon.ToolResult{{CallID: "call_1", Name: "lookup_spending", Content: `{"total":312.4,"count":18}`}}},
-		{Role: helikon.RoleAssistant, Text: "You spent $312.40 on dining in October, over 18 transactions."},
+	msgs := []model.Message{
+		model.UserMessage("How much did I spend on dining in October?"),
+		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "call_1", Name: "lookup_spending", Args: json.RawMessage(`{"category":"Dining","month":"2026-10"}`)}}},
+		{Role: model.RoleTool, ToolResults: []model.ToolResult{{CallID: "call_1", Name: "lookup_spending", Content: `{"total":312.4,"count":18}`}}},
+		{Role: model.RoleAssistant, Text: "You spent $312.40 on dining in October, over 18 transactions."},
 	}
 	state := map[string]any{"fetches": 1}
 	ctx := context.Background()

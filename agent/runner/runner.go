@@ -13,7 +13,7 @@
 //     run of the same session id fails with [ErrSessionBusy]. Runs on
 //     different sessions are independent.
 //   - Events forwarded from sub-agents with conversations of their own
-//     (agent-as-tool; [helikon.Event.Forwarded]) are passed on to the
+//     (agent-as-tool; [agent.Event.Forwarded]) are passed on to the
 //     consumer as they come but never persisted: the session holds the
 //     conversation of the top-level agent (and of the workflow sub-agents
 //     sharing it) only, so resuming it replays exactly what that agent saw.
@@ -40,6 +40,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
+	"github.com/paigasus/helikon/model"
 	"github.com/paigasus/helikon/session"
 )
 
@@ -50,7 +52,7 @@ var ErrSessionBusy = errors.New("the session is already being run")
 // field means the default.
 type Config[C any] struct {
 	// Agent is the top-level agent every run starts; it is required.
-	Agent helikon.Agent[C]
+	Agent agent.Agent[C]
 	// App is the application context handed to every tool.
 	App C
 	// Store persists sessions (nil: a new in-memory store).
@@ -102,15 +104,15 @@ func (r *Runner[C]) Store() session.Store { return r.store }
 // session when it does not exist; an empty sessionID starts a new session
 // with a fresh id (reported by the run_started event). The stream ends with
 // a run_completed event, or with a run_failed event paired with the error.
-func (r *Runner[C]) Run(ctx context.Context, sessionID, prompt string) iter.Seq2[*helikon.Event, error] {
-	return func(yield func(*helikon.Event, error) bool) {
+func (r *Runner[C]) Run(ctx context.Context, sessionID, prompt string) iter.Seq2[*agent.Event, error] {
+	return func(yield func(*agent.Event, error) bool) {
 		id := sessionID
 		if id == "" {
 			id = session.NewID()
 		}
 		failed := func(err error) {
 			r.log.LogAttrs(ctx, slog.LevelWarn, "run failed", slog.String("agent", r.cfg.Agent.Name()), slog.String("session", id), slog.String("error", err.Error()))
-			yield(&helikon.Event{Kind: helikon.EventRunFailed, Agent: r.cfg.Agent.Name(), SessionID: id, Error: err.Error()}, err)
+			yield(&agent.Event{Kind: agent.EventRunFailed, Agent: r.cfg.Agent.Name(), SessionID: id, Error: err.Error()}, err)
 		}
 		if err := session.ValidateID(id); err != nil {
 			failed(fmt.Errorf("runner: %w", err))
@@ -122,7 +124,7 @@ func (r *Runner[C]) Run(ctx context.Context, sessionID, prompt string) iter.Seq2
 		}
 		defer r.release(id)
 
-		var history []helikon.Message
+		var history []model.Message
 		var stateMap map[string]any
 		sess, err := r.store.Get(ctx, id)
 		switch {
@@ -135,28 +137,28 @@ func (r *Runner[C]) Run(ctx context.Context, sessionID, prompt string) iter.Seq2
 		}
 		state := &helikon.State{}
 		state.Restore(stateMap)
-		rc := helikon.NewRunContext(r.cfg.App, &helikon.RunConfig{Mode: r.cfg.Mode, Tracer: r.cfg.Tracer, MaxAgentDepth: r.cfg.MaxAgentDepth, State: state})
-		inv := helikon.NewInvocation(rc, r.cfg.Permissions, history)
-		user := helikon.UserMessage(prompt)
+		rc := helikon.NewRunContext(r.cfg.App, &helikon.RunConfig{Mode: r.cfg.Mode, MaxAgentDepth: r.cfg.MaxAgentDepth, State: state})
+		inv := agent.NewInvocation(rc, &agent.InvocationConfig{Permissions: r.cfg.Permissions, History: history, Tracer: r.cfg.Tracer})
+		user := model.UserMessage(prompt)
 		inv.Append(user)
 		// Persisting must not be skipped because the caller's context was
 		// cancelled right after a turn completed.
 		pctx := context.WithoutCancel(ctx)
-		if err := r.store.Append(pctx, id, []helikon.Message{user}, state.Snapshot()); err != nil {
+		if err := r.store.Append(pctx, id, []model.Message{user}, state.Snapshot()); err != nil {
 			failed(fmt.Errorf("runner: saving session %s: %w", id, err))
 			return
 		}
-		if !yield(&helikon.Event{Kind: helikon.EventRunStarted, Agent: r.cfg.Agent.Name(), SessionID: id}, nil) {
+		if !yield(&agent.Event{Kind: agent.EventRunStarted, Agent: r.cfg.Agent.Name(), SessionID: id}, nil) {
 			return
 		}
-		var usage helikon.Usage
+		var usage model.Usage
 		var text string
 		for ev, err := range r.cfg.Agent.Run(ctx, inv) {
 			if err != nil {
 				failed(err)
 				return
 			}
-			if ev.Kind == helikon.EventTurnCompleted {
+			if ev.Kind == agent.EventTurnCompleted {
 				// A forwarded turn belongs to a sub-agent's conversation:
 				// it is not the session's, but its model call is the run's.
 				if !ev.Forwarded() {
@@ -178,7 +180,7 @@ func (r *Runner[C]) Run(ctx context.Context, sessionID, prompt string) iter.Seq2
 		}
 		r.log.LogAttrs(ctx, slog.LevelDebug, "run completed", slog.String("agent", r.cfg.Agent.Name()), slog.String("session", id),
 			slog.Int64("requests", usage.Requests), slog.Int64("input_tokens", usage.InputTokens), slog.Int64("output_tokens", usage.OutputTokens))
-		yield(&helikon.Event{Kind: helikon.EventRunCompleted, Agent: r.cfg.Agent.Name(), SessionID: id, Text: text, Usage: &usage}, nil)
+		yield(&agent.Event{Kind: agent.EventRunCompleted, Agent: r.cfg.Agent.Name(), SessionID: id, Text: text, Usage: &usage}, nil)
 	}
 }
 
@@ -201,9 +203,9 @@ func (r *Runner[C]) release(id string) {
 // CompleteTurns returns msgs without a trailing assistant message whose tool
 // calls have no results: providers reject such a conversation. Stores written
 // by a runner never hold one; this guards against stores written otherwise.
-func CompleteTurns(msgs []helikon.Message) []helikon.Message {
+func CompleteTurns(msgs []model.Message) []model.Message {
 	n := len(msgs)
-	if n > 0 && msgs[n-1].Role == helikon.RoleAssistant && len(msgs[n-1].ToolCalls) > 0 {
+	if n > 0 && msgs[n-1].Role == model.RoleAssistant && len(msgs[n-1].ToolCalls) > 0 {
 		return msgs[:n-1]
 	}
 	return msgs

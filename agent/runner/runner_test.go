@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/internal/proctest"
+	"github.com/paigasus/helikon/model"
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/agent/agenttest"
@@ -36,11 +38,11 @@ var counter = functiontool.Must(functiontool.New("count", "Count calls across ru
 	}, nil))
 
 func countingAgent() *llmagent.Agent[struct{}] {
-	m := &agenttest.Model{Func: func(req *helikon.ModelRequest) agenttest.Reply {
+	m := &agenttest.Model{Func: func(req *model.Request) agenttest.Reply {
 		if res := agenttest.LastToolResults(req); res != nil {
-			return agenttest.Reply{Text: "count is " + res[0].Content, Usage: helikon.Usage{InputTokens: 2, OutputTokens: 1}}
+			return agenttest.Reply{Text: "count is " + res[0].Content, Usage: model.Usage{InputTokens: 2, OutputTokens: 1}}
 		}
-		return agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("", "count", `{}`)}, Usage: helikon.Usage{InputTokens: 1, OutputTokens: 1}}
+		return agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("", "count", `{}`)}, Usage: model.Usage{InputTokens: 1, OutputTokens: 1}}
 	}}
 	return llmagent.Must(llmagent.New(llmagent.Config[struct{}]{Name: "counter", Model: m, Tools: []helikon.Tool[struct{}]{counter}}))
 }
@@ -54,7 +56,7 @@ func TestStateAndConversationPersistAcrossRuns(t *testing.T) {
 	for _, store := range []session.Store{session.NewMemory(), db} {
 		r, _ := runner.New(runner.Config[struct{}]{Agent: countingAgent(), Store: store})
 		for i := 1; i <= 3; i++ {
-			res, err := helikon.Collect(r.Run(context.Background(), "counted", fmt.Sprint("run ", i)))
+			res, err := agent.Collect(r.Run(context.Background(), "counted", fmt.Sprint("run ", i)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,8 +79,8 @@ func TestStateAndConversationPersistAcrossRuns(t *testing.T) {
 
 func TestNewSessionID(t *testing.T) {
 	r, _ := runner.New(runner.Config[struct{}]{Agent: countingAgent()})
-	a, _ := helikon.Collect(r.Run(context.Background(), "", "x"))
-	b, _ := helikon.Collect(r.Run(context.Background(), "", "x"))
+	a, _ := agent.Collect(r.Run(context.Background(), "", "x"))
+	b, _ := agent.Collect(r.Run(context.Background(), "", "x"))
 	if a.SessionID == "" || a.SessionID == b.SessionID {
 		t.Fatalf("session ids %q %q", a.SessionID, b.SessionID)
 	}
@@ -99,7 +101,7 @@ func TestConcurrentRunsOnDifferentSessions(t *testing.T) {
 		wg.Go(func() {
 			id := fmt.Sprintf("par-%d", i)
 			for range 2 {
-				if _, err := helikon.Collect(r.Run(context.Background(), id, "go")); err != nil {
+				if _, err := agent.Collect(r.Run(context.Background(), id, "go")); err != nil {
 					t.Error(err)
 				}
 			}
@@ -115,26 +117,26 @@ func TestConcurrentRunsOnDifferentSessions(t *testing.T) {
 }
 
 func TestCompleteTurns(t *testing.T) {
-	call := helikon.Message{Role: helikon.RoleAssistant, ToolCalls: []helikon.ToolCall{{ID: "x"}}}
-	user := helikon.UserMessage("u")
-	if got := runner.CompleteTurns([]helikon.Message{user, call}); len(got) != 1 {
+	call := model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "x"}}}
+	user := model.UserMessage("u")
+	if got := runner.CompleteTurns([]model.Message{user, call}); len(got) != 1 {
 		t.Errorf("dangling call kept: %v", got)
 	}
-	if got := runner.CompleteTurns([]helikon.Message{user}); len(got) != 1 {
+	if got := runner.CompleteTurns([]model.Message{user}); len(got) != 1 {
 		t.Errorf("complete conversation cut: %v", got)
 	}
 }
 
 type failingStore struct{ session.Store }
 
-func (failingStore) Append(context.Context, string, []helikon.Message, map[string]any) error {
+func (failingStore) Append(context.Context, string, []model.Message, map[string]any) error {
 	return errors.New("disk full")
 }
 
 func TestPersistFailureFailsTheRun(t *testing.T) {
 	r, _ := runner.New(runner.Config[struct{}]{Agent: countingAgent(), Store: failingStore{session.NewMemory()}})
-	res, err := helikon.Collect(r.Run(context.Background(), "", "x"))
-	if err == nil || !strings.Contains(err.Error(), "disk full") || res.Events[len(res.Events)-1].Kind != helikon.EventRunFailed {
+	res, err := agent.Collect(r.Run(context.Background(), "", "x"))
+	if err == nil || !strings.Contains(err.Error(), "disk full") || res.Events[len(res.Events)-1].Kind != agent.EventRunFailed {
 		t.Fatalf("err %v", err)
 	}
 }
@@ -148,7 +150,7 @@ func TestCancellationMidBashLeavesNoOrphan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := host.New(sb, nil)
+	b, err := host.New(sb.Dir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,14 +161,14 @@ func TestCancellationMidBashLeavesNoOrphan(t *testing.T) {
 	const marker = "61.4321"
 	cmd := fmt.Sprintf(`(sleep %s; echo x) | cat; sleep %s`, marker, marker)
 	args, _ := json.Marshal(map[string]string{"command": cmd})
-	m := agenttest.New(agenttest.Reply{ToolCalls: []helikon.ToolCall{{ID: "b", Name: "Bash", Args: args}}}, agenttest.Reply{Text: "never"})
+	m := agenttest.New(agenttest.Reply{ToolCalls: []model.ToolCall{{ID: "b", Name: "Bash", Args: args}}}, agenttest.Reply{Text: "never"})
 	a := llmagent.Must(llmagent.New(llmagent.Config[struct{}]{Name: "c", Model: m, Tools: []helikon.Tool[struct{}]{bash}}))
 	r, _ := runner.New(runner.Config[struct{}]{Agent: a, Mode: helikon.ModeBypass})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var runErr error
 	for ev, err := range r.Run(ctx, "", "go") {
-		if ev != nil && ev.Kind == helikon.EventToolCall {
+		if ev != nil && ev.Kind == agent.EventToolCall {
 			go func() {
 				// Cancel once the pipeline runs (or after 10 s, so that a
 				// Bash that never starts fails the test instead of hanging).

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/agenttest"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
@@ -14,11 +14,11 @@ import (
 func ExampleNew() {
 	drafter := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "drafter", Model: agenttest.New(agenttest.Reply{Text: "Draft: hello wrld"})}))
 	editor := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "editor", Model: agenttest.New(agenttest.Reply{Text: "Final: hello world"})}))
-	pipeline, _ := sequentialagent.New(sequentialagent.Config[App]{Name: "write-then-edit", SubAgents: []helikon.Agent[App]{drafter, editor}})
+	pipeline, _ := sequentialagent.New(sequentialagent.Config[App]{Name: "write-then-edit", SubAgents: []agent.Agent[App]{drafter, editor}})
 	r, _ := runner.New(runner.Config[App]{Agent: pipeline})
-	res, _ := helikon.Collect(r.Run(context.Background(), "", "Write a greeting."))
+	res, _ := agent.Collect(r.Run(context.Background(), "", "Write a greeting."))
 	for _, e := range res.Events {
-		if e.Kind == helikon.EventTurnCompleted {
+		if e.Kind == agent.EventTurnCompleted {
 			fmt.Println(e.Agent+":", e.Text)
 		}
 	}

@@ -20,7 +20,7 @@ import (
 	"errors"
 	"iter"
 
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 )
 
 // Config configures a sequential agent.
@@ -31,7 +31,7 @@ type Config[C any] struct {
 	// tool (agenttool) shows it to its model.
 	Description string
 	// SubAgents run in this order; at least one is required.
-	SubAgents []helikon.Agent[C]
+	SubAgents []agent.Agent[C]
 }
 
 // Agent is a sequential agent.
@@ -57,8 +57,8 @@ func (a *Agent[C]) Name() string { return a.cfg.Name }
 func (a *Agent[C]) Description() string { return a.cfg.Description }
 
 // Run runs the sub-agents in order.
-func (a *Agent[C]) Run(ctx context.Context, inv *helikon.Invocation[C]) iter.Seq2[*helikon.Event, error] {
-	return func(yield func(*helikon.Event, error) bool) {
+func (a *Agent[C]) Run(ctx context.Context, inv *agent.Invocation[C]) iter.Seq2[*agent.Event, error] {
+	return func(yield func(*agent.Event, error) bool) {
 		sub, err := inv.SubAgent()
 		if err != nil {
 			yield(nil, err)

@@ -6,11 +6,13 @@ import (
 	"testing"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/agenttest"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
 	"github.com/paigasus/helikon/agent/sequentialagent"
 	"github.com/paigasus/helikon/functiontool"
+	"github.com/paigasus/helikon/model"
 )
 
 type App = struct{}
@@ -34,21 +36,21 @@ var load = functiontool.Must(functiontool.New("load_note", "Read the saved note.
 
 func TestSequentialSharesConversationAndState(t *testing.T) {
 	writerModel := agenttest.New(
-		agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("1", "save_note", `{"text":"buy milk"}`)}},
+		agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("1", "save_note", `{"text":"buy milk"}`)}},
 		agenttest.Reply{Text: "saved"},
 	)
 	readerModel := agenttest.New(
-		agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("2", "load_note", `{}`)}},
+		agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("2", "load_note", `{}`)}},
 		agenttest.Reply{Text: "the note says buy milk"},
 	)
 	writer := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "writer", Model: writerModel, Tools: []helikon.Tool[App]{save}}))
 	reader := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "reader", Model: readerModel, Tools: []helikon.Tool[App]{load}}))
-	seq, err := sequentialagent.New(sequentialagent.Config[App]{Name: "seq", SubAgents: []helikon.Agent[App]{writer, reader}})
+	seq, err := sequentialagent.New(sequentialagent.Config[App]{Name: "seq", SubAgents: []agent.Agent[App]{writer, reader}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r, _ := runner.New(runner.Config[App]{Agent: seq})
-	res, err := helikon.Collect(r.Run(context.Background(), "s", "remember milk"))
+	res, err := agent.Collect(r.Run(context.Background(), "s", "remember milk"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,9 +73,9 @@ func TestSequentialStopsAtFirstError(t *testing.T) {
 	failing := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "f", Model: agenttest.New(agenttest.Reply{Err: errors.New("model down")})}))
 	second := agenttest.New(agenttest.Reply{Text: "never"})
 	after := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "a", Model: second}))
-	seq, _ := sequentialagent.New(sequentialagent.Config[App]{Name: "seq", SubAgents: []helikon.Agent[App]{failing, after}})
+	seq, _ := sequentialagent.New(sequentialagent.Config[App]{Name: "seq", SubAgents: []agent.Agent[App]{failing, after}})
 	r, _ := runner.New(runner.Config[App]{Agent: seq})
-	if _, err := helikon.Collect(r.Run(context.Background(), "", "x")); err == nil || second.Calls() != 0 {
+	if _, err := agent.Collect(r.Run(context.Background(), "", "x")); err == nil || second.Calls() != 0 {
 		t.Fatalf("err = %v, second agent ran %d times", err, second.Calls())
 	}
 }

@@ -33,11 +33,11 @@ func pair(t *testing.T, opts *Options) (direct, bash *Backend, dir string) {
 		t.Skipf("no direct path without cgroup tracking: %s", why)
 	}
 	dir = t.TempDir()
-	direct, err := NewDir(dir, opts)
+	direct, err := New(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bash, err = NewDir(dir, opts)
+	bash, err = New(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

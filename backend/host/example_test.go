@@ -22,7 +22,7 @@ func ExampleNew() {
 		return
 	}
 	defer sb.Close()
-	b, err := host.New(sb, &host.Options{
+	b, err := host.New(sb.Dir(), &host.Options{
 		Timeout: 10 * time.Second,
 		Limits:  backend.ResourceLimits{FileSize: 1 << 20},
 	})

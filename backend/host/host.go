@@ -53,7 +53,6 @@ import (
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/internal/proc"
-	"github.com/paigasus/helikon/sandbox"
 )
 
 // Label is the tier label of this backend.
@@ -95,17 +94,10 @@ type Backend struct {
 
 var _ backend.Backend = (*Backend)(nil)
 
-// New returns a backend that runs commands in sb's root directory.
-func New(sb *sandbox.Sandbox, opts *Options) (*Backend, error) {
-	if sb == nil {
-		return nil, errors.New("host: nil sandbox: open the directory to run commands in with sandbox.Open")
-	}
-	return NewDir(sb.Dir(), opts)
-}
-
-// NewDir is like [New] for a directory path that is not opened as a
-// sandbox. dir must be an existing directory.
-func NewDir(dir string, opts *Options) (*Backend, error) {
+// New returns a backend that runs commands in dir, an existing directory
+// (for the file tools' root, pass the sandbox's [sandbox.Sandbox.Dir]), as
+// ossandbox.New does.
+func New(dir string, opts *Options) (*Backend, error) {
 	if opts == nil {
 		opts = &Options{}
 	}

@@ -31,7 +31,7 @@ func newBackend(t *testing.T, opts *host.Options) (*host.Backend, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
-	b, err := host.New(sb, opts)
+	b, err := host.New(sb.Dir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,11 +384,15 @@ func TestGuarantees(t *testing.T) {
 
 func TestNewRejectsMissingDirectory(t *testing.T) {
 	t.Parallel()
-	if _, err := host.NewDir(filepath.Join(t.TempDir(), "missing"), nil); err == nil {
-		t.Error("NewDir accepted a missing directory")
+	if _, err := host.New(filepath.Join(t.TempDir(), "missing"), nil); err == nil {
+		t.Error("New accepted a missing directory")
 	}
-	if _, err := host.New(nil, nil); err == nil {
-		t.Error("New accepted a nil sandbox")
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := host.New(file, nil); err == nil {
+		t.Error("New accepted a file as its directory")
 	}
 }
 

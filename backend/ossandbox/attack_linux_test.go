@@ -51,7 +51,7 @@ func newTestBackend(t testing.TB, opts Options) (*Backend, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b, b.Root()
+	return b, b.Dir()
 }
 
 // attackResult is an attack program's exit status and report.
@@ -212,7 +212,7 @@ func TestAttacks(t *testing.T) {
 			}
 			outside := t.TempDir()
 			mustWrite(t, filepath.Join(outside, "victim"), "secret")
-			root := filepath.Join(b.Root(), strconv.Itoa(i)) // each case its own corner of the root
+			root := filepath.Join(b.Dir(), strconv.Itoa(i)) // each case its own corner of the root
 			if err := os.Mkdir(root, 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -265,7 +265,7 @@ func TestAttackTIOCSTI(t *testing.T) {
 		if got.code != attackBlocked {
 			t.Errorf("sandboxed TIOCSTI %s: %v; want EPERM", variant, got)
 		}
-		ctl := unconfined(t, b.Root(), tty, "tiocsti", variant)
+		ctl := unconfined(t, b.Dir(), tty, "tiocsti", variant)
 		if ctl.code != attackEscaped {
 			t.Errorf("control TIOCSTI %s: %v; want the request to reach the terminal", variant, ctl)
 		}
@@ -284,7 +284,7 @@ func TestAttackInheritedDescriptor(t *testing.T) {
 	}
 	defer syscall.Close(fd)
 	// Control first: the sandbox marks the descriptor close-on-exec.
-	if ctl := unconfined(t, b.Root(), nil, "fds", "leaky-secret"); ctl.code != attackEscaped {
+	if ctl := unconfined(t, b.Dir(), nil, "fds", "leaky-secret"); ctl.code != attackEscaped {
 		t.Fatalf("control: %v; want the descriptor inherited", ctl)
 	}
 	if got := sandboxed(t, b, nil, "fds", "leaky-secret"); got.code != attackBlocked {

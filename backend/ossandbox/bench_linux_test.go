@@ -55,7 +55,7 @@ func BenchmarkSpawnTrue(b *testing.B) {
 			}
 		}
 	})
-	hb, err := host.NewDir(b.TempDir(), nil)
+	hb, err := host.New(b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func BenchmarkSpawnTrue(b *testing.B) {
 // BenchmarkBashRoundTrip runs the Bash tool's whole call (JSON arguments in,
 // JSON result out) of `true` over the host backend and over the OS sandbox.
 func BenchmarkBashRoundTrip(b *testing.B) {
-	hb, err := host.NewDir(b.TempDir(), nil)
+	hb, err := host.New(b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

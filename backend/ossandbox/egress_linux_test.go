@@ -142,7 +142,7 @@ func TestEgress(t *testing.T) {
 		if got.code != attackBlocked {
 			t.Errorf("%s: %v; want blocked", tc.name, got)
 		}
-		if ctl := unconfined(t, b.Root(), nil, tc.args...); ctl.code != attackEscaped {
+		if ctl := unconfined(t, b.Dir(), nil, tc.args...); ctl.code != attackEscaped {
 			t.Errorf("%s: control %v; want it to work unconfined", tc.name, ctl)
 		}
 	}
@@ -174,7 +174,7 @@ func TestEgress(t *testing.T) {
 		if got := sandboxed(t, b, nil, "net-connect", addr); got.code != attackBlocked {
 			t.Errorf("connect to %s (the proxy's port, outside the namespace): %v; want blocked", addr, got)
 		}
-		if ctl := unconfined(t, b.Root(), nil, "net-connect", addr); ctl.code != attackEscaped {
+		if ctl := unconfined(t, b.Dir(), nil, "net-connect", addr); ctl.code != attackEscaped {
 			t.Errorf("control connect to %s: %v", addr, ctl)
 		}
 	}

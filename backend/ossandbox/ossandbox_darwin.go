@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/internal/proc"
@@ -95,8 +96,17 @@ func New(root string, opts *Options) (*Backend, error) {
 // Guarantees reports what the backend enforces.
 func (b *Backend) Guarantees() backend.Guarantees { return b.g }
 
-// Root returns the directory commands may write beneath.
-func (b *Backend) Root() string { return b.root }
+// Dir returns the root: the directory commands start in and may write
+// beneath (see [backend.WorkingDir]).
+func (b *Backend) Dir() string { return b.root }
+
+// Timeout returns the longest a command may run (see [backend.TimeLimited]).
+func (b *Backend) Timeout() time.Duration {
+	if b.opts.Timeout > 0 {
+		return b.opts.Timeout
+	}
+	return backend.DefaultTimeout
+}
 
 // Run runs req under sandbox-exec.
 func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Result, error) {

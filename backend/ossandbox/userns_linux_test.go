@@ -48,7 +48,7 @@ func TestLauncherFailsClosed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := launcherBackend(t)
 			tc.break_(b)
-			marker := filepath.Join(b.Root(), "ran")
+			marker := filepath.Join(b.Dir(), "ran")
 			res, err := b.Run(context.Background(), &backend.Request{Argv: []string{"/usr/bin/touch", marker}})
 			if !errors.Is(err, backend.ErrUnavailable) {
 				t.Fatalf("Run = %+v, %v; want an error wrapping ErrUnavailable", res, err)

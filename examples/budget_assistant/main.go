@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
 	"github.com/paigasus/helikon/functiontool"
@@ -76,14 +77,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if modelID == "" {
 		modelID = "gpt-4.1-mini"
 	}
-	model, err := openai.New(openai.Options{Model: modelID, Getenv: getenv})
+	llm, err := openai.New(openai.Options{Model: modelID, Getenv: getenv})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	agent, err := llmagent.NewBuilder[struct{}]().
+	assistant, err := llmagent.NewBuilder[struct{}]().
 		Name("budget-assistant").
-		Model(model).
+		Model(llm).
 		Instructions("You are a budgeting assistant. Use the tools to look up spending and budgets; answer in one or two sentences.").
 		Tool(functiontool.Must(functiontool.New("lookup_spending", "Look up the user's total spending and transaction count for a category in a month.", lookupSpending, &functiontool.Options{Effect: helikon.EffectReadOnly}))).
 		Tool(functiontool.Must(functiontool.New("budget_status", "Get the monthly budget limit of a category.", budgetStatus, &functiontool.Options{Effect: helikon.EffectReadOnly}))).
@@ -92,12 +93,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	r, err := runner.New(runner.Config[struct{}]{Agent: agent})
+	r, err := runner.New(runner.Config[struct{}]{Agent: assistant})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	res, err := helikon.Collect(r.Run(ctx, "", prompt))
+	res, err := agent.Collect(r.Run(ctx, "", prompt))
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

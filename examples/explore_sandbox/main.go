@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
 	"github.com/paigasus/helikon/backend/host"
@@ -39,7 +40,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	backend, err := host.New(sb, nil)
+	backend, err := host.New(sb.Dir(), nil)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -53,14 +54,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if modelID == "" {
 		modelID = "gpt-4.1-mini"
 	}
-	model, err := openai.New(openai.Options{Model: modelID, Getenv: getenv})
+	llm, err := openai.New(openai.Options{Model: modelID, Getenv: getenv})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	agent, err := llmagent.NewBuilder[struct{}]().
+	assistant, err := llmagent.NewBuilder[struct{}]().
 		Name("sandbox-explorer").
-		Model(model).
+		Model(llm).
 		Instructions("You can inspect the sandbox with Read/Write/Edit/Bash. Bash may be denied; then use the file tools.").
 		Tool(filetool.NewRead[struct{}](sb, nil)).
 		Tool(filetool.NewWrite[struct{}](sb, nil)).
@@ -72,7 +73,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return 1
 	}
 	perms := &helikon.Permissions{Deny: []helikon.Rule{helikon.MustParseRule("Bash")}}
-	r, err := runner.New(runner.Config[struct{}]{Agent: agent, Permissions: perms})
+	r, err := runner.New(runner.Config[struct{}]{Agent: assistant, Permissions: perms})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -83,17 +84,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			return 1
 		}
 		switch ev.Kind {
-		case helikon.EventTextDelta:
+		case agent.EventTextDelta:
 			fmt.Fprint(stdout, ev.Text)
-		case helikon.EventPermissionDenied:
+		case agent.EventPermissionDenied:
 			fmt.Fprintf(stderr, "denied: %s: %s\n", ev.ToolCall.Name, ev.Reason)
-		case helikon.EventToolResult:
+		case agent.EventToolResult:
 			status := "ok"
 			if ev.ToolResult.IsError {
 				status = string(ev.ToolResult.Kind)
 			}
 			fmt.Fprintf(stderr, "tool %s: %s\n", ev.ToolCall.Name, status)
-		case helikon.EventRunCompleted:
+		case agent.EventRunCompleted:
 			fmt.Fprintln(stdout)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/loopagent"
 	"github.com/paigasus/helikon/agent/runner"
@@ -56,14 +57,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if modelID == "" {
 		modelID = "gpt-4.1-mini"
 	}
-	model, err := openai.New(openai.Options{Model: modelID, Getenv: getenv})
+	llm, err := openai.New(openai.Options{Model: modelID, Getenv: getenv})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	poet, err := llmagent.NewBuilder[struct{}]().
 		Name("poet").
-		Model(model).
+		Model(llm).
 		Instructions("Write a haiku on the user's topic and submit it with submit_haiku. If it is not accepted, fix it.").
 		Tool(functiontool.Must(functiontool.New("submit_haiku", "Submit a haiku for review.", submitHaiku, nil))).
 		Build()
@@ -71,7 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	loop, err := loopagent.New(loopagent.Config[struct{}]{Name: "haiku-loop", SubAgents: []helikon.Agent[struct{}]{poet}, MaxIterations: 5})
+	loop, err := loopagent.New(loopagent.Config[struct{}]{Name: "haiku-loop", SubAgents: []agent.Agent[struct{}]{poet}, MaxIterations: 5})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -81,7 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	res, err := helikon.Collect(r.Run(ctx, "haiku", topic))
+	res, err := agent.Collect(r.Run(ctx, "haiku", topic))
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

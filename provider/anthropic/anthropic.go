@@ -1,4 +1,4 @@
-// Package anthropic is the [helikon.Model] for Anthropic's Messages API, on
+// Package anthropic is the [model.LLM] for Anthropic's Messages API, on
 // the official SDK github.com/anthropics/anthropic-sdk-go (v2), always
 // streaming.
 //
@@ -7,7 +7,7 @@
 // The API key comes from [Options].APIKey or ANTHROPIC_API_KEY; a missing key
 // is an error naming the variable. The base URL comes from [Options].BaseURL
 // or ANTHROPIC_BASE_URL, else the SDK's default. The Messages API requires a
-// token limit: [helikon.ModelSettings].MaxOutputTokens, or
+// token limit: [model.Settings].MaxOutputTokens, or
 // [DefaultMaxTokens].
 //
 // # Guarantees
@@ -42,8 +42,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/google/jsonschema-go/jsonschema"
-
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/model"
 )
 
 // DefaultMaxTokens is the output-token limit sent when the settings give
@@ -80,7 +79,7 @@ type Model struct {
 	name   string
 }
 
-var _ helikon.Model = (*Model)(nil)
+var _ model.LLM = (*Model)(nil)
 
 // New returns a model.
 func New(opts Options) (*Model, error) {
@@ -121,9 +120,9 @@ func New(opts Options) (*Model, error) {
 // Name returns "anthropic:" followed by the model id.
 func (m *Model) Name() string { return m.name }
 
-// Stream implements [helikon.Model].
-func (m *Model) Stream(ctx context.Context, req *helikon.ModelRequest) iter.Seq2[*helikon.ModelChunk, error] {
-	return func(yield func(*helikon.ModelChunk, error) bool) {
+// Stream implements [model.LLM].
+func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
+	return func(yield func(*model.Chunk, error) bool) {
 		params, err := m.params(req)
 		if err != nil {
 			yield(nil, err)
@@ -141,18 +140,18 @@ func (m *Model) Stream(ctx context.Context, req *helikon.ModelRequest) iter.Seq2
 			switch ev.Type {
 			case "content_block_start":
 				if ev.ContentBlock.Type == "tool_use" {
-					if !yield(&helikon.ModelChunk{ToolCall: &helikon.ToolCallDelta{Index: int(ev.Index), ID: ev.ContentBlock.ID, Name: ev.ContentBlock.Name}}, nil) {
+					if !yield(&model.Chunk{ToolCall: &model.ToolCallDelta{Index: int(ev.Index), ID: ev.ContentBlock.ID, Name: ev.ContentBlock.Name}}, nil) {
 						return
 					}
 				}
 			case "content_block_delta":
 				switch ev.Delta.Type {
 				case "text_delta":
-					if !yield(&helikon.ModelChunk{Text: ev.Delta.Text}, nil) {
+					if !yield(&model.Chunk{Text: ev.Delta.Text}, nil) {
 						return
 					}
 				case "input_json_delta":
-					if !yield(&helikon.ModelChunk{ToolCall: &helikon.ToolCallDelta{Index: int(ev.Index), ArgsFragment: ev.Delta.PartialJSON}}, nil) {
+					if !yield(&model.Chunk{ToolCall: &model.ToolCallDelta{Index: int(ev.Index), ArgsFragment: ev.Delta.PartialJSON}}, nil) {
 						return
 					}
 				}
@@ -163,10 +162,10 @@ func (m *Model) Stream(ctx context.Context, req *helikon.ModelRequest) iter.Seq2
 			return
 		}
 		if msg.ID == "" && len(msg.Content) == 0 {
-			yield(nil, fmt.Errorf("anthropic: %w (no message_start event)", helikon.ErrNoResponse))
+			yield(nil, fmt.Errorf("anthropic: %w (no message_start event)", model.ErrNoResponse))
 			return
 		}
-		out := helikon.Message{Role: helikon.RoleAssistant}
+		out := model.Message{Role: model.RoleAssistant}
 		for _, b := range msg.Content {
 			switch b.Type {
 			case "text":
@@ -176,13 +175,13 @@ func (m *Model) Stream(ctx context.Context, req *helikon.ModelRequest) iter.Seq2
 				if len(args) == 0 {
 					args = json.RawMessage("{}")
 				}
-				out.ToolCalls = append(out.ToolCalls, helikon.ToolCall{ID: b.ID, Name: b.Name, Args: append(json.RawMessage(nil), args...)})
+				out.ToolCalls = append(out.ToolCalls, model.ToolCall{ID: b.ID, Name: b.Name, Args: append(json.RawMessage(nil), args...)})
 			}
 		}
 		u := msg.Usage
-		yield(&helikon.ModelChunk{Response: &helikon.ModelResponse{
+		yield(&model.Chunk{Response: &model.Response{
 			Message: out,
-			Usage: helikon.Usage{
+			Usage: model.Usage{
 				InputTokens:       u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens,
 				OutputTokens:      u.OutputTokens,
 				CachedInputTokens: u.CacheReadInputTokens,
@@ -219,24 +218,24 @@ func redactAPIError(err error) error {
 	return &redactedError{msg: msg, err: ae}
 }
 
-func stopReason(r string, calls bool) helikon.StopReason {
+func stopReason(r string, calls bool) model.StopReason {
 	switch r {
 	case "tool_use":
-		return helikon.StopToolCalls
+		return model.StopToolCalls
 	case "max_tokens", "model_context_window_exceeded":
-		return helikon.StopMaxTokens
+		return model.StopMaxTokens
 	case "refusal":
-		return helikon.StopContentFilter
+		return model.StopContentFilter
 	case "end_turn", "stop_sequence", "":
 		if calls {
-			return helikon.StopToolCalls
+			return model.StopToolCalls
 		}
-		return helikon.StopEndTurn
+		return model.StopEndTurn
 	}
-	return helikon.StopReason(r)
+	return model.StopReason(r)
 }
 
-func (m *Model) params(req *helikon.ModelRequest) (sdk.MessageNewParams, error) {
+func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
 	s := req.Settings
 	p := sdk.MessageNewParams{Model: sdk.Model(m.opts.Model), MaxTokens: DefaultMaxTokens}
 	if s.MaxOutputTokens > 0 {
@@ -271,9 +270,9 @@ func (m *Model) params(req *helikon.ModelRequest) (sdk.MessageNewParams, error) 
 	}
 	for _, msg := range req.Messages {
 		switch msg.Role {
-		case helikon.RoleUser:
+		case model.RoleUser:
 			add(true, sdk.NewTextBlock(msg.Text))
-		case helikon.RoleAssistant:
+		case model.RoleAssistant:
 			var blocks []sdk.ContentBlockParamUnion
 			if msg.Text != "" {
 				blocks = append(blocks, sdk.NewTextBlock(msg.Text))
@@ -286,7 +285,7 @@ func (m *Model) params(req *helikon.ModelRequest) (sdk.MessageNewParams, error) 
 				blocks = append(blocks, sdk.NewToolUseBlock(c.ID, input, c.Name))
 			}
 			add(false, blocks...)
-		case helikon.RoleTool:
+		case model.RoleTool:
 			var blocks []sdk.ContentBlockParamUnion
 			for _, r := range msg.ToolResults {
 				blocks = append(blocks, sdk.NewToolResultBlock(r.CallID, r.Content, r.IsError))
@@ -321,9 +320,9 @@ func (m *Model) params(req *helikon.ModelRequest) (sdk.MessageNewParams, error) 
 	}
 	if len(p.Tools) > 0 {
 		switch s.ToolChoice {
-		case helikon.ToolChoiceNone:
+		case model.ToolChoiceNone:
 			p.ToolChoice = sdk.ToolChoiceUnionParam{OfNone: &sdk.ToolChoiceNoneParam{}}
-		case helikon.ToolChoiceRequired:
+		case model.ToolChoiceRequired:
 			anyp := &sdk.ToolChoiceAnyParam{}
 			if s.NoParallelToolCalls {
 				anyp.DisableParallelToolUse = sdk.Bool(true)

@@ -12,9 +12,11 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
 	"github.com/paigasus/helikon/functiontool"
+	"github.com/paigasus/helikon/model"
 	"github.com/paigasus/helikon/provider/anthropic"
 	"github.com/paigasus/helikon/provider/anthropic/anthropictest"
 )
@@ -56,7 +58,7 @@ func TestTwoToolConversationWithParallelCalls(t *testing.T) {
 	a := llmagent.Must(llmagent.NewBuilder[App]().Name("budget").Model(newModel(t, srv)).
 		Instructions("You are a budgeting assistant.").Tools(spendTool, budgetTool).Build())
 	r, _ := runner.New(runner.Config[App]{Agent: a})
-	res, err := helikon.Collect(r.Run(context.Background(), "", "How is my dining budget?"))
+	res, err := agent.Collect(r.Run(context.Background(), "", "How is my dining budget?"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +122,7 @@ func TestErrorResultsCarryIsError(t *testing.T) {
 	defer srv.Close()
 	a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "e", Model: newModel(t, srv), Tools: []helikon.Tool[App]{spendTool}}))
 	r, _ := runner.New(runner.Config[App]{Agent: a})
-	if _, err := helikon.Collect(r.Run(context.Background(), "", "go")); err != nil {
+	if _, err := agent.Collect(r.Run(context.Background(), "", "go")); err != nil {
 		t.Fatal(err)
 	}
 	b := srv.Requests()[1].Body["messages"].([]any)[2].(map[string]any)["content"].([]any)[0].(map[string]any)
@@ -136,7 +138,7 @@ func TestErrorResultsCarryIsError(t *testing.T) {
 func TestRetriesHonourRetryAfter(t *testing.T) {
 	srv := anthropictest.NewServer(anthropictest.Reply{Status: http.StatusTooManyRequests, RetryAfterMs: "250"}, anthropictest.Reply{Status: 529, RetryAfterMs: "10"}, anthropictest.Reply{Text: "ok"})
 	defer srv.Close()
-	resp, err := helikon.Generate(context.Background(), newModel(t, srv), &helikon.ModelRequest{Messages: []helikon.Message{helikon.UserMessage("hi")}})
+	resp, err := model.Generate(context.Background(), newModel(t, srv), &model.Request{Messages: []model.Message{model.UserMessage("hi")}})
 	if err != nil || resp.Message.Text != "ok" {
 		t.Fatalf("resp %+v err %v", resp, err)
 	}
@@ -164,7 +166,7 @@ func TestBaseURLFromEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := helikon.Generate(context.Background(), m, &helikon.ModelRequest{Messages: []helikon.Message{helikon.UserMessage("hi")}})
+	resp, err := model.Generate(context.Background(), m, &model.Request{Messages: []model.Message{model.UserMessage("hi")}})
 	if err != nil || resp.Message.Text != "hello" {
 		t.Fatalf("resp %+v err %v", resp, err)
 	}
@@ -177,7 +179,7 @@ func TestCancellationMidStream(t *testing.T) {
 	defer cancel()
 	var err error
 	deltas := 0
-	for c, e := range newModel(t, srv).Stream(ctx, &helikon.ModelRequest{Messages: []helikon.Message{helikon.UserMessage("hi")}}) {
+	for c, e := range newModel(t, srv).Stream(ctx, &model.Request{Messages: []model.Message{model.UserMessage("hi")}}) {
 		if c != nil && c.Text != "" {
 			deltas++
 			cancel()
@@ -192,13 +194,13 @@ func TestCancellationMidStream(t *testing.T) {
 func TestConsecutiveUserTurnsAreMerged(t *testing.T) {
 	srv := anthropictest.NewServer(anthropictest.Reply{Text: "ok"})
 	defer srv.Close()
-	req := &helikon.ModelRequest{Messages: []helikon.Message{
-		helikon.UserMessage("one"),
-		{Role: helikon.RoleAssistant, ToolCalls: []helikon.ToolCall{{ID: "t1", Name: "x", Args: []byte(`{"a":`)}}},
-		{Role: helikon.RoleTool, ToolResults: []helikon.ToolResult{{CallID: "t1", Name: "x", Content: "bad json", IsError: true}}},
-		helikon.UserMessage("two"),
+	req := &model.Request{Messages: []model.Message{
+		model.UserMessage("one"),
+		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "t1", Name: "x", Args: []byte(`{"a":`)}}},
+		{Role: model.RoleTool, ToolResults: []model.ToolResult{{CallID: "t1", Name: "x", Content: "bad json", IsError: true}}},
+		model.UserMessage("two"),
 	}}
-	if _, err := helikon.Generate(context.Background(), newModel(t, srv), req); err != nil {
+	if _, err := model.Generate(context.Background(), newModel(t, srv), req); err != nil {
 		t.Fatal(err)
 	}
 	msgs := srv.Requests()[0].Body["messages"].([]any)
@@ -214,12 +216,12 @@ func TestSettingsOnTheWire(t *testing.T) {
 	srv := anthropictest.NewServer(anthropictest.Reply{Text: "ok"})
 	defer srv.Close()
 	temp := 0.3
-	req := &helikon.ModelRequest{
-		Messages: []helikon.Message{helikon.UserMessage("hi")},
-		Tools:    []helikon.ToolDef{helikon.ToolDefOf[App](spendTool)},
-		Settings: helikon.ModelSettings{Temperature: &temp, MaxOutputTokens: 77, ToolChoice: helikon.ToolChoiceRequired, NoParallelToolCalls: true},
+	req := &model.Request{
+		Messages: []model.Message{model.UserMessage("hi")},
+		Tools:    []model.ToolDef{model.ToolDefOf[App](spendTool)},
+		Settings: model.Settings{Temperature: &temp, MaxOutputTokens: 77, ToolChoice: model.ToolChoiceRequired, NoParallelToolCalls: true},
 	}
-	if _, err := helikon.Generate(context.Background(), newModel(t, srv), req); err != nil {
+	if _, err := model.Generate(context.Background(), newModel(t, srv), req); err != nil {
 		t.Fatal(err)
 	}
 	b := srv.Requests()[0].Body
@@ -237,7 +239,7 @@ func TestAPIErrorsDoNotShowBaseURLCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = helikon.Generate(context.Background(), m, &helikon.ModelRequest{Messages: []helikon.Message{helikon.UserMessage("hi")}})
+	_, err = model.Generate(context.Background(), m, &model.Request{Messages: []model.Message{model.UserMessage("hi")}})
 	if err == nil {
 		t.Fatal("no error for a 400")
 	}

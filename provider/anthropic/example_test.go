@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/model"
+
 	"github.com/paigasus/helikon/provider/anthropic"
 	"github.com/paigasus/helikon/provider/anthropic/anthropictest"
 )
@@ -13,16 +14,16 @@ func ExampleNew() {
 	// A local server speaking Anthropic's wire format stands in for the API.
 	srv := anthropictest.NewServer(anthropictest.Reply{Text: "Hello!", InputTokens: 9, OutputTokens: 2})
 	defer srv.Close()
-	model, err := anthropic.New(anthropic.Options{Model: "claude-sonnet-4-5", APIKey: "sk-ant-example", BaseURL: srv.BaseURL()})
+	llm, err := anthropic.New(anthropic.Options{Model: "claude-sonnet-4-5", APIKey: "sk-ant-example", BaseURL: srv.BaseURL()})
 	if err != nil {
 		panic(err)
 	}
-	resp, err := helikon.Generate(context.Background(), model, &helikon.ModelRequest{
-		Messages: []helikon.Message{helikon.UserMessage("Say hello.")},
+	resp, err := model.Generate(context.Background(), llm, &model.Request{
+		Messages: []model.Message{model.UserMessage("Say hello.")},
 	})
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(model.Name(), resp.Message.Text, resp.StopReason)
+	fmt.Println(llm.Name(), resp.Message.Text, resp.StopReason)
 	// Output: anthropic:claude-sonnet-4-5 Hello! end_turn
 }

@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/model"
+
 	"github.com/paigasus/helikon/provider/openai"
 	"github.com/paigasus/helikon/provider/openai/openaitest"
 )
@@ -14,17 +15,17 @@ func ExampleNew() {
 	// without BaseURL the model talks to OPENAI_BASE_URL or api.openai.com.
 	srv := openaitest.NewServer(openaitest.Reply{Text: "Hello!", InputTokens: 9, OutputTokens: 2})
 	defer srv.Close()
-	model, err := openai.New(openai.Options{Model: "gpt-4.1-mini", APIKey: "sk-example", BaseURL: srv.BaseURL()})
+	llm, err := openai.New(openai.Options{Model: "gpt-4.1-mini", APIKey: "sk-example", BaseURL: srv.BaseURL()})
 	if err != nil {
 		panic(err)
 	}
-	resp, err := helikon.Generate(context.Background(), model, &helikon.ModelRequest{
+	resp, err := model.Generate(context.Background(), llm, &model.Request{
 		Instructions: "Be brief.",
-		Messages:     []helikon.Message{helikon.UserMessage("Say hello.")},
+		Messages:     []model.Message{model.UserMessage("Say hello.")},
 	})
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(model.Name(), resp.Message.Text, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+	fmt.Println(llm.Name(), resp.Message.Text, resp.Usage.InputTokens, resp.Usage.OutputTokens)
 	// Output: openai:gpt-4.1-mini Hello! 9 2
 }

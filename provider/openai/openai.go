@@ -1,4 +1,4 @@
-// Package openai is the [helikon.Model] for OpenAI and OpenAI-compatible
+// Package openai is the [model.LLM] for OpenAI and OpenAI-compatible
 // servers (Ollama, vLLM, LiteLLM and the like), on the official SDK
 // github.com/openai/openai-go/v3. It speaks either the Chat Completions API
 // (the default, which compatible servers implement) or the Responses API,
@@ -53,8 +53,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
-
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/model"
 )
 
 // API selects the OpenAI API a model speaks.
@@ -110,7 +109,7 @@ type Model struct {
 	schemas sync.Map // weak.Pointer[jsonschema.Schema] -> *toolSchema
 }
 
-var _ helikon.Model = (*Model)(nil)
+var _ model.LLM = (*Model)(nil)
 
 type toolSchema struct {
 	orig   map[string]any
@@ -156,8 +155,8 @@ func New(opts Options) (*Model, error) {
 // Name returns "openai:" followed by the model id.
 func (m *Model) Name() string { return m.name }
 
-// Stream implements [helikon.Model].
-func (m *Model) Stream(ctx context.Context, req *helikon.ModelRequest) iter.Seq2[*helikon.ModelChunk, error] {
+// Stream implements [model.LLM].
+func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
 	if m.opts.API == Responses {
 		return m.streamResponses(ctx, req)
 	}
@@ -192,7 +191,7 @@ func (m *Model) schemaFor(s *jsonschema.Schema) (*toolSchema, error) {
 
 // tools adapts the tool definitions and returns, by name, the original
 // schemas of those sent strict (for stripNulls).
-func (m *Model) tools(defs []helikon.ToolDef) (params []toolParam, strict map[string]map[string]any, err error) {
+func (m *Model) tools(defs []model.ToolDef) (params []toolParam, strict map[string]map[string]any, err error) {
 	for _, d := range defs {
 		ts, err := m.schemaFor(d.Schema)
 		if err != nil {
@@ -245,13 +244,13 @@ func (a *assembler) add(index int, id, name, args string) {
 	c.args.WriteString(args)
 }
 
-func (a *assembler) result(strict map[string]map[string]any) []helikon.ToolCall {
+func (a *assembler) result(strict map[string]map[string]any) []model.ToolCall {
 	if len(a.order) == 0 {
 		return nil
 	}
 	idx := append([]int(nil), a.order...)
 	sort.Ints(idx)
-	out := make([]helikon.ToolCall, 0, len(idx))
+	out := make([]model.ToolCall, 0, len(idx))
 	for _, i := range idx {
 		c := a.calls[i]
 		args := c.args.String()
@@ -262,13 +261,13 @@ func (a *assembler) result(strict map[string]map[string]any) []helikon.ToolCall 
 		if id == "" {
 			id = fmt.Sprintf("call_%d", i)
 		}
-		out = append(out, helikon.ToolCall{ID: id, Name: c.name, Args: json.RawMessage(args)})
+		out = append(out, model.ToolCall{ID: id, Name: c.name, Args: json.RawMessage(args)})
 	}
 	return out
 }
 
-func (m *Model) streamChat(ctx context.Context, req *helikon.ModelRequest) iter.Seq2[*helikon.ModelChunk, error] {
-	return func(yield func(*helikon.ModelChunk, error) bool) {
+func (m *Model) streamChat(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
+	return func(yield func(*model.Chunk, error) bool) {
 		params, strict, err := m.chatParams(req)
 		if err != nil {
 			yield(nil, err)
@@ -277,16 +276,16 @@ func (m *Model) streamChat(ctx context.Context, req *helikon.ModelRequest) iter.
 		stream := m.client.Chat.Completions.NewStreaming(ctx, params)
 		defer stream.Close()
 		var (
-			asm   assembler
-			text  strings.Builder
-			usage helikon.Usage
-			stop  helikon.StopReason
-			model string
+			asm    assembler
+			text   strings.Builder
+			usage  model.Usage
+			stop   model.StopReason
+			served string
 		)
 		for stream.Next() {
 			ch := stream.Current()
 			if ch.Model != "" {
-				model = ch.Model
+				served = ch.Model
 			}
 			if ch.JSON.Usage.Valid() {
 				usage.InputTokens = ch.Usage.PromptTokens
@@ -299,13 +298,13 @@ func (m *Model) streamChat(ctx context.Context, req *helikon.ModelRequest) iter.
 				}
 				if d := choice.Delta.Content; d != "" {
 					text.WriteString(d)
-					if !yield(&helikon.ModelChunk{Text: d}, nil) {
+					if !yield(&model.Chunk{Text: d}, nil) {
 						return
 					}
 				}
 				for _, tc := range choice.Delta.ToolCalls {
 					asm.add(int(tc.Index), tc.ID, tc.Function.Name, tc.Function.Arguments)
-					if !yield(&helikon.ModelChunk{ToolCall: &helikon.ToolCallDelta{Index: int(tc.Index), ID: tc.ID, Name: tc.Function.Name, ArgsFragment: tc.Function.Arguments}}, nil) {
+					if !yield(&model.Chunk{ToolCall: &model.ToolCallDelta{Index: int(tc.Index), ID: tc.ID, Name: tc.Function.Name, ArgsFragment: tc.Function.Arguments}}, nil) {
 						return
 					}
 				}
@@ -320,36 +319,36 @@ func (m *Model) streamChat(ctx context.Context, req *helikon.ModelRequest) iter.
 		}
 		calls := asm.result(strict)
 		if stop == "" {
-			stop = helikon.StopEndTurn
+			stop = model.StopEndTurn
 			if len(calls) > 0 {
-				stop = helikon.StopToolCalls
+				stop = model.StopToolCalls
 			}
 		}
 		usage.Requests = 1
-		yield(&helikon.ModelChunk{Response: &helikon.ModelResponse{
-			Message:    helikon.Message{Role: helikon.RoleAssistant, Text: text.String(), ToolCalls: calls},
+		yield(&model.Chunk{Response: &model.Response{
+			Message:    model.Message{Role: model.RoleAssistant, Text: text.String(), ToolCalls: calls},
 			Usage:      usage,
 			StopReason: stop,
-			Model:      model,
+			Model:      served,
 		}}, nil)
 	}
 }
 
-func chatStop(r string) helikon.StopReason {
+func chatStop(r string) model.StopReason {
 	switch r {
 	case "stop":
-		return helikon.StopEndTurn
+		return model.StopEndTurn
 	case "tool_calls", "function_call":
-		return helikon.StopToolCalls
+		return model.StopToolCalls
 	case "length":
-		return helikon.StopMaxTokens
+		return model.StopMaxTokens
 	case "content_filter":
-		return helikon.StopContentFilter
+		return model.StopContentFilter
 	}
-	return helikon.StopReason(r)
+	return model.StopReason(r)
 }
 
-func (m *Model) chatParams(req *helikon.ModelRequest) (oai.ChatCompletionNewParams, map[string]map[string]any, error) {
+func (m *Model) chatParams(req *model.Request) (oai.ChatCompletionNewParams, map[string]map[string]any, error) {
 	p := oai.ChatCompletionNewParams{
 		Model:         shared.ChatModel(m.opts.Model),
 		StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)},
@@ -359,9 +358,9 @@ func (m *Model) chatParams(req *helikon.ModelRequest) (oai.ChatCompletionNewPara
 	}
 	for _, msg := range req.Messages {
 		switch msg.Role {
-		case helikon.RoleUser:
+		case model.RoleUser:
 			p.Messages = append(p.Messages, oai.UserMessage(msg.Text))
-		case helikon.RoleAssistant:
+		case model.RoleAssistant:
 			a := &oai.ChatCompletionAssistantMessageParam{}
 			if msg.Text != "" || len(msg.ToolCalls) == 0 { // an assistant message needs content or tool calls
 				a.Content.OfString = oai.String(msg.Text)
@@ -373,7 +372,7 @@ func (m *Model) chatParams(req *helikon.ModelRequest) (oai.ChatCompletionNewPara
 				}})
 			}
 			p.Messages = append(p.Messages, oai.ChatCompletionMessageParamUnion{OfAssistant: a})
-		case helikon.RoleTool:
+		case model.RoleTool:
 			for _, r := range msg.ToolResults {
 				p.Messages = append(p.Messages, oai.ToolMessage(r.Content, r.CallID))
 			}
@@ -406,7 +405,7 @@ func (m *Model) chatParams(req *helikon.ModelRequest) (oai.ChatCompletionNewPara
 		p.MaxCompletionTokens = oai.Int(int64(s.MaxOutputTokens))
 	}
 	if len(p.Tools) > 0 {
-		if s.ToolChoice != helikon.ToolChoiceAuto {
+		if s.ToolChoice != model.ToolChoiceAuto {
 			p.ToolChoice = oai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: oai.String(string(s.ToolChoice))}
 		}
 		if s.NoParallelToolCalls {
@@ -416,7 +415,7 @@ func (m *Model) chatParams(req *helikon.ModelRequest) (oai.ChatCompletionNewPara
 	return p, strict, nil
 }
 
-func (m *Model) responsesParams(req *helikon.ModelRequest) (responses.ResponseNewParams, map[string]map[string]any, error) {
+func (m *Model) responsesParams(req *model.Request) (responses.ResponseNewParams, map[string]map[string]any, error) {
 	p := responses.ResponseNewParams{
 		Model: shared.ResponsesModel(m.opts.Model),
 		Store: oai.Bool(false),
@@ -427,16 +426,16 @@ func (m *Model) responsesParams(req *helikon.ModelRequest) (responses.ResponseNe
 	var items responses.ResponseInputParam
 	for _, msg := range req.Messages {
 		switch msg.Role {
-		case helikon.RoleUser:
+		case model.RoleUser:
 			items = append(items, responses.ResponseInputItemParamOfMessage(msg.Text, responses.EasyInputMessageRoleUser))
-		case helikon.RoleAssistant:
+		case model.RoleAssistant:
 			if msg.Text != "" {
 				items = append(items, responses.ResponseInputItemParamOfMessage(msg.Text, responses.EasyInputMessageRoleAssistant))
 			}
 			for _, c := range msg.ToolCalls {
 				items = append(items, responses.ResponseInputItemParamOfFunctionCall(string(c.Args), c.ID, c.Name))
 			}
-		case helikon.RoleTool:
+		case model.RoleTool:
 			for _, r := range msg.ToolResults {
 				it := responses.ResponseInputItemParamOfFunctionCallOutput(r.Content)
 				it.OfFunctionCallOutput.CallID = oai.String(r.CallID)
@@ -469,7 +468,7 @@ func (m *Model) responsesParams(req *helikon.ModelRequest) (responses.ResponseNe
 		p.MaxOutputTokens = oai.Int(int64(s.MaxOutputTokens))
 	}
 	if len(p.Tools) > 0 {
-		if s.ToolChoice != helikon.ToolChoiceAuto {
+		if s.ToolChoice != model.ToolChoiceAuto {
 			p.ToolChoice = responses.ResponseNewParamsToolChoiceUnion{OfToolChoiceMode: param.NewOpt(responses.ToolChoiceOptions(s.ToolChoice))}
 		}
 		if s.NoParallelToolCalls {
@@ -479,8 +478,8 @@ func (m *Model) responsesParams(req *helikon.ModelRequest) (responses.ResponseNe
 	return p, strict, nil
 }
 
-func (m *Model) streamResponses(ctx context.Context, req *helikon.ModelRequest) iter.Seq2[*helikon.ModelChunk, error] {
-	return func(yield func(*helikon.ModelChunk, error) bool) {
+func (m *Model) streamResponses(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
+	return func(yield func(*model.Chunk, error) bool) {
 		params, strict, err := m.responsesParams(req)
 		if err != nil {
 			yield(nil, err)
@@ -499,19 +498,19 @@ func (m *Model) streamResponses(ctx context.Context, req *helikon.ModelRequest) 
 			switch ev.Type {
 			case "response.output_text.delta":
 				text.WriteString(ev.Delta)
-				if !yield(&helikon.ModelChunk{Text: ev.Delta}, nil) {
+				if !yield(&model.Chunk{Text: ev.Delta}, nil) {
 					return
 				}
 			case "response.output_item.added":
 				if ev.Item.Type == "function_call" {
 					asm.add(int(ev.OutputIndex), ev.Item.CallID, ev.Item.Name, "")
-					if !yield(&helikon.ModelChunk{ToolCall: &helikon.ToolCallDelta{Index: int(ev.OutputIndex), ID: ev.Item.CallID, Name: ev.Item.Name}}, nil) {
+					if !yield(&model.Chunk{ToolCall: &model.ToolCallDelta{Index: int(ev.OutputIndex), ID: ev.Item.CallID, Name: ev.Item.Name}}, nil) {
 						return
 					}
 				}
 			case "response.function_call_arguments.delta":
 				asm.add(int(ev.OutputIndex), "", "", ev.Delta)
-				if !yield(&helikon.ModelChunk{ToolCall: &helikon.ToolCallDelta{Index: int(ev.OutputIndex), ArgsFragment: ev.Delta}}, nil) {
+				if !yield(&model.Chunk{ToolCall: &model.ToolCallDelta{Index: int(ev.OutputIndex), ArgsFragment: ev.Delta}}, nil) {
 					return
 				}
 			case "response.completed":
@@ -537,7 +536,7 @@ func (m *Model) streamResponses(ctx context.Context, req *helikon.ModelRequest) 
 			return
 		}
 		if final == nil {
-			yield(nil, fmt.Errorf("openai: %w (no response.completed event)", helikon.ErrNoResponse))
+			yield(nil, fmt.Errorf("openai: %w (no response.completed event)", model.ErrNoResponse))
 			return
 		}
 		// The completed response is authoritative: rebuild the message
@@ -561,17 +560,17 @@ func (m *Model) streamResponses(ctx context.Context, req *helikon.ModelRequest) 
 			calls = asm.result(strict)
 			ftext.WriteString(text.String())
 		}
-		stop := helikon.StopEndTurn
+		stop := model.StopEndTurn
 		switch {
 		case truncated:
-			stop = helikon.StopMaxTokens
+			stop = model.StopMaxTokens
 		case len(calls) > 0:
-			stop = helikon.StopToolCalls
+			stop = model.StopToolCalls
 		}
 		u := final.Usage
-		yield(&helikon.ModelChunk{Response: &helikon.ModelResponse{
-			Message:    helikon.Message{Role: helikon.RoleAssistant, Text: ftext.String(), ToolCalls: calls},
-			Usage:      helikon.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CachedInputTokens: u.InputTokensDetails.CachedTokens, Requests: 1},
+		yield(&model.Chunk{Response: &model.Response{
+			Message:    model.Message{Role: model.RoleAssistant, Text: ftext.String(), ToolCalls: calls},
+			Usage:      model.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CachedInputTokens: u.InputTokensDetails.CachedTokens, Requests: 1},
 			StopReason: stop,
 			Model:      final.Model,
 		}}, nil)

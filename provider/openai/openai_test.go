@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
 	"github.com/paigasus/helikon/functiontool"
+	"github.com/paigasus/helikon/model"
 	"github.com/paigasus/helikon/provider/openai"
 	"github.com/paigasus/helikon/provider/openai/openaitest"
 )
@@ -78,7 +80,7 @@ func TestTwoToolConversationWithParallelCalls(t *testing.T) {
 			a := llmagent.Must(llmagent.NewBuilder[App]().Name("budget").Model(newModel(t, srv, api.api)).
 				Instructions("You are a budgeting assistant.").Tools(spendTool(&seen), budgetTool).Build())
 			r, _ := runner.New(runner.Config[App]{Agent: a})
-			res, err := helikon.Collect(r.Run(context.Background(), "", "How is my dining budget?"))
+			res, err := agent.Collect(r.Run(context.Background(), "", "How is my dining budget?"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +97,7 @@ func TestTwoToolConversationWithParallelCalls(t *testing.T) {
 			}
 			var results []string
 			for _, e := range res.Events {
-				if e.Kind == helikon.EventToolResult {
+				if e.Kind == agent.EventToolResult {
 					if e.ToolResult.IsError {
 						t.Errorf("tool error: %+v", e.ToolResult)
 					}
@@ -193,7 +195,7 @@ func TestRetriesHonourRetryAfter(t *testing.T) {
 	} {
 		srv := openaitest.NewServer(rep, openaitest.Reply{Text: "ok"})
 		m := newModel(t, srv, openai.ChatCompletions)
-		resp, err := helikon.Generate(context.Background(), m, &helikon.ModelRequest{Messages: []helikon.Message{helikon.UserMessage("hi")}})
+		resp, err := model.Generate(context.Background(), m, &model.Request{Messages: []model.Message{model.UserMessage("hi")}})
 		srv.Close()
 		if err != nil {
 			t.Fatalf("%d: %v", rep.Status, err)
@@ -222,7 +224,7 @@ func TestRetriesGiveUp(t *testing.T) {
 	srv := openaitest.NewServer(openaitest.Reply{Status: 500, RetryAfterMs: "1"}, openaitest.Reply{Status: 500, RetryAfterMs: "1"})
 	defer srv.Close()
 	m, _ := openai.New(openai.Options{Model: "gpt-test", APIKey: "k", BaseURL: srv.BaseURL(), MaxRetries: 1})
-	_, err := helikon.Generate(context.Background(), m, &helikon.ModelRequest{Messages: []helikon.Message{helikon.UserMessage("hi")}})
+	_, err := model.Generate(context.Background(), m, &model.Request{Messages: []model.Message{model.UserMessage("hi")}})
 	if err == nil || !strings.Contains(err.Error(), "500") {
 		t.Fatalf("err = %v", err)
 	}
@@ -250,7 +252,7 @@ func TestBaseURLFromEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := helikon.Generate(context.Background(), m, &helikon.ModelRequest{Messages: []helikon.Message{helikon.UserMessage("hi")}})
+	resp, err := model.Generate(context.Background(), m, &model.Request{Messages: []model.Message{model.UserMessage("hi")}})
 	if err != nil || resp.Message.Text != "hello" {
 		t.Fatalf("resp %+v err %v", resp, err)
 	}
@@ -269,7 +271,7 @@ func TestCancellationMidStream(t *testing.T) {
 			defer cancel()
 			var err error
 			var deltas int
-			for c, e := range m.Stream(ctx, &helikon.ModelRequest{Messages: []helikon.Message{helikon.UserMessage("hi")}}) {
+			for c, e := range m.Stream(ctx, &model.Request{Messages: []model.Message{model.UserMessage("hi")}}) {
 				if c != nil && c.Text != "" {
 					deltas++
 					cancel()
@@ -290,8 +292,8 @@ func TestStreamsDeltas(t *testing.T) {
 			defer srv.Close()
 			m := newModel(t, srv, api.api)
 			var text, args, name strings.Builder
-			var resp *helikon.ModelResponse
-			for c, err := range m.Stream(context.Background(), &helikon.ModelRequest{Messages: []helikon.Message{helikon.UserMessage("hi")}}) {
+			var resp *model.Response
+			for c, err := range m.Stream(context.Background(), &model.Request{Messages: []model.Message{model.UserMessage("hi")}}) {
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -307,7 +309,7 @@ func TestStreamsDeltas(t *testing.T) {
 			if text.String() != "streamed text" || args.String() != `{"category":"x"}` || name.String() != "lookup_spending" {
 				t.Errorf("deltas: text %q name %q args %q", text.String(), name.String(), args.String())
 			}
-			if resp == nil || resp.StopReason != helikon.StopToolCalls || len(resp.Message.ToolCalls) != 1 || string(resp.Message.ToolCalls[0].Args) != `{"category":"x"}` {
+			if resp == nil || resp.StopReason != model.StopToolCalls || len(resp.Message.ToolCalls) != 1 || string(resp.Message.ToolCalls[0].Args) != `{"category":"x"}` {
 				t.Errorf("response %+v", resp)
 			}
 		})
@@ -322,7 +324,7 @@ func TestNonStrictSchemaSentUnchanged(t *testing.T) {
 	srv := openaitest.NewServer(openaitest.Reply{Text: "ok"})
 	defer srv.Close()
 	m := newModel(t, srv, openai.ChatCompletions)
-	_, err := helikon.Generate(context.Background(), m, &helikon.ModelRequest{Messages: []helikon.Message{helikon.UserMessage("hi")}, Tools: []helikon.ToolDef{helikon.ToolDefOf[App](tool)}})
+	_, err := model.Generate(context.Background(), m, &model.Request{Messages: []model.Message{model.UserMessage("hi")}, Tools: []model.ToolDef{model.ToolDefOf[App](tool)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,13 +344,13 @@ func TestNonStrictSchemaSentUnchanged(t *testing.T) {
 
 func TestSettingsOnTheWire(t *testing.T) {
 	temp, topP := 0.2, 0.9
-	settings := helikon.ModelSettings{Temperature: &temp, TopP: &topP, MaxOutputTokens: 123, ToolChoice: helikon.ToolChoiceRequired, NoParallelToolCalls: true}
+	settings := model.Settings{Temperature: &temp, TopP: &topP, MaxOutputTokens: 123, ToolChoice: model.ToolChoiceRequired, NoParallelToolCalls: true}
 	for _, api := range apis {
 		t.Run(api.name, func(t *testing.T) {
 			srv := openaitest.NewServer(openaitest.Reply{Text: "ok"})
 			defer srv.Close()
-			req := &helikon.ModelRequest{Messages: []helikon.Message{helikon.UserMessage("hi")}, Tools: []helikon.ToolDef{helikon.ToolDefOf[App](budgetTool)}, Settings: settings}
-			if _, err := helikon.Generate(context.Background(), newModel(t, srv, api.api), req); err != nil {
+			req := &model.Request{Messages: []model.Message{model.UserMessage("hi")}, Tools: []model.ToolDef{model.ToolDefOf[App](budgetTool)}, Settings: settings}
+			if _, err := model.Generate(context.Background(), newModel(t, srv, api.api), req); err != nil {
 				t.Fatal(err)
 			}
 			b := srv.Requests()[0].Body

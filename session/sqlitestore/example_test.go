@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/model"
 	"github.com/paigasus/helikon/session/sqlitestore"
 )
 
@@ -20,7 +20,7 @@ func ExampleOpen() {
 	}
 	defer store.Close()
 	// A runner does this after every completed turn.
-	_ = store.Append(ctx, "demo", []helikon.Message{helikon.UserMessage("hello")}, map[string]any{"turns": 1})
+	_ = store.Append(ctx, "demo", []model.Message{model.UserMessage("hello")}, map[string]any{"turns": 1})
 	s, _ := store.Get(ctx, "demo")
 	fmt.Println(len(s.Messages), s.Messages[0].Text, s.State["turns"])
 	// Output: 1 hello 1

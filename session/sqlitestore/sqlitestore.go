@@ -29,7 +29,7 @@ import (
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/model"
 	"github.com/paigasus/helikon/session"
 )
 
@@ -119,7 +119,7 @@ func (s *Store) Get(ctx context.Context, id string) (*session.Session, error) {
 		if err := rows.Scan(&body); err != nil {
 			return nil, fmt.Errorf("sqlitestore: session %s: %w", id, err)
 		}
-		var m helikon.Message
+		var m model.Message
 		if err := json.Unmarshal(body, &m); err != nil {
 			return nil, fmt.Errorf("sqlitestore: session %s: message %d: %w", id, len(out.Messages), err)
 		}
@@ -132,7 +132,7 @@ func (s *Store) Get(ctx context.Context, id string) (*session.Session, error) {
 }
 
 // Append implements [session.Store].
-func (s *Store) Append(ctx context.Context, id string, msgs []helikon.Message, state map[string]any) error {
+func (s *Store) Append(ctx context.Context, id string, msgs []model.Message, state map[string]any) error {
 	if err := session.ValidateID(id); err != nil {
 		return err
 	}

@@ -14,9 +14,11 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/agenttest"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
+	"github.com/paigasus/helikon/model"
 	"github.com/paigasus/helikon/session"
 	"github.com/paigasus/helikon/session/sqlitestore"
 )
@@ -40,12 +42,12 @@ func TestStoreContract(t *testing.T) {
 			if err := s.Append(ctx, "bad id!", nil, nil); err == nil {
 				t.Fatal("invalid id accepted")
 			}
-			call := helikon.Message{Role: helikon.RoleAssistant, ToolCalls: []helikon.ToolCall{{ID: "c", Name: "t", Args: json.RawMessage(`{"a":1}`)}}}
-			res := helikon.Message{Role: helikon.RoleTool, ToolResults: []helikon.ToolResult{{CallID: "c", Name: "t", Content: "boom", IsError: true, Kind: helikon.KindOther}}}
-			if err := s.Append(ctx, "s1", []helikon.Message{helikon.UserMessage("hi")}, map[string]any{"n": 1}); err != nil {
+			call := model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c", Name: "t", Args: json.RawMessage(`{"a":1}`)}}}
+			res := model.Message{Role: model.RoleTool, ToolResults: []model.ToolResult{{CallID: "c", Name: "t", Content: "boom", IsError: true, Kind: helikon.KindOther}}}
+			if err := s.Append(ctx, "s1", []model.Message{model.UserMessage("hi")}, map[string]any{"n": 1}); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Append(ctx, "s1", []helikon.Message{call, res}, map[string]any{"n": 2, "name": "x"}); err != nil {
+			if err := s.Append(ctx, "s1", []model.Message{call, res}, map[string]any{"n": 2, "name": "x"}); err != nil {
 				t.Fatal(err)
 			}
 			got, err := s.Get(ctx, "s1")
@@ -59,8 +61,8 @@ func TestStoreContract(t *testing.T) {
 				t.Errorf("state = %v", got.State)
 			}
 			// Malformed arguments are stored as a string, not lost.
-			bad := helikon.Message{Role: helikon.RoleAssistant, ToolCalls: []helikon.ToolCall{{ID: "d", Name: "t", Args: json.RawMessage(`{"a":`)}}}
-			if err := s.Append(ctx, "s2", []helikon.Message{bad}, nil); err != nil {
+			bad := model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "d", Name: "t", Args: json.RawMessage(`{"a":`)}}}
+			if err := s.Append(ctx, "s2", []model.Message{bad}, nil); err != nil {
 				t.Fatal(err)
 			}
 			if got, _ := s.Get(ctx, "s2"); got == nil || string(got.Messages[0].ToolCalls[0].Args) != `"{\"a\":"` {
@@ -88,7 +90,7 @@ func TestConcurrentSessions(t *testing.T) {
 				wg.Go(func() {
 					id := fmt.Sprintf("c%d", i)
 					for j := range 10 {
-						if err := s.Append(ctx, id, []helikon.Message{helikon.UserMessage(fmt.Sprint(j))}, map[string]any{"j": j}); err != nil {
+						if err := s.Append(ctx, id, []model.Message{model.UserMessage(fmt.Sprint(j))}, map[string]any{"j": j}); err != nil {
 							t.Error(err)
 							return
 						}
@@ -142,8 +144,8 @@ func TestCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := agenttest.New(
-		agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("c1", "fine", `{}`)}},
-		agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("c2", "crash", `{}`)}},
+		agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("c1", "fine", `{}`)}},
+		agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("c2", "crash", `{}`)}},
 	)
 	crash := newTool("crash", func() { os.Exit(7) })
 	a := llmagent.Must(llmagent.New(llmagent.Config[struct{}]{Name: "a", Model: m, Tools: []helikon.Tool[struct{}]{newTool("fine", nil), crash}}))
@@ -179,7 +181,7 @@ func TestResumeAfterCrash(t *testing.T) {
 	m := agenttest.New(agenttest.Reply{Text: "resumed"})
 	a := llmagent.Must(llmagent.New(llmagent.Config[struct{}]{Name: "a", Model: m}))
 	r, _ := runner.New(runner.Config[struct{}]{Agent: a, Store: db})
-	res, err := helikon.Collect(r.Run(context.Background(), "crashy", "second prompt"))
+	res, err := agent.Collect(r.Run(context.Background(), "crashy", "second prompt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,16 +201,16 @@ func TestResumeAfterCrash(t *testing.T) {
 func TestRunnerRejectsConcurrentRunOfOneSession(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
 	block := newTool("block", func() { close(started); <-release })
-	m := agenttest.New(agenttest.Reply{ToolCalls: []helikon.ToolCall{agenttest.Call("b", "block", `{}`)}}, agenttest.Reply{Text: "ok"})
+	m := agenttest.New(agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("b", "block", `{}`)}}, agenttest.Reply{Text: "ok"})
 	a := llmagent.Must(llmagent.New(llmagent.Config[struct{}]{Name: "a", Model: m, Tools: []helikon.Tool[struct{}]{block}}))
 	r, _ := runner.New(runner.Config[struct{}]{Agent: a})
 	done := make(chan error)
 	go func() {
-		_, err := helikon.Collect(r.Run(context.Background(), "one", "x"))
+		_, err := agent.Collect(r.Run(context.Background(), "one", "x"))
 		done <- err
 	}()
 	<-started
-	_, err := helikon.Collect(r.Run(context.Background(), "one", "y"))
+	_, err := agent.Collect(r.Run(context.Background(), "one", "y"))
 	close(release)
 	if !errors.Is(err, runner.ErrSessionBusy) {
 		t.Errorf("second run: %v", err)
@@ -222,11 +224,11 @@ func TestRunnerRejectsConcurrentRunOfOneSession(t *testing.T) {
 // tool-calling exchange takes in the SQLite store (an idle session holds no
 // memory in the process: it is on disk).
 func BenchmarkSQLiteIdleSession(b *testing.B) {
-	msgs := []helikon.Message{
-		helikon.UserMessage("How much did I spend on dining in October?"),
-		{Role: helikon.RoleAssistant, ToolCalls: []helikon.ToolCall{{ID: "call_1", Name: "lookup_spending", Args: json.RawMessage(`{"category":"Dining","month":"2026-10"}`)}}},
-		{Role: helikon.RoleTool, ToolResults: []helikon.ToolResult{{CallID: "call_1", Name: "lookup_spending", Content: `{"total":312.4,"count":18}`}}},
-		{Role: helikon.RoleAssistant, Text: "You spent $312.40 on dining in October, over 18 transactions."},
+	msgs := []model.Message{
+		model.UserMessage("How much did I spend on dining in October?"),
+		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "call_1", Name: "lookup_spending", Args: json.RawMessage(`{"category":"Dining","month":"2026-10"}`)}}},
+		{Role: model.RoleTool, ToolResults: []model.ToolResult{{CallID: "call_1", Name: "lookup_spending", Content: `{"total":312.4,"count":18}`}}},
+		{Role: model.RoleAssistant, Text: "You spent $312.40 on dining in October, over 18 transactions."},
 	}
 	ctx := context.Background()
 	const n = 200

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/model"
 	"github.com/paigasus/helikon/provider/anthropic"
 	"github.com/paigasus/helikon/provider/anthropic/anthropictest"
 )
@@ -17,12 +17,12 @@ func ExampleNewServer() {
 		ToolCalls: []anthropictest.ToolCall{{ID: "toolu_1", Name: "get_weather", Args: `{"city":"Oslo"}`}},
 	})
 	defer srv.Close()
-	model, err := anthropic.New(anthropic.Options{Model: "claude-sonnet-4-5", APIKey: "sk-ant-example", BaseURL: srv.BaseURL()})
+	llm, err := anthropic.New(anthropic.Options{Model: "claude-sonnet-4-5", APIKey: "sk-ant-example", BaseURL: srv.BaseURL()})
 	if err != nil {
 		panic(err)
 	}
-	resp, err := helikon.Generate(context.Background(), model, &helikon.ModelRequest{
-		Messages: []helikon.Message{helikon.UserMessage("Weather in Oslo?")},
+	resp, err := model.Generate(context.Background(), llm, &model.Request{
+		Messages: []model.Message{model.UserMessage("Weather in Oslo?")},
 	})
 	if err != nil {
 		panic(err)

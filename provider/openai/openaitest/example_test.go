@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/model"
 	"github.com/paigasus/helikon/provider/openai"
 	"github.com/paigasus/helikon/provider/openai/openaitest"
 )
@@ -16,12 +16,12 @@ func ExampleNewServer() {
 		ToolCalls: []openaitest.ToolCall{{ID: "call_1", Name: "get_weather", Args: `{"city":"Oslo"}`}},
 	})
 	defer srv.Close()
-	model, err := openai.New(openai.Options{Model: "gpt-4.1-mini", APIKey: "sk-example", BaseURL: srv.BaseURL()})
+	llm, err := openai.New(openai.Options{Model: "gpt-4.1-mini", APIKey: "sk-example", BaseURL: srv.BaseURL()})
 	if err != nil {
 		panic(err)
 	}
-	resp, err := helikon.Generate(context.Background(), model, &helikon.ModelRequest{
-		Messages: []helikon.Message{helikon.UserMessage("Weather in Oslo?")},
+	resp, err := model.Generate(context.Background(), llm, &model.Request{
+		Messages: []model.Message{model.UserMessage("Weather in Oslo?")},
 	})
 	if err != nil {
 		panic(err)

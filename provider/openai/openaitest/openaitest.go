@@ -77,7 +77,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "invalid_request_error", "openaitest serves streaming requests only")
 		return
 	}
-	model, _ := req.Body["model"].(string)
+	modelID, _ := req.Body["model"].(string)
 	sse := scriptserver.SSE{W: w}
 	sse.Start()
 	switch {
@@ -86,9 +86,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		if so, ok := req.Body["stream_options"].(map[string]any); ok {
 			usage, _ = so["include_usage"].(bool)
 		}
-		chat(r, sse, model, rep, usage)
+		chat(r, sse, modelID, rep, usage)
 	case strings.HasSuffix(r.URL.Path, "/responses"):
-		responses(r, sse, model, rep)
+		responses(r, sse, modelID, rep)
 	default:
 		sse.Data(map[string]any{"error": map[string]any{"message": "unknown path " + r.URL.Path}})
 	}
@@ -100,10 +100,10 @@ func apiError(w http.ResponseWriter, status int, typ, msg string) {
 	json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": nil}})
 }
 
-func chat(r *http.Request, sse scriptserver.SSE, model string, rep Reply, usage bool) {
+func chat(r *http.Request, sse scriptserver.SSE, modelID string, rep Reply, usage bool) {
 	chunk := func(delta map[string]any, finish any) map[string]any {
 		return map[string]any{
-			"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1, "model": model,
+			"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1, "model": modelID,
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": nil}},
 		}
 	}
@@ -141,16 +141,16 @@ func chat(r *http.Request, sse scriptserver.SSE, model string, rep Reply, usage 
 	sse.Data(chunk(map[string]any{}, finish))
 	if usage {
 		sse.Data(map[string]any{
-			"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1, "model": model, "choices": []any{},
+			"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1, "model": modelID, "choices": []any{},
 			"usage": map[string]any{"prompt_tokens": rep.InputTokens, "completion_tokens": rep.OutputTokens, "total_tokens": rep.InputTokens + rep.OutputTokens},
 		})
 	}
 	sse.Done()
 }
 
-func responses(r *http.Request, sse scriptserver.SSE, model string, rep Reply) {
+func responses(r *http.Request, sse scriptserver.SSE, modelID string, rep Reply) {
 	resp := func(status string, output []any, usage any) map[string]any {
-		return map[string]any{"id": "resp_test", "object": "response", "created_at": 1, "status": status, "model": model, "output": output, "usage": usage, "error": nil}
+		return map[string]any{"id": "resp_test", "object": "response", "created_at": 1, "status": status, "model": modelID, "output": output, "usage": usage, "error": nil}
 	}
 	sse.Event("response.created", map[string]any{"sequence_number": 0, "response": resp("in_progress", []any{}, nil)})
 	var output []any

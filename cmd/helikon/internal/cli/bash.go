@@ -46,5 +46,5 @@ func hostBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backe
 	if f.Env != nil {
 		allow = append(allow, *f.Env...)
 	}
-	return host.New(sb, &host.Options{Timeout: f.Timeout, EnvAllowlist: allow, Limits: f.Limits()})
+	return host.New(sb.Dir(), &host.Options{Timeout: f.Timeout, EnvAllowlist: allow, Limits: f.Limits()})
 }

@@ -17,10 +17,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/mcptools"
+	"github.com/paigasus/helikon/model"
 	"github.com/paigasus/helikon/provider/anthropic"
 	"github.com/paigasus/helikon/provider/openai"
 	"github.com/paigasus/helikon/session/sqlitestore"
@@ -44,7 +46,7 @@ const modelHelp = `set one with --model PROVIDER:MODEL or the HELIKON_MODEL envi
   --model ollama:llama3.1           (OLLAMA_HOST, default http://localhost:11434)`
 
 // NewModel returns the model a "provider:id" spec names.
-func NewModel(spec string, getenv func(string) string) (helikon.Model, error) {
+func NewModel(spec string, getenv func(string) string) (model.LLM, error) {
 	provider, id, ok := strings.Cut(spec, ":")
 	if !ok || provider == "" || id == "" {
 		return nil, fmt.Errorf("model %q is not of the form PROVIDER:MODEL; %s", spec, modelHelp)
@@ -99,7 +101,7 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 	if spec == "" {
 		return Failf(env, ExitUsage, "run: no model; %s", modelHelp)
 	}
-	model, err := NewModel(spec, env.getenv)
+	llm, err := NewModel(spec, env.getenv)
 	if err != nil {
 		return Failf(env, ExitUsage, "run: %v", err)
 	}
@@ -165,10 +167,10 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 	if instructions == "" {
 		instructions = fmt.Sprintf(defaultInstructions, root)
 	}
-	agent, err := llmagent.New(llmagent.Config[App]{
+	assistant, err := llmagent.New(llmagent.Config[App]{
 		Name:         "helikon",
 		Instructions: instructions,
-		Model:        model,
+		Model:        llm,
 		Tools:        toolset.Tools(),
 		ToolSources:  sources,
 		MaxTurns:     *maxTurns,
@@ -181,7 +183,7 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 	perms.Approver = out.approver(NewTerminalApprover(env))
 	perms.Policy = askUnlessReadOnly
 	// The command reports failures itself; the runner's log would repeat them.
-	r, err := runner.New(runner.Config[App]{Agent: agent, Store: store, Permissions: perms, Mode: mode, Tracer: tracer, Logger: slog.New(slog.DiscardHandler)})
+	r, err := runner.New(runner.Config[App]{Agent: assistant, Store: store, Permissions: perms, Mode: mode, Tracer: tracer, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return Failf(env, ExitOther, "run: %v", err)
 	}
@@ -206,7 +208,7 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 // printRun shows a run's events as they come: as JSON lines on stdout with
 // jsonOut (sub-agents' events included, marked by their depth and path),
 // else through out for a person. It returns the run's session id and error.
-func printRun(env *Env, out *renderer, jsonOut bool, seq iter.Seq2[*helikon.Event, error]) (id string, runErr error) {
+func printRun(env *Env, out *renderer, jsonOut bool, seq iter.Seq2[*agent.Event, error]) (id string, runErr error) {
 	enc := json.NewEncoder(env.Stdout)
 	for ev, err := range seq {
 		if ev != nil && ev.SessionID != "" {
@@ -297,7 +299,7 @@ func (r *renderer) approver(ta *TerminalApprover) helikon.Approver {
 	})
 }
 
-func (r *renderer) event(ev *helikon.Event) {
+func (r *renderer) event(ev *agent.Event) {
 	r.printing.Lock()
 	defer r.printing.Unlock()
 	if ev.Forwarded() {
@@ -305,20 +307,20 @@ func (r *renderer) event(ev *helikon.Event) {
 		return
 	}
 	switch ev.Kind {
-	case helikon.EventTurnStarted:
+	case agent.EventTurnStarted:
 		r.startSpinner()
-	case helikon.EventTextDelta:
+	case agent.EventTextDelta:
 		r.pause()
 		io.WriteString(r.env.Stdout, safeText(ev.Text))
 		r.midLine = !strings.HasSuffix(ev.Text, "\n")
-	case helikon.EventToolCall:
+	case agent.EventToolCall:
 		r.pause()
 		r.endLine()
 		fmt.Fprintf(r.env.Stderr, "→ %s %s\n", ev.ToolCall.Name, clip(string(ev.ToolCall.Args), 160))
-	case helikon.EventPermissionDenied:
+	case agent.EventPermissionDenied:
 		r.pause()
 		fmt.Fprintf(r.env.Stderr, "✗ %s denied: %s\n", ev.ToolCall.Name, safeText(ev.Reason))
-	case helikon.EventToolResult:
+	case agent.EventToolResult:
 		r.pause()
 		if ev.ToolResult.IsError {
 			if ev.ToolResult.Kind != helikon.KindDenied {
@@ -327,15 +329,15 @@ func (r *renderer) event(ev *helikon.Event) {
 		} else {
 			fmt.Fprintf(r.env.Stderr, "✓ %s %s\n", ev.ToolCall.Name, clip(ev.ToolResult.Content, 120))
 		}
-	case helikon.EventTurnCompleted:
+	case agent.EventTurnCompleted:
 		r.pause()
-	case helikon.EventRunCompleted:
+	case agent.EventRunCompleted:
 		r.pause()
 		r.endLine()
 		if u := ev.Usage; u != nil {
 			fmt.Fprintf(r.env.Stderr, "helikon: %d model calls, %d input and %d output tokens\n", u.Requests, u.InputTokens, u.OutputTokens)
 		}
-	case helikon.EventRunFailed:
+	case agent.EventRunFailed:
 		r.pause()
 		r.endLine()
 	}
@@ -343,13 +345,13 @@ func (r *renderer) event(ev *helikon.Event) {
 
 // subEvent prints an event forwarded from a sub-agent on stderr, as
 // "  NAME → TOOL ARGS", indented by the sub-agent's depth.
-func (r *renderer) subEvent(ev *helikon.Event) {
+func (r *renderer) subEvent(ev *agent.Event) {
 	key := strings.Join(ev.Path, "\x00")
 	switch ev.Kind {
-	case helikon.EventTurnStarted:
+	case agent.EventTurnStarted:
 		r.startSpinner()
 		return
-	case helikon.EventTextDelta:
+	case agent.EventTextDelta:
 		b := r.subText[key]
 		if b == nil {
 			if r.subText == nil {
@@ -362,7 +364,7 @@ func (r *renderer) subEvent(ev *helikon.Event) {
 			b.WriteString(ev.Text[:min(n, len(ev.Text))])
 		}
 		return
-	case helikon.EventToolCall, helikon.EventPermissionDenied, helikon.EventToolResult, helikon.EventTurnCompleted:
+	case agent.EventToolCall, agent.EventPermissionDenied, agent.EventToolResult, agent.EventTurnCompleted:
 		// An approval request is introduced by the approver, right before
 		// its prompt.
 	default:
@@ -373,16 +375,16 @@ func (r *renderer) subEvent(ev *helikon.Event) {
 	prefix := strings.Repeat("  ", max(ev.Depth, len(ev.Path))) + clip(ev.Agent, 40)
 	// The text the sub-agent streamed before this event comes first. The
 	// entry stays, empty, until the turn ends: its text has been shown.
-	if ev.Kind == helikon.EventToolCall || ev.Kind == helikon.EventTurnCompleted {
+	if ev.Kind == agent.EventToolCall || ev.Kind == agent.EventTurnCompleted {
 		b, streamed := r.subText[key]
 		text := ""
 		switch {
 		case streamed:
 			text = b.String()
 			b.Reset()
-		case ev.Kind == helikon.EventTurnCompleted: // a model that did not stream
+		case ev.Kind == agent.EventTurnCompleted: // a model that did not stream
 			for _, m := range ev.Messages {
-				if m.Role == helikon.RoleAssistant {
+				if m.Role == model.RoleAssistant {
 					text = m.Text
 				}
 			}
@@ -390,16 +392,16 @@ func (r *renderer) subEvent(ev *helikon.Event) {
 		if text = strings.TrimSpace(text); text != "" {
 			fmt.Fprintf(r.env.Stderr, "%s: %s\n", prefix, clip(text, 300))
 		}
-		if ev.Kind == helikon.EventTurnCompleted {
+		if ev.Kind == agent.EventTurnCompleted {
 			delete(r.subText, key)
 		}
 	}
 	switch ev.Kind {
-	case helikon.EventToolCall:
+	case agent.EventToolCall:
 		fmt.Fprintf(r.env.Stderr, "%s → %s %s\n", prefix, clip(ev.ToolCall.Name, 80), clip(string(ev.ToolCall.Args), 160))
-	case helikon.EventPermissionDenied:
+	case agent.EventPermissionDenied:
 		fmt.Fprintf(r.env.Stderr, "%s ✗ %s denied: %s\n", prefix, clip(ev.ToolCall.Name, 80), clip(ev.Reason, 300))
-	case helikon.EventToolResult:
+	case agent.EventToolResult:
 		switch res := ev.ToolResult; {
 		case !res.IsError:
 			fmt.Fprintf(r.env.Stderr, "%s ✓ %s %s\n", prefix, clip(ev.ToolCall.Name, 80), clip(res.Content, 120))

@@ -12,7 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
+	"github.com/paigasus/helikon/model"
 	"github.com/paigasus/helikon/provider/openai/openaitest"
 )
 
@@ -43,14 +44,14 @@ func TestRunUsesToolsOfAnMCPServer(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
-	var result *helikon.ToolResult
+	var result *model.ToolResult
 	sc := bufio.NewScanner(strings.NewReader(stdout))
 	for sc.Scan() {
-		var ev helikon.Event
+		var ev agent.Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("not a JSON line: %q", sc.Text())
 		}
-		if ev.Kind == helikon.EventToolResult {
+		if ev.Kind == agent.EventToolResult {
 			result = ev.ToolResult
 		}
 	}

@@ -13,10 +13,12 @@ import (
 	"testing"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/agenttest"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
 	"github.com/paigasus/helikon/functiontool"
+	"github.com/paigasus/helikon/model"
 )
 
 // subAgentRun returns the stream of a run wired like `helikon run` (the CLI's
@@ -24,28 +26,28 @@ import (
 // "helper" in calls (call ids h1, h2, ...); the helper says something, calls
 // the tool "probe" with the given effect, and answers with a text holding an
 // escape sequence.
-func subAgentRun(t *testing.T, env *Env, out *renderer, effect helikon.Effect, calls int) (iter.Seq2[*helikon.Event, error], *atomic.Int64) {
+func subAgentRun(t *testing.T, env *Env, out *renderer, effect helikon.Effect, calls int) (iter.Seq2[*agent.Event, error], *atomic.Int64) {
 	t.Helper()
 	var probes atomic.Int64
 	probe := functiontool.Must(functiontool.New("probe", "Probe.", func(*helikon.ToolContext[App], struct{}) (string, error) {
 		probes.Add(1)
 		return "probed", nil
 	}, &functiontool.Options{Effect: effect}))
-	helperModel := &agenttest.Model{Func: func(req *helikon.ModelRequest) agenttest.Reply {
+	helperModel := &agenttest.Model{Func: func(req *model.Request) agenttest.Reply {
 		if agenttest.LastToolResults(req) != nil {
 			return agenttest.Reply{Text: "sub answer \x1b[31m"}
 		}
-		return agenttest.Reply{Text: "let me probe", ToolCalls: []helikon.ToolCall{agenttest.Call("p", "probe", `{}`)}}
+		return agenttest.Reply{Text: "let me probe", ToolCalls: []model.ToolCall{agenttest.Call("p", "probe", `{}`)}}
 	}}
 	helper := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "helper", Description: "Helps.", Model: helperModel, Tools: []helikon.Tool[App]{probe}}))
-	var tcs []helikon.ToolCall
+	var tcs []model.ToolCall
 	for i := range calls {
 		tcs = append(tcs, agenttest.Call(fmt.Sprint("h", i+1), "helper", `{"request":"probe it"}`))
 	}
 	parent := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "helikon", Model: agenttest.New(
 		agenttest.Reply{ToolCalls: tcs},
 		agenttest.Reply{Text: "parent answer"},
-	), SubAgents: []helikon.Agent[App]{helper}}))
+	), SubAgents: []agent.Agent[App]{helper}}))
 	perms := &helikon.Permissions{
 		Allow:    []helikon.Rule{helikon.MustParseRule("helper")}, // the agent tool has side effects
 		Policy:   askUnlessReadOnly,
@@ -115,7 +117,7 @@ func TestRunJSONIncludesSubAgentEvents(t *testing.T) {
 	var kinds []string
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
-		var ev helikon.Event
+		var ev agent.Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("not a JSON line: %q", sc.Text())
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/cmd/helikon/internal/cli"
 	"github.com/paigasus/helikon/provider/anthropic/anthropictest"
 	"github.com/paigasus/helikon/provider/openai/openaitest"
@@ -58,18 +59,18 @@ func TestRunWritesUnderAcceptEditsAndPrintsJSONEvents(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "hello.txt")); string(b) != "hi\n" {
 		t.Errorf("hello.txt = %q", b)
 	}
-	var kinds []helikon.EventKind
-	var last helikon.Event
+	var kinds []agent.EventKind
+	var last agent.Event
 	sc := bufio.NewScanner(strings.NewReader(stdout))
 	for sc.Scan() {
-		var ev helikon.Event
+		var ev agent.Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("not a JSON line: %q", sc.Text())
 		}
 		kinds = append(kinds, ev.Kind)
 		last = ev
 	}
-	if kinds[0] != helikon.EventRunStarted || last.Kind != helikon.EventRunCompleted || last.Text != "Created hello.txt." {
+	if kinds[0] != agent.EventRunStarted || last.Kind != agent.EventRunCompleted || last.Text != "Created hello.txt." {
 		t.Errorf("events %v, last %+v", kinds, last)
 	}
 	if last.Usage == nil || last.Usage.InputTokens != 30 || last.Usage.OutputTokens != 9 {

@@ -69,21 +69,10 @@ func runTool(ctx context.Context, env *Env, args []string) int {
 	return PrintToolResult(env, out, err)
 }
 
-// CallTool checks a call of t with the permission pipeline and invokes it.
+// CallTool checks a call of t with the permission pipeline and invokes it
+// (see [helikon.CallTool]); raw empty is the empty object.
 func CallTool(ctx context.Context, t helikon.Tool[App], perms *helikon.Permissions, mode helikon.PermissionMode, raw []byte) (json.RawMessage, error) {
-	args := json.RawMessage(strings.TrimSpace(string(raw)))
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
-	if !json.Valid(args) {
-		return nil, &helikon.InvalidArgsError{Tool: t.Name(), Problems: []string{"the arguments are not valid JSON; send one JSON object"}}
-	}
-	d := perms.Check(ctx, helikon.CallFor(t, args, mode))
-	if !d.Allowed {
-		return nil, d.Err()
-	}
-	tc := helikon.NewToolContext(ctx, App{}, &helikon.RunConfig{Mode: mode})
-	return t.Invoke(tc, d.Args)
+	return helikon.CallTool(helikon.NewToolContext(ctx, App{}, &helikon.RunConfig{Mode: mode}), perms, t, raw)
 }
 
 // PrintToolResult prints a tool's output or error as the tool command does

@@ -1,4 +1,12 @@
-package helikon
+// Package model holds the provider-neutral model types: a conversation's
+// messages, tool calls and results, the request and streamed response of one
+// model call, usage, and the [LLM] interface that providers implement.
+//
+// Providers (the packages under provider/) translate these types to and from
+// their wire formats; nothing here refers to a provider SDK. The agent
+// runtime (package agent and the packages under it) drives an LLM through
+// them.
+package model
 
 import (
 	"context"
@@ -7,11 +15,8 @@ import (
 	"iter"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/paigasus/helikon"
 )
-
-// This file holds the provider-neutral model types. Providers (the packages
-// under provider/) translate them to and from their wire formats; nothing here
-// refers to a provider SDK.
 
 // Role says who wrote a [Message].
 type Role string
@@ -79,8 +84,8 @@ type ToolResult struct {
 	Content string `json:"content"`
 	// IsError marks a failed call; Kind says which of the three tool errors
 	// it was.
-	IsError bool      `json:"is_error,omitempty"`
-	Kind    ErrorKind `json:"kind,omitempty"` // "" on success
+	IsError bool              `json:"is_error,omitempty"`
+	Kind    helikon.ErrorKind `json:"kind,omitempty"` // "" on success
 }
 
 // ToolDef describes a tool to a model.
@@ -93,7 +98,7 @@ type ToolDef struct {
 }
 
 // ToolDefOf returns the definition of t.
-func ToolDefOf[C any](t Tool[C]) ToolDef {
+func ToolDefOf[C any](t helikon.Tool[C]) ToolDef {
 	return ToolDef{Name: t.Name(), Description: t.Description(), Schema: t.Schema()}
 }
 
@@ -107,9 +112,9 @@ const (
 	ToolChoiceRequired ToolChoice = "required"
 )
 
-// ModelSettings are the sampling and tool settings of a model call. The zero
+// Settings are the sampling and tool settings of a model call. The zero
 // value means the provider's defaults.
-type ModelSettings struct {
+type Settings struct {
 	Temperature *float64 // nil: the provider's default
 	TopP        *float64 // nil: the provider's default
 	// MaxOutputTokens caps the tokens generated per call; 0 means the
@@ -122,8 +127,8 @@ type ModelSettings struct {
 	NoParallelToolCalls bool
 }
 
-// ModelRequest is one call of a model.
-type ModelRequest struct {
+// Request is one call of a model.
+type Request struct {
 	// Instructions is the system prompt.
 	Instructions string
 	// Messages is the conversation so far, oldest first; it should end with
@@ -131,7 +136,7 @@ type ModelRequest struct {
 	Messages []Message
 	// Tools are the tools the model may call (none: a plain completion).
 	Tools    []ToolDef
-	Settings ModelSettings
+	Settings Settings
 }
 
 // Usage counts tokens.
@@ -167,8 +172,8 @@ const (
 	StopContentFilter StopReason = "content_filter"
 )
 
-// ModelResponse is the complete answer of one model call.
-type ModelResponse struct {
+// Response is the complete answer of one model call.
+type Response struct {
 	// Message is the assistant message, tool calls assembled.
 	Message Message
 	// Usage is this call's usage, with Requests set to 1.
@@ -179,15 +184,15 @@ type ModelResponse struct {
 	Model string
 }
 
-// ModelChunk is one element of a model's stream. Exactly one field is set:
+// Chunk is one element of a model's stream. Exactly one field is set:
 // Text or ToolCall for a delta as it arrives, Response on the last chunk.
-type ModelChunk struct {
+type Chunk struct {
 	// Text is a fragment of the answer's text.
 	Text string
 	// ToolCall is a fragment of a tool call.
 	ToolCall *ToolCallDelta
 	// Response is the complete response; it is set on the last chunk only.
-	Response *ModelResponse
+	Response *Response
 }
 
 // ToolCallDelta is a fragment of a streamed tool call. Fragments with the same
@@ -200,7 +205,7 @@ type ToolCallDelta struct {
 	ArgsFragment string // the next piece of the JSON arguments
 }
 
-// Model is a language model that can call tools.
+// LLM is a language model that can call tools.
 //
 // Stream calls the model and yields its answer as it arrives: text and
 // tool-call fragments, then one final chunk whose Response holds the complete
@@ -208,11 +213,11 @@ type ToolCallDelta struct {
 // error ends the stream. Cancelling ctx stops the request. A consumer that
 // stops early (break) closes the request. Implementations must be safe for
 // concurrent use: several runs may share one model.
-type Model interface {
+type LLM interface {
 	// Name identifies the model, such as "openai:gpt-4.1".
 	Name() string
 	// Stream calls the model with req; see the type's doc.
-	Stream(ctx context.Context, req *ModelRequest) iter.Seq2[*ModelChunk, error]
+	Stream(ctx context.Context, req *Request) iter.Seq2[*Chunk, error]
 }
 
 // ErrNoResponse is returned when a model's stream ends without a final
@@ -220,7 +225,7 @@ type Model interface {
 var ErrNoResponse = errors.New("the model stream ended without a response")
 
 // Generate calls m and returns the final response, discarding the deltas.
-func Generate(ctx context.Context, m Model, req *ModelRequest) (*ModelResponse, error) {
+func Generate(ctx context.Context, m LLM, req *Request) (*Response, error) {
 	for c, err := range m.Stream(ctx, req) {
 		if err != nil {
 			return nil, err
@@ -230,4 +235,28 @@ func Generate(ctx context.Context, m Model, req *ModelRequest) (*ModelResponse, 
 		}
 	}
 	return nil, ErrNoResponse
+}
+
+// ToolResultFor returns the result a model sees for a call that returned out
+// and err: the JSON output, or an error message that says what to do next.
+func ToolResultFor(call ToolCall, out json.RawMessage, err error) ToolResult {
+	res := ToolResult{CallID: call.ID, Name: call.Name}
+	if err == nil {
+		if len(out) == 0 {
+			out = json.RawMessage("null")
+		}
+		res.Content = string(out)
+		return res
+	}
+	res.IsError = true
+	res.Kind = helikon.KindOf(err)
+	switch res.Kind {
+	case helikon.KindInvalidArgs:
+		res.Content = err.Error() + ". Fix the arguments to match the tool's schema and call " + call.Name + " again."
+	case helikon.KindDenied:
+		res.Content = err.Error() + ". Do not retry the same call; choose another way or ask the user."
+	default:
+		res.Content = "error: " + err.Error()
+	}
+	return res
 }

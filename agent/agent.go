@@ -1,11 +1,24 @@
-package helikon
+// Package agent is the agent runtime's contract: the [Agent] interface that
+// LLM and workflow agents implement, the [Invocation] an agent runs with
+// (run context, permission pipeline, conversation, tracer), and the [Event]
+// stream a run produces, with [Collect] to drain it.
+//
+// The implementations live in the packages below: llmagent (a model that
+// calls tools), loopagent and sequentialagent (workflow agents), agenttool
+// (an agent exposed as a tool), runner (drives the top-level agent and
+// persists its session) and agenttest (a scripted model for tests).
+package agent
 
 import (
 	"context"
-	"encoding/json"
 	"iter"
 	"slices"
 	"sync"
+
+	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/model"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // Agent is anything that can take part in a run: an LLM agent, or a workflow
@@ -33,39 +46,63 @@ type Agent[C any] interface {
 }
 
 // Invocation is what an agent runs with: the run context (application
-// context, state, actions, mode, tracer, depth), the permission pipeline and
-// the conversation so far. Workflow agents hand their sub-agents a
+// context, state, actions, mode, depth), the permission pipeline, the tracer
+// and the conversation so far. Workflow agents hand their sub-agents a
 // [Invocation.SubAgent] view that shares the conversation; agent-as-tool gives
 // its agent a [Invocation.Fork] with a conversation of its own.
 type Invocation[C any] struct {
-	rc    *RunContext[C]
-	perms *Permissions
-	conv  *conversation
+	rc     *helikon.RunContext[C]
+	perms  *helikon.Permissions
+	tracer trace.Tracer
+	conv   *conversation
 }
 
 type conversation struct {
 	mu   sync.Mutex
-	msgs []Message
+	msgs []model.Message
 }
 
-// NewInvocation returns the invocation of a top-level agent with history as
-// the conversation so far. perms may be nil (no rules, guards on, no
-// approval handler).
-func NewInvocation[C any](rc *RunContext[C], perms *Permissions, history []Message) *Invocation[C] {
-	if perms == nil {
-		perms = &Permissions{}
-	}
-	return &Invocation[C]{rc: rc, perms: perms, conv: &conversation{msgs: slices.Clone(history)}}
+// InvocationConfig configures [NewInvocation]. The zero value (or nil) gives
+// an empty conversation, a permission pipeline with no rules (guards on, no
+// approval handler) and no tracing.
+type InvocationConfig struct {
+	// Permissions is the pipeline every tool call must pass (nil: the zero
+	// [helikon.Permissions]).
+	Permissions *helikon.Permissions
+	// History is the conversation so far (copied).
+	History []model.Message
+	// Tracer receives the agents' OpenTelemetry spans (nil: a no-op
+	// tracer). The core knows nothing of tracing: it enters here, at the
+	// agent runtime.
+	Tracer trace.Tracer
 }
+
+// NewInvocation returns the invocation of a top-level agent on rc.
+func NewInvocation[C any](rc *helikon.RunContext[C], cfg *InvocationConfig) *Invocation[C] {
+	if cfg == nil {
+		cfg = &InvocationConfig{}
+	}
+	inv := &Invocation[C]{rc: rc, perms: cfg.Permissions, tracer: cfg.Tracer, conv: &conversation{msgs: slices.Clone(cfg.History)}}
+	if inv.perms == nil {
+		inv.perms = &helikon.Permissions{}
+	}
+	if inv.tracer == nil {
+		inv.tracer = noop.NewTracerProvider().Tracer("helikon")
+	}
+	return inv
+}
+
+// Tracer returns the run's tracer (a no-op tracer when tracing is off).
+func (inv *Invocation[C]) Tracer() trace.Tracer { return inv.tracer }
 
 // RunContext returns the run context.
-func (inv *Invocation[C]) RunContext() *RunContext[C] { return inv.rc }
+func (inv *Invocation[C]) RunContext() *helikon.RunContext[C] { return inv.rc }
 
 // Permissions returns the permission pipeline every tool call must pass.
-func (inv *Invocation[C]) Permissions() *Permissions { return inv.perms }
+func (inv *Invocation[C]) Permissions() *helikon.Permissions { return inv.perms }
 
 // Messages returns a copy of the conversation so far.
-func (inv *Invocation[C]) Messages() []Message {
+func (inv *Invocation[C]) Messages() []model.Message {
 	inv.conv.mu.Lock()
 	defer inv.conv.mu.Unlock()
 	return slices.Clone(inv.conv.msgs)
@@ -79,7 +116,7 @@ func (inv *Invocation[C]) Len() int {
 }
 
 // Append adds msgs to the conversation.
-func (inv *Invocation[C]) Append(msgs ...Message) {
+func (inv *Invocation[C]) Append(msgs ...model.Message) {
 	inv.conv.mu.Lock()
 	defer inv.conv.mu.Unlock()
 	inv.conv.msgs = append(inv.conv.msgs, msgs...)
@@ -87,24 +124,24 @@ func (inv *Invocation[C]) Append(msgs ...Message) {
 
 // SubAgent returns the invocation of a sub-agent one level deeper that shares
 // the conversation, state, actions and mode of inv. It fails when the depth
-// limit would be exceeded (see [RunContext.SubAgent]).
+// limit would be exceeded (see [helikon.RunContext.SubAgent]).
 func (inv *Invocation[C]) SubAgent() (*Invocation[C], error) {
 	rc, err := inv.rc.SubAgent()
 	if err != nil {
 		return nil, err
 	}
-	return &Invocation[C]{rc: rc, perms: inv.perms, conv: inv.conv}, nil
+	return &Invocation[C]{rc: rc, perms: inv.perms, tracer: inv.tracer, conv: inv.conv}, nil
 }
 
 // Fork returns the invocation of a sub-agent one level deeper with a
 // conversation of its own, starting from history. It shares state, actions
 // and mode with inv.
-func (inv *Invocation[C]) Fork(history []Message) (*Invocation[C], error) {
+func (inv *Invocation[C]) Fork(history []model.Message) (*Invocation[C], error) {
 	rc, err := inv.rc.SubAgent()
 	if err != nil {
 		return nil, err
 	}
-	return &Invocation[C]{rc: rc, perms: inv.perms, conv: &conversation{msgs: slices.Clone(history)}}, nil
+	return &Invocation[C]{rc: rc, perms: inv.perms, tracer: inv.tracer, conv: &conversation{msgs: slices.Clone(history)}}, nil
 }
 
 // EventKind says what an [Event] reports.
@@ -165,17 +202,17 @@ type Event struct {
 	// (turn_completed, run_completed).
 	Text string `json:"text,omitempty"`
 	// ToolCall is set on tool_call, approval_requested, permission_denied.
-	ToolCall *ToolCall `json:"tool_call,omitempty"`
+	ToolCall *model.ToolCall `json:"tool_call,omitempty"`
 	// ToolResult is set on tool_result.
-	ToolResult *ToolResult `json:"tool_result,omitempty"`
+	ToolResult *model.ToolResult `json:"tool_result,omitempty"`
 	// Reason explains a denial or an approval request.
 	Reason string `json:"reason,omitempty"`
 	// Messages are the messages a turn added (turn_completed).
-	Messages []Message `json:"messages,omitempty"`
+	Messages []model.Message `json:"messages,omitempty"`
 	// Usage is the usage of a turn's model call (turn_completed) or of the
 	// whole run (run_completed: every model call of the run, the forwarded
 	// turns of sub-agents included, each counted once).
-	Usage *Usage `json:"usage,omitempty"`
+	Usage *model.Usage `json:"usage,omitempty"`
 	// Error is the failure of run_failed.
 	Error string `json:"error,omitempty"`
 }
@@ -243,7 +280,7 @@ type RunResult struct {
 	Events []*Event
 	// Usage is the run's total usage (from run_completed), or the sum of
 	// the turns seen, forwarded ones included, when there is none.
-	Usage Usage
+	Usage model.Usage
 	// SessionID is the session the run used (from run_started); pass it to
 	// the runner again to continue the conversation.
 	SessionID string
@@ -254,7 +291,7 @@ type RunResult struct {
 // Events and counted in Usage, but the answer is the run's own.
 func Collect(seq iter.Seq2[*Event, error]) (*RunResult, error) {
 	r := &RunResult{}
-	var runUsage *Usage
+	var runUsage *model.Usage
 	for ev, err := range seq {
 		if ev != nil {
 			r.Events = append(r.Events, ev)
@@ -269,7 +306,7 @@ func Collect(seq iter.Seq2[*Event, error]) (*RunResult, error) {
 					break // a sub-agent's answer is not the run's
 				}
 				for _, m := range ev.Messages {
-					if m.Role == RoleAssistant && m.Text != "" {
+					if m.Role == model.RoleAssistant && m.Text != "" {
 						r.Text = m.Text
 					}
 				}
@@ -288,30 +325,6 @@ func Collect(seq iter.Seq2[*Event, error]) (*RunResult, error) {
 		r.Usage = *runUsage
 	}
 	return r, nil
-}
-
-// ToolResultFor returns the result a model sees for a call that returned out
-// and err: the JSON output, or an error message that says what to do next.
-func ToolResultFor(call ToolCall, out json.RawMessage, err error) ToolResult {
-	res := ToolResult{CallID: call.ID, Name: call.Name}
-	if err == nil {
-		if len(out) == 0 {
-			out = json.RawMessage("null")
-		}
-		res.Content = string(out)
-		return res
-	}
-	res.IsError = true
-	res.Kind = KindOf(err)
-	switch res.Kind {
-	case KindInvalidArgs:
-		res.Content = err.Error() + ". Fix the arguments to match the tool's schema and call " + call.Name + " again."
-	case KindDenied:
-		res.Content = err.Error() + ". Do not retry the same call; choose another way or ask the user."
-	default:
-		res.Content = "error: " + err.Error()
-	}
-	return res
 }
 
 type invocationKey struct{}

@@ -1,4 +1,4 @@
-package helikon_test
+package model_test
 
 import (
 	"context"
@@ -7,16 +7,16 @@ import (
 	"iter"
 	"testing"
 
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/model"
 )
 
 // chunks is a model that yields a fixed stream.
-type chunks []*helikon.ModelChunk
+type chunks []*model.Chunk
 
 func (c chunks) Name() string { return "fixed" }
 
-func (c chunks) Stream(context.Context, *helikon.ModelRequest) iter.Seq2[*helikon.ModelChunk, error] {
-	return func(yield func(*helikon.ModelChunk, error) bool) {
+func (c chunks) Stream(context.Context, *model.Request) iter.Seq2[*model.Chunk, error] {
+	return func(yield func(*model.Chunk, error) bool) {
 		for _, ch := range c {
 			if !yield(ch, nil) {
 				return
@@ -26,20 +26,20 @@ func (c chunks) Stream(context.Context, *helikon.ModelRequest) iter.Seq2[*heliko
 }
 
 func TestGenerate(t *testing.T) {
-	resp := &helikon.ModelResponse{Message: helikon.Message{Role: helikon.RoleAssistant, Text: "hi"}}
-	got, err := helikon.Generate(context.Background(), chunks{{Text: "h"}, {Text: "i"}, {Response: resp}}, &helikon.ModelRequest{})
+	resp := &model.Response{Message: model.Message{Role: model.RoleAssistant, Text: "hi"}}
+	got, err := model.Generate(context.Background(), chunks{{Text: "h"}, {Text: "i"}, {Response: resp}}, &model.Request{})
 	if err != nil || got != resp {
 		t.Fatalf("got %v, %v", got, err)
 	}
-	if _, err := helikon.Generate(context.Background(), chunks{{Text: "h"}}, &helikon.ModelRequest{}); !errors.Is(err, helikon.ErrNoResponse) {
+	if _, err := model.Generate(context.Background(), chunks{{Text: "h"}}, &model.Request{}); !errors.Is(err, model.ErrNoResponse) {
 		t.Fatalf("stream without response: %v", err)
 	}
 }
 
 func TestUsageAdd(t *testing.T) {
-	u := helikon.Usage{InputTokens: 1, OutputTokens: 2, CachedInputTokens: 3, Requests: 1}
-	u.Add(helikon.Usage{InputTokens: 10, OutputTokens: 20, CachedInputTokens: 30, Requests: 1})
-	if u != (helikon.Usage{InputTokens: 11, OutputTokens: 22, CachedInputTokens: 33, Requests: 2}) || u.TotalTokens() != 33 {
+	u := model.Usage{InputTokens: 1, OutputTokens: 2, CachedInputTokens: 3, Requests: 1}
+	u.Add(model.Usage{InputTokens: 10, OutputTokens: 20, CachedInputTokens: 30, Requests: 1})
+	if u != (model.Usage{InputTokens: 11, OutputTokens: 22, CachedInputTokens: 33, Requests: 2}) || u.TotalTokens() != 33 {
 		t.Fatalf("%+v", u)
 	}
 }
@@ -52,12 +52,12 @@ func TestMessageJSONRoundTrip(t *testing.T) {
 		{``, `{}`},
 		{`{"a":`, `"{\"a\":"`}, // malformed arguments survive as a string
 	} {
-		m := helikon.Message{Role: helikon.RoleAssistant, ToolCalls: []helikon.ToolCall{{ID: "c", Name: "t", Args: json.RawMessage(tc.args)}}}
+		m := model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c", Name: "t", Args: json.RawMessage(tc.args)}}}
 		b, err := json.Marshal(m)
 		if err != nil {
 			t.Fatalf("%q: %v", tc.args, err)
 		}
-		var back helikon.Message
+		var back model.Message
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func FuzzToolCallJSON(f *testing.F) {
 	f.Add("", "x", []byte(`{"a":`))
 	f.Add("id", "n", []byte{0xff, 0x00})
 	f.Fuzz(func(t *testing.T, id, name string, args []byte) {
-		b, err := json.Marshal(helikon.ToolCall{ID: id, Name: name, Args: args})
+		b, err := json.Marshal(model.ToolCall{ID: id, Name: name, Args: args})
 		if err != nil {
 			t.Fatal(err)
 		}

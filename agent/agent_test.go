@@ -1,4 +1,4 @@
-package helikon_test
+package agent_test
 
 import (
 	"context"
@@ -11,10 +11,12 @@ import (
 	"testing"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/agent"
+	"github.com/paigasus/helikon/model"
 )
 
 func TestToolResultFor(t *testing.T) {
-	call := helikon.ToolCall{ID: "c", Name: "Read"}
+	call := model.ToolCall{ID: "c", Name: "Read"}
 	for _, tc := range []struct {
 		out     string
 		err     error
@@ -27,7 +29,7 @@ func TestToolResultFor(t *testing.T) {
 		{"", helikon.Denied("outside the root"), helikon.KindDenied, "Do not retry"},
 		{"", errors.New("disk full"), helikon.KindOther, "error: disk full"},
 	} {
-		r := helikon.ToolResultFor(call, []byte(tc.out), tc.err)
+		r := model.ToolResultFor(call, []byte(tc.out), tc.err)
 		if r.CallID != "c" || r.Name != "Read" || r.IsError != (tc.err != nil) || r.Kind != tc.kind || !strings.Contains(r.Content, tc.content) {
 			t.Errorf("%v: %+v", tc.err, r)
 		}
@@ -36,7 +38,7 @@ func TestToolResultFor(t *testing.T) {
 
 func TestInvocationSharing(t *testing.T) {
 	rc := helikon.NewRunContext(struct{}{}, &helikon.RunConfig{MaxAgentDepth: 1})
-	inv := helikon.NewInvocation(rc, nil, []helikon.Message{helikon.UserMessage("a")})
+	inv := agent.NewInvocation(rc, &agent.InvocationConfig{History: []model.Message{model.UserMessage("a")}})
 	if inv.Permissions() == nil {
 		t.Fatal("nil permissions")
 	}
@@ -44,15 +46,15 @@ func TestInvocationSharing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub.Append(helikon.UserMessage("b"))
+	sub.Append(model.UserMessage("b"))
 	if inv.Len() != 2 || sub.RunContext().AgentDepth() != 1 {
 		t.Errorf("sub-agent does not share the conversation: %d messages, depth %d", inv.Len(), sub.RunContext().AgentDepth())
 	}
-	fork, err := inv.Fork([]helikon.Message{helikon.UserMessage("task")})
+	fork, err := inv.Fork([]model.Message{model.UserMessage("task")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fork.Append(helikon.UserMessage("c"))
+	fork.Append(model.UserMessage("c"))
 	if inv.Len() != 2 || fork.Len() != 2 {
 		t.Errorf("fork shares the conversation: parent %d, fork %d", inv.Len(), fork.Len())
 	}
@@ -63,91 +65,91 @@ func TestInvocationSharing(t *testing.T) {
 	if _, err := sub.SubAgent(); !errors.Is(err, helikon.ErrMaxAgentDepth) {
 		t.Errorf("depth 2 with limit 1: %v", err)
 	}
-	ctx := helikon.ContextWithInvocation(context.Background(), inv)
-	if got, ok := helikon.InvocationFromContext[struct{}](ctx); !ok || got != inv {
+	ctx := agent.ContextWithInvocation(context.Background(), inv)
+	if got, ok := agent.InvocationFromContext[struct{}](ctx); !ok || got != inv {
 		t.Error("invocation not carried by the context")
 	}
-	if _, ok := helikon.InvocationFromContext[int](ctx); ok {
+	if _, ok := agent.InvocationFromContext[int](ctx); ok {
 		t.Error("invocation of another context type returned")
 	}
 }
 
-func events(evs []*helikon.Event, err error) iter.Seq2[*helikon.Event, error] {
-	return func(yield func(*helikon.Event, error) bool) {
+func events(evs []*agent.Event, err error) iter.Seq2[*agent.Event, error] {
+	return func(yield func(*agent.Event, error) bool) {
 		for _, e := range evs {
 			if !yield(e, nil) {
 				return
 			}
 		}
 		if err != nil {
-			yield(&helikon.Event{Kind: helikon.EventRunFailed, Error: err.Error()}, err)
+			yield(&agent.Event{Kind: agent.EventRunFailed, Error: err.Error()}, err)
 		}
 	}
 }
 
 func TestCollect(t *testing.T) {
-	u1, u2 := &helikon.Usage{InputTokens: 1, Requests: 1}, &helikon.Usage{InputTokens: 2, Requests: 1}
-	seq := []*helikon.Event{
-		{Kind: helikon.EventRunStarted, SessionID: "s"},
-		{Kind: helikon.EventTurnCompleted, Usage: u1, Messages: []helikon.Message{{Role: helikon.RoleAssistant, Text: "thinking"}}},
-		{Kind: helikon.EventTurnCompleted, Usage: u2, Messages: []helikon.Message{{Role: helikon.RoleAssistant, Text: "final"}}},
+	u1, u2 := &model.Usage{InputTokens: 1, Requests: 1}, &model.Usage{InputTokens: 2, Requests: 1}
+	seq := []*agent.Event{
+		{Kind: agent.EventRunStarted, SessionID: "s"},
+		{Kind: agent.EventTurnCompleted, Usage: u1, Messages: []model.Message{{Role: model.RoleAssistant, Text: "thinking"}}},
+		{Kind: agent.EventTurnCompleted, Usage: u2, Messages: []model.Message{{Role: model.RoleAssistant, Text: "final"}}},
 	}
-	r, err := helikon.Collect(events(seq, nil))
+	r, err := agent.Collect(events(seq, nil))
 	if err != nil || r.Text != "final" || r.SessionID != "s" || r.Usage.InputTokens != 3 || len(r.Events) != 3 {
 		t.Fatalf("%+v %v", r, err)
 	}
 	boom := errors.New("boom")
-	r, err = helikon.Collect(events(seq[:2], boom))
-	if !errors.Is(err, boom) || r.Text != "thinking" || r.Events[len(r.Events)-1].Kind != helikon.EventRunFailed {
+	r, err = agent.Collect(events(seq[:2], boom))
+	if !errors.Is(err, boom) || r.Text != "thinking" || r.Events[len(r.Events)-1].Kind != agent.EventRunFailed {
 		t.Fatalf("%+v %v", r, err)
 	}
 }
 
 func TestCollectTakesTheAnswerFromTheRunNotASubAgent(t *testing.T) {
-	u := func(n int64) *helikon.Usage { return &helikon.Usage{InputTokens: n, Requests: 1} }
-	seq := []*helikon.Event{
-		{Kind: helikon.EventTurnCompleted, Usage: u(1), Messages: []helikon.Message{{Role: helikon.RoleAssistant, Text: "the run's"}}},
-		{Kind: helikon.EventTurnCompleted, Usage: u(10), Path: []string{"c1"}, Depth: 1, Text: "the sub-agent's",
-			Messages: []helikon.Message{{Role: helikon.RoleAssistant, Text: "the sub-agent's"}}},
+	u := func(n int64) *model.Usage { return &model.Usage{InputTokens: n, Requests: 1} }
+	seq := []*agent.Event{
+		{Kind: agent.EventTurnCompleted, Usage: u(1), Messages: []model.Message{{Role: model.RoleAssistant, Text: "the run's"}}},
+		{Kind: agent.EventTurnCompleted, Usage: u(10), Path: []string{"c1"}, Depth: 1, Text: "the sub-agent's",
+			Messages: []model.Message{{Role: model.RoleAssistant, Text: "the sub-agent's"}}},
 	}
-	r, err := helikon.Collect(events(seq, nil))
+	r, err := agent.Collect(events(seq, nil))
 	if err != nil || r.Text != "the run's" || r.Usage.InputTokens != 11 || r.Usage.Requests != 2 {
 		t.Fatalf("%+v %v", r, err)
 	}
 }
 
 func TestForwardedBy(t *testing.T) {
-	ev := &helikon.Event{Kind: helikon.EventToolCall, Agent: "leaf", Depth: 2, Path: []string{"c2"}}
+	ev := &agent.Event{Kind: agent.EventToolCall, Agent: "leaf", Depth: 2, Path: []string{"c2"}}
 	fw := ev.ForwardedBy("c1")
-	if !slices.Equal(fw.Path, []string{"c1", "c2"}) || fw.Agent != "leaf" || fw.Depth != 2 || fw.Kind != helikon.EventToolCall {
+	if !slices.Equal(fw.Path, []string{"c1", "c2"}) || fw.Agent != "leaf" || fw.Depth != 2 || fw.Kind != agent.EventToolCall {
 		t.Errorf("forwarded %+v", fw)
 	}
 	if !slices.Equal(ev.Path, []string{"c2"}) {
 		t.Errorf("ForwardedBy changed the original: %v", ev.Path)
 	}
-	if own := (&helikon.Event{}); own.Forwarded() || !own.ForwardedBy("").Forwarded() {
+	if own := (&agent.Event{}); own.Forwarded() || !own.ForwardedBy("").Forwarded() {
 		t.Error("Forwarded is not len(Path) > 0")
 	}
 	b, _ := json.Marshal(fw)
 	if !strings.Contains(string(b), `"path":["c1","c2"]`) {
 		t.Errorf("JSON %s", b)
 	}
-	if b, _ := json.Marshal(&helikon.Event{Kind: helikon.EventTurnStarted}); strings.Contains(string(b), "path") {
+	if b, _ := json.Marshal(&agent.Event{Kind: agent.EventTurnStarted}); strings.Contains(string(b), "path") {
 		t.Errorf("an event of the run's own agent encodes a path: %s", b)
 	}
 }
 
 func TestForwarderInContext(t *testing.T) {
 	ctx := context.Background()
-	if helikon.ForwarderFromContext(ctx) != nil {
+	if agent.ForwarderFromContext(ctx) != nil {
 		t.Fatal("a forwarder out of nowhere")
 	}
-	var got []*helikon.Event
-	ctx = helikon.ContextWithForwarder(ctx, func(ev *helikon.Event) bool { got = append(got, ev); return true })
-	if f := helikon.ForwarderFromContext(ctx); f == nil || !f(&helikon.Event{}) || len(got) != 1 {
+	var got []*agent.Event
+	ctx = agent.ContextWithForwarder(ctx, func(ev *agent.Event) bool { got = append(got, ev); return true })
+	if f := agent.ForwarderFromContext(ctx); f == nil || !f(&agent.Event{}) || len(got) != 1 {
 		t.Fatal("the forwarder is not the one put in")
 	}
-	if helikon.ForwarderFromContext(helikon.ContextWithForwarder(ctx, nil)) != nil {
+	if agent.ForwarderFromContext(agent.ContextWithForwarder(ctx, nil)) != nil {
 		t.Error("a nil forwarder does not hide the one around it")
 	}
 }
@@ -155,12 +157,12 @@ func TestForwarderInContext(t *testing.T) {
 // ExampleCollect shows how a run's stream is consumed: range over it for the
 // events as they happen, or collect it.
 func ExampleCollect() {
-	run := events([]*helikon.Event{
-		{Kind: helikon.EventTextDelta, Text: "Hel"},
-		{Kind: helikon.EventTextDelta, Text: "lo"},
-		{Kind: helikon.EventRunCompleted, Text: "Hello", Usage: &helikon.Usage{Requests: 1}},
+	run := events([]*agent.Event{
+		{Kind: agent.EventTextDelta, Text: "Hel"},
+		{Kind: agent.EventTextDelta, Text: "lo"},
+		{Kind: agent.EventRunCompleted, Text: "Hello", Usage: &model.Usage{Requests: 1}},
 	}, nil)
-	res, err := helikon.Collect(run)
+	res, err := agent.Collect(run)
 	fmt.Println(res.Text, res.Usage.Requests, err)
 	// Output: Hello 1 <nil>
 }
