@@ -390,7 +390,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, maxBytes int64) (*Re
 		}
 		next, err := u.Parse(loc)
 		if err != nil {
-			return nil, fmt.Errorf("redirect from %s: %w: the Location %q is not a valid URL (%v); it was not followed", redact(u), ssrf.ErrInvalidHost, redactRaw(loc), urlReason(err))
+			return nil, fmt.Errorf("redirect from %s: %w: the Location %q is not a valid URL (%v); it was not followed", redact(u), ssrf.ErrInvalidHost, redactRaw(loc), errors.Unwrap(err))
 		}
 		if next, err = f.vet(next); err != nil {
 			return nil, fmt.Errorf("redirect from %s: %w", redact(u), err)
@@ -451,24 +451,15 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, maxBytes int64) (*Re
 
 // parseURL parses the URL a fetch was asked for. A string that is not a URL
 // is refused as an invalid host ([ssrf.ErrInvalidHost]), with the parser's
-// reason: such a string is as likely a parser-confusion attack
+// reason (url.Parse's errors are *url.Error, which Unwrap strips of the
+// URL it repeats): such a string is as likely a parser-confusion attack
 // (http://a\@127.0.0.1/) as a typo.
 func parseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q is not a valid URL (%v); send an absolute http or https URL", ssrf.ErrInvalidHost, raw, urlReason(err))
+		return nil, fmt.Errorf("%w: %q is not a valid URL (%v); send an absolute http or https URL", ssrf.ErrInvalidHost, raw, errors.Unwrap(err))
 	}
 	return u, nil
-}
-
-// urlReason is the reason a URL failed to parse, without the *url.Error
-// wrapper that repeats the URL.
-func urlReason(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }
 
 // decodeBody returns a reader of resp's body with its Content-Encoding
