@@ -264,7 +264,7 @@ func TestFetchRebindingOnSecondConnectionRefused(t *testing.T) {
 
 func TestFetchTooManyRedirects(t *testing.T) {
 	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "/loop?n="+fmt.Sprint(time.Now().UnixNano()), http.StatusMovedPermanently)
+		http.Redirect(w, r, "/loop/"+fmt.Sprint(time.Now().UnixNano()), http.StatusMovedPermanently)
 	}))
 	tool, _ := New[struct{}](e.opts(Options{}))
 	_, err := invoke(tool, Args{URL: e.url("/loop")})
