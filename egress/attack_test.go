@@ -41,6 +41,9 @@ func TestAllowPrivateStillRefusesMetadata(t *testing.T) {
 		"ecs.test":   "169.254.170.2",
 		"meta6.test": "fd00:ec2::254",
 		"mixed.test": "127.0.0.1,169.254.169.254",
+		"oci.test":   "192.0.0.192",
+		"oci6.test":  "::ffff:192.0.0.192",
+		"nat64.test": "64:ff9b:1::a9fe:a9fe",
 	})
 	p := &egress.Proxy{Policy: egress.AllowAll().WithPorts(port).WithPrivate(true), Resolver: res}
 	egress.SetDialTripwire(p, loopbackOnly(t))
@@ -49,6 +52,8 @@ func TestAllowPrivateStillRefusesMetadata(t *testing.T) {
 		"meta.test:" + ps, "ecs.test:" + ps, "meta6.test:" + ps, "mixed.test:" + ps,
 		"169.254.169.254:" + ps, "[::ffff:169.254.169.254]:" + ps, "[fd00:ec2::254]:" + ps,
 		"[64:ff9b::a9fe:a9fe]:" + ps, "100.100.100.200:" + ps,
+		"192.0.0.192:" + ps, "[::ffff:192.0.0.192]:" + ps, "oci.test:" + ps, "oci6.test:" + ps,
+		"[64:ff9b:1::a9fe:a9fe]:" + ps, "[64:ff9b:1:a9fe:a9:fe00::]:" + ps, "nat64.test:" + ps,
 	} {
 		rc := dialProxy(t, addr)
 		resp := rc.do(t, connectHead(authority))
