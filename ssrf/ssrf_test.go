@@ -496,11 +496,22 @@ func FuzzVetURL(f *testing.F) {
 		"https://example.com/", "http://2130706433/", "http://[::ffff:127.0.0.1]/", "http://a@b/",
 		"http://127.0.0.1#@example.com", "file:///etc/passwd", "http://0x7f.1/", "http://[fe80::1%25lo]/",
 		"http://bücher.example/", "http://127.0.0.1.nip.io/",
+		"http://①②⑦.⓪.⓪.①/", "http://169。254。169。254/", "http://[64:ff9b:1::a9fe:a9fe]/", "http://192.0.0.192/",
+		"http://[::ffff:192.0.0.192]/", "http://[64:ff9b:1:a9fe:a9:fe00::]/",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
+		// With private literals allowed, what passes is no metadata address.
+		if lu, err := url.Parse(raw); err == nil {
+			lerr := ssrf.VetURLWith(lu, ssrf.CheckMetadata)
+			if a, perr := netip.ParseAddr(lu.Hostname()); lerr == nil && perr == nil && ssrf.CheckMetadata(a) != nil {
+				t.Fatalf("VetURLWith(CheckMetadata) accepted metadata literal %s in %q", a, raw)
+			}
+			noResolving(t, raw, lerr)
+		}
 		u, err := ssrf.ParseURL(raw)
+		noResolving(t, raw, err)
 		if err != nil {
 			return
 		}
@@ -533,6 +544,22 @@ func FuzzVetURL(f *testing.F) {
 			t.Fatalf("accepted %q but not its normal form %q: %v", raw, u.String(), err)
 		}
 	})
+}
+
+// noResolving fails t when a refusal of VetURL, which never looks a name
+// up, says that something resolves, or names a literal without its address.
+func noResolving(t *testing.T, raw string, err error) {
+	t.Helper()
+	var be *ssrf.BlockedError
+	if !errors.As(err, &be) {
+		return
+	}
+	if strings.Contains(err.Error(), "resolves to") {
+		t.Fatalf("vetting %q: %q says something resolved; nothing was looked up", raw, err)
+	}
+	if be.Literal && (be.Host == "" || !be.Addr.IsValid()) {
+		t.Fatalf("vetting %q: literal refusal %+v without its host and address", raw, be)
+	}
 }
 
 // inetAton is an independent model of glibc's inet_aton: one to four parts,
