@@ -281,7 +281,7 @@ func CheckMetadata(addr netip.Addr) error {
 	a := addr.WithZone("").Unmap()
 	if a.Is4() {
 		if p, ok := metadataPrefix(a); ok {
-			return &BlockedError{Addr: addr, Reason: "cloud metadata endpoint (" + p.String() + ")", Metadata: true}
+			return &BlockedError{Addr: addr, Reason: "cloud metadata endpoint" + within(p), Metadata: true}
 		}
 		return nil
 	}
@@ -292,10 +292,19 @@ func CheckMetadata(addr netip.Addr) error {
 	}
 	for _, e := range embedded4(a) {
 		if p, ok := metadataPrefix(e); ok {
-			return &BlockedError{Addr: addr, Reason: "cloud metadata endpoint " + e.String() + " (" + p.String() + ") embedded in an IPv6 address", Metadata: true}
+			return &BlockedError{Addr: addr, Reason: "cloud metadata endpoint " + e.String() + within(p) + ", embedded in an IPv6 address", Metadata: true}
 		}
 	}
 	return nil
+}
+
+// within names the metadata range p for a reason, or nothing when p is the
+// one address the reason already names.
+func within(p netip.Prefix) string {
+	if p.IsSingleIP() {
+		return ""
+	}
+	return " in " + p.String()
 }
 
 func metadataPrefix(a netip.Addr) (netip.Prefix, bool) {

@@ -755,3 +755,33 @@ func FuzzCheckMetadataEmbedded(f *testing.F) {
 		}
 	})
 }
+
+// TestDialerOpensNoSocketForARefusedAnswer: every socket the Dialer
+// connects passes its base Control right before connect(2) (net calls it
+// from the socket's dial, for each address tried), so a spy there sees
+// every connect(2) the Dialer makes. For an answer with a refused record it
+// sees none, not even for the allowed record; the resolver here does not
+// sort, so nothing else connects either. (With the system resolver, the
+// RFC 6724 sort's UDP probes are outside this: see the Dialer's doc.)
+func TestDialerOpensNoSocketForARefusedAnswer(t *testing.T) {
+	var r ssrftest.Resolver
+	r.Set("mixed.test", "127.0.0.2,169.254.169.254")
+	r.Set("mixed6.test", "::ffff:127.0.0.2,fd00:ec2::254,10.0.0.1")
+	var seen []string
+	spy := func(network, address string, _ syscall.RawConn) error {
+		seen = append(seen, address)
+		return fmt.Errorf("spy: no connection in this test")
+	}
+	for _, check := range []func(netip.Addr) error{testCheck, ssrf.CheckMetadata} {
+		d := ssrf.Dialer{Resolver: &r, Check: check, Dialer: &net.Dialer{Control: spy}}
+		for _, host := range []string{"mixed.test", "mixed6.test"} {
+			// Each answer holds a metadata record, refused by both checks.
+			if _, err := d.DialContext(context.Background(), "tcp", host+":80"); !errors.Is(err, ssrf.ErrBlocked) {
+				t.Errorf("dial %s: %v, want blocked", host, err)
+			}
+		}
+	}
+	if len(seen) > 0 {
+		t.Errorf("the Dialer connected sockets to %v for answers it refused", seen)
+	}
+}
