@@ -227,10 +227,11 @@ var (
 
 // nat64Offsets are where RFC 6052 (section 2.2) puts the IPv4 address in an
 // IPv6 address of a NAT64 prefix of each length: the byte offsets of its
-// four octets, skipping byte 8 (bits 64 to 71, the "u" octet).
+// four octets, skipping byte 8 (bits 64 to 71, the "u" octet). RFC 6052 also
+// allows /32 and /40 prefixes, but none lies inside 64:ff9b:1::/48, the
+// only translation prefix recognisable from an address besides the /96
+// well-known one, so those lengths are never read.
 var nat64Offsets = map[int][4]int{
-	32: {4, 5, 6, 7},
-	40: {5, 6, 7, 9},
 	48: {6, 7, 9, 10},
 	56: {7, 9, 10, 11},
 	64: {9, 10, 11, 12},
