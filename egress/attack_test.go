@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -151,5 +152,44 @@ func TestRebindingBetweenRequestsIsCaught(t *testing.T) {
 	}
 	if n := up.accepted.Load(); n != 1 {
 		t.Errorf("upstream accepted %d connections, want 1", n)
+	}
+}
+
+// TestAddressRefusalsSayWhatHappened: an IP literal is not said to
+// "resolve" (nothing was looked up), a name is, and with private addresses
+// allowed a metadata refusal says "cloud metadata", not "non-public".
+func TestAddressRefusalsSayWhatHappened(t *testing.T) {
+	res := newResolver(map[string]string{"meta.test": "169.254.169.254", "local.test": "127.0.0.1"})
+	for _, tc := range []struct {
+		private   bool
+		authority string
+		want      []string
+		notWant   []string
+	}{
+		{false, "127.0.0.1:8080", []string{"address refused (loopback)"}, []string{"resolves to"}},
+		{false, "[::ffff:127.0.0.1]:8080", []string{"address refused (loopback)"}, []string{"resolves to"}},
+		{false, "local.test:8080", []string{"resolves to 127.0.0.1 (loopback)"}, nil},
+		{true, "169.254.169.254:8080", []string{"address refused (cloud metadata endpoint"}, []string{"resolves to", "non-public"}},
+		{true, "[64:ff9b::a9fe:a9fe]:8080", []string{"address refused (cloud metadata endpoint 169.254.169.254"}, []string{"resolves to", "non-public"}},
+		{true, "meta.test:8080", []string{"resolves to 169.254.169.254 (cloud metadata endpoint"}, []string{"non-public"}},
+	} {
+		p := &egress.Proxy{Policy: egress.AllowAll().WithPorts(8080).WithPrivate(tc.private), Resolver: res}
+		egress.SetDialTripwire(p, loopbackOnly(t))
+		rc := dialProxy(t, startProxy(t, p))
+		resp := rc.do(t, connectHead(tc.authority))
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusForbidden || resp.Header.Get(egress.DeniedHeader) != egress.ReasonAddress {
+			t.Errorf("CONNECT %s (private %v): %d %q, want 403 %q", tc.authority, tc.private, resp.StatusCode, resp.Header.Get(egress.DeniedHeader), egress.ReasonAddress)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(string(body), w) {
+				t.Errorf("CONNECT %s (private %v): %q, want it to say %q", tc.authority, tc.private, body, w)
+			}
+		}
+		for _, w := range tc.notWant {
+			if strings.Contains(string(body), w) {
+				t.Errorf("CONNECT %s (private %v): %q, must not say %q", tc.authority, tc.private, body, w)
+			}
+		}
 	}
 }
