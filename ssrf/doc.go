@@ -14,7 +14,9 @@
 //     classified and numeric spellings such as 2130706433 or 0x7f.1 are
 //     refused outright.
 //   - [VetURL] and [ParseURL] vet a URL: scheme http or https, no
-//     credentials, a valid host that passes [CheckHost].
+//     credentials, a valid host that passes [CheckHost]. [VetURLWith]
+//     takes the classifier for IP literals ([CheckMetadata] to allow
+//     private ones).
 //   - [Control] is a [net.Dialer] Control function that classifies every
 //     address the dialer attempts, right before connect(2).
 //   - [Dialer] resolves names itself, refuses a host when any of its
