@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -41,6 +42,9 @@ func TestAllowPrivateStillRefusesMetadata(t *testing.T) {
 		"ecs.test":   "169.254.170.2",
 		"meta6.test": "fd00:ec2::254",
 		"mixed.test": "127.0.0.1,169.254.169.254",
+		"oci.test":   "192.0.0.192",
+		"oci6.test":  "::ffff:192.0.0.192",
+		"nat64.test": "64:ff9b:1::a9fe:a9fe",
 	})
 	p := &egress.Proxy{Policy: egress.AllowAll().WithPorts(port).WithPrivate(true), Resolver: res}
 	egress.SetDialTripwire(p, loopbackOnly(t))
@@ -49,6 +53,8 @@ func TestAllowPrivateStillRefusesMetadata(t *testing.T) {
 		"meta.test:" + ps, "ecs.test:" + ps, "meta6.test:" + ps, "mixed.test:" + ps,
 		"169.254.169.254:" + ps, "[::ffff:169.254.169.254]:" + ps, "[fd00:ec2::254]:" + ps,
 		"[64:ff9b::a9fe:a9fe]:" + ps, "100.100.100.200:" + ps,
+		"192.0.0.192:" + ps, "[::ffff:192.0.0.192]:" + ps, "oci.test:" + ps, "oci6.test:" + ps,
+		"[64:ff9b:1::a9fe:a9fe]:" + ps, "[64:ff9b:1:a9fe:a9:fe00::]:" + ps, "nat64.test:" + ps,
 	} {
 		rc := dialProxy(t, addr)
 		resp := rc.do(t, connectHead(authority))
@@ -146,5 +152,44 @@ func TestRebindingBetweenRequestsIsCaught(t *testing.T) {
 	}
 	if n := up.accepted.Load(); n != 1 {
 		t.Errorf("upstream accepted %d connections, want 1", n)
+	}
+}
+
+// TestAddressRefusalsSayWhatHappened: an IP literal is not said to
+// "resolve" (nothing was looked up), a name is, and with private addresses
+// allowed a metadata refusal says "cloud metadata", not "non-public".
+func TestAddressRefusalsSayWhatHappened(t *testing.T) {
+	res := newResolver(map[string]string{"meta.test": "169.254.169.254", "local.test": "127.0.0.1"})
+	for _, tc := range []struct {
+		private   bool
+		authority string
+		want      []string
+		notWant   []string
+	}{
+		{false, "127.0.0.1:8080", []string{"address refused (loopback)"}, []string{"resolves to"}},
+		{false, "[::ffff:127.0.0.1]:8080", []string{"address refused (loopback)"}, []string{"resolves to"}},
+		{false, "local.test:8080", []string{"resolves to 127.0.0.1 (loopback)"}, nil},
+		{true, "169.254.169.254:8080", []string{"address refused (cloud metadata endpoint"}, []string{"resolves to", "non-public"}},
+		{true, "[64:ff9b::a9fe:a9fe]:8080", []string{"address refused (cloud metadata endpoint 169.254.169.254"}, []string{"resolves to", "non-public"}},
+		{true, "meta.test:8080", []string{"resolves to 169.254.169.254 (cloud metadata endpoint"}, []string{"non-public"}},
+	} {
+		p := &egress.Proxy{Policy: egress.AllowAll().WithPorts(8080).WithPrivate(tc.private), Resolver: res}
+		egress.SetDialTripwire(p, loopbackOnly(t))
+		rc := dialProxy(t, startProxy(t, p))
+		resp := rc.do(t, connectHead(tc.authority))
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusForbidden || resp.Header.Get(egress.DeniedHeader) != egress.ReasonAddress {
+			t.Errorf("CONNECT %s (private %v): %d %q, want 403 %q", tc.authority, tc.private, resp.StatusCode, resp.Header.Get(egress.DeniedHeader), egress.ReasonAddress)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(string(body), w) {
+				t.Errorf("CONNECT %s (private %v): %q, want it to say %q", tc.authority, tc.private, body, w)
+			}
+		}
+		for _, w := range tc.notWant {
+			if strings.Contains(string(body), w) {
+				t.Errorf("CONNECT %s (private %v): %q, must not say %q", tc.authority, tc.private, body, w)
+			}
+		}
 	}
 }

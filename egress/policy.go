@@ -3,6 +3,7 @@ package egress
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -184,20 +185,33 @@ type DeniedError struct {
 	Port   int    // the requested port; 0 when not known
 	Reason string // one of the Reason constants
 	Addr   string // the refused address, for ReasonAddress
+	// Class says why Addr is refused, as the address check put it (such
+	// as "loopback", or "cloud metadata endpoint" when private addresses
+	// are allowed); "" means non-public.
+	Class string
 }
 
 // Error names the destination and the reason (and the refused address),
-// never any credentials.
+// never any credentials. A refused address is said to be what the host
+// "resolves to" only when the host is a name; an IP literal is its own
+// address.
 func (e *DeniedError) Error() string {
 	dest := e.Host
 	if e.Port != 0 {
 		dest = joinHostPort(e.Host, e.Port)
 	}
-	msg := "egress to " + dest + " denied: " + e.Reason
-	if e.Addr != "" {
-		msg += " (" + e.Addr + ")"
+	msg := "egress to " + dest + " denied: "
+	if e.Reason != ReasonAddress || e.Addr == "" {
+		return msg + e.Reason
 	}
-	return msg
+	class := e.Class
+	if class == "" {
+		class = "non-public"
+	}
+	if a, err := netip.ParseAddr(hostmatch.Normalize(e.Host)); err == nil && a.WithZone("").Unmap().String() == e.Addr {
+		return msg + "address refused (" + class + ")"
+	}
+	return msg + "resolves to " + e.Addr + " (" + class + ")"
 }
 
 // Is reports whether target is [ErrDenied] or [helikon.ErrDenied].

@@ -530,6 +530,17 @@ func (p *Proxy) checkAddr(a netip.Addr) error {
 	return defaultCheckAddr(a)
 }
 
+// addrDenied is the refusal of a, an address of host, by the address
+// check's error err.
+func addrDenied(host string, port int, a netip.Addr, err error) *DeniedError {
+	de := &DeniedError{Host: host, Port: port, Reason: ReasonAddress, Addr: a.Unmap().String()}
+	var be *ssrf.BlockedError
+	if errors.As(err, &be) {
+		de.Class = be.Reason
+	}
+	return de
+}
+
 // dial resolves host (unless it is an IP literal), refuses the destination
 // when any address fails checkAddr, and connects to the first address that
 // answers. The dialer's Control re-checks the exact address connect(2) gets.
@@ -555,7 +566,7 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 	}
 	for _, a := range addrs {
 		if err := p.checkAddr(a.Unmap()); err != nil {
-			return nil, &DeniedError{Host: host, Port: port, Reason: ReasonAddress, Addr: a.Unmap().String()}
+			return nil, addrDenied(host, port, a, err)
 		}
 	}
 	d := net.Dialer{
@@ -566,7 +577,7 @@ func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, erro
 				return fmt.Errorf("dial %s: unexpected address form: %w", address, err)
 			}
 			if err := p.checkAddr(ap.Addr().Unmap()); err != nil {
-				return &DeniedError{Host: host, Port: port, Reason: ReasonAddress, Addr: ap.Addr().Unmap().String()}
+				return addrDenied(host, port, ap.Addr(), err)
 			}
 			if p.dialControl != nil {
 				return p.dialControl(network, address, c)

@@ -21,18 +21,38 @@ type BlockedError struct {
 	// Reason names the class of the address, such as "loopback" or
 	// "private (RFC 1918)", or says what is wrong with the spelling.
 	Reason string
+	// Literal reports that Host is a spelling of Addr itself (an IP
+	// literal, perhaps written with Unicode digits that the URL's IDNA
+	// mapping reads as ASCII): nothing was resolved.
+	Literal bool
+	// Metadata reports that [CheckMetadata] refused Addr: a cloud
+	// metadata endpoint, which stays refused when private addresses are
+	// allowed.
+	Metadata bool
 }
 
 // Error names what was refused (the host, the address it resolved to, or
-// both) and why, in words a model can act on.
+// both) and why, in words a model can act on. It says "resolves to" only
+// when the address came from a lookup, and it tells to use a public
+// address only when the strict classifier refused: a metadata refusal
+// under [CheckMetadata] is not about private addresses.
 func (e *BlockedError) Error() string {
+	advice := "; only public internet addresses can be reached"
+	if e.Metadata {
+		advice = "; cloud metadata endpoints are never reached, even with private addresses allowed"
+	}
 	switch {
+	case e.Host != "" && e.Addr.IsValid() && e.Literal:
+		if a, err := netip.ParseAddr(trimHost(e.Host)); err == nil && a == e.Addr {
+			return fmt.Sprintf("blocked address: %s (%s)%s", e.Addr, e.Reason, advice)
+		}
+		return fmt.Sprintf("blocked address: %q is %s (%s)%s", e.Host, e.Addr, e.Reason, advice)
 	case e.Host != "" && e.Addr.IsValid():
-		return fmt.Sprintf("blocked address: %s resolves to %s (%s); only public internet addresses can be reached", e.Host, e.Addr, e.Reason)
+		return fmt.Sprintf("blocked address: %s resolves to %s (%s)%s", e.Host, e.Addr, e.Reason, advice)
 	case e.Host != "":
 		return fmt.Sprintf("blocked address: host %q (%s)", e.Host, e.Reason)
 	default:
-		return fmt.Sprintf("blocked address: %s (%s); only public internet addresses can be reached", e.Addr, e.Reason)
+		return fmt.Sprintf("blocked address: %s (%s)%s", e.Addr, e.Reason, advice)
 	}
 }
 
@@ -58,7 +78,8 @@ func Allowed(addr netip.Addr) bool { return Check(addr) == nil }
 // Refused IPv4 ranges: 0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8,
 // 168.63.129.16/32 (Azure's WireServer: nominally public, but reached
 // inside every Azure VM and serving its configuration), 169.254.0.0/16,
-// 172.16.0.0/12, 192.0.0.0/24, 192.0.2.0/24, 192.31.196.0/24,
+// 172.16.0.0/12, 192.0.0.0/24 (192.0.0.192 in it is named as Oracle Cloud's
+// metadata address), 192.0.2.0/24, 192.31.196.0/24,
 // 192.52.193.0/24, 192.88.99.0/24, 192.168.0.0/16, 192.175.48.0/24,
 // 198.18.0.0/15, 198.51.100.0/24, 203.0.113.0/24, 224.0.0.0/4, 240.0.0.0/4.
 //
@@ -94,6 +115,7 @@ var v4Blocked = []rangeClass{
 	{netip.MustParsePrefix("169.254.169.254/32"), "cloud metadata (link-local)"},
 	{netip.MustParsePrefix("169.254.0.0/16"), "link-local"},
 	{netip.MustParsePrefix("172.16.0.0/12"), "private (RFC 1918)"},
+	{netip.MustParsePrefix("192.0.0.192/32"), "cloud metadata (Oracle Cloud)"},
 	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol assignments 192.0.0.0/24"},
 	{netip.MustParsePrefix("192.0.2.0/24"), "documentation (TEST-NET-1)"},
 	{netip.MustParsePrefix("192.31.196.0/24"), "AS112 192.31.196.0/24"},
@@ -183,14 +205,16 @@ func classify4(addr netip.Addr) string {
 // 169.254.169.254, AWS ECS task credentials on 169.254.170.2, the EKS Pod
 // Identity Agent on 169.254.170.23, Tencent Cloud on 169.254.0.23, and a
 // development server never lives there. Besides: Alibaba Cloud
-// (100.100.100.200), Azure's WireServer (168.63.129.16), AWS over IPv6
-// (fd00:ec2::/32: IMDS on ::254, EKS Pod Identity on ::23) and GCP over IPv6
-// (fd20:ce::254).
+// (100.100.100.200), Azure's WireServer (168.63.129.16), Oracle Cloud's
+// older metadata address (192.0.0.192, listed as such by the public SSRF
+// corpora), AWS over IPv6 (fd00:ec2::/32: IMDS on ::254, EKS Pod Identity
+// on ::23) and GCP over IPv6 (fd20:ce::254).
 var (
 	metadata4 = []netip.Prefix{
 		netip.MustParsePrefix("169.254.0.0/16"),
 		netip.MustParsePrefix("100.100.100.200/32"),
 		netip.MustParsePrefix("168.63.129.16/32"),
+		netip.MustParsePrefix("192.0.0.192/32"),
 	}
 	metadata6 = []netip.Prefix{
 		netip.MustParsePrefix("fd00:ec2::/32"),
@@ -198,41 +222,97 @@ var (
 	}
 	v6Compatible = netip.MustParsePrefix("::/96")
 	v6NAT64      = netip.MustParsePrefix("64:ff9b::/96")
+	v6NAT64Local = netip.MustParsePrefix("64:ff9b:1::/48")
 )
+
+// nat64Offsets are where RFC 6052 (section 2.2) puts the IPv4 address in an
+// IPv6 address of a NAT64 prefix of each length: the byte offsets of its
+// four octets, skipping byte 8 (bits 64 to 71, the "u" octet). RFC 6052 also
+// allows /32 and /40 prefixes, but none lies inside 64:ff9b:1::/48, the
+// only translation prefix recognisable from an address besides the /96
+// well-known one, so those lengths are never read.
+var nat64Offsets = map[int][4]int{
+	48: {6, 7, 9, 10},
+	56: {7, 9, 10, 11},
+	64: {9, 10, 11, 12},
+	96: {12, 13, 14, 15},
+}
+
+// nat64Embedded returns the IPv4 address an IPv6 address of a NAT64 prefix
+// of length bits carries (RFC 6052). bits must be a key of nat64Offsets.
+func nat64Embedded(a netip.Addr, bits int) netip.Addr {
+	b, o := a.As16(), nat64Offsets[bits]
+	return netip.AddrFrom4([4]byte{b[o[0]], b[o[1]], b[o[2]], b[o[3]]})
+}
+
+// embedded4 returns the IPv4 addresses an IPv6 address may stand for: the
+// mapped and compatible forms, 6to4, the well-known NAT64 prefix (a /96 by
+// definition) and the local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215),
+// which an operator may use as a /48, /56, /64 or /96 (the prefix length
+// cannot be read from the address, so every reading counts). It returns
+// nothing for other addresses.
+func embedded4(a netip.Addr) []netip.Addr {
+	b := a.As16()
+	switch {
+	case a.Is4In6(), v6Compatible.Contains(a), v6NAT64.Contains(a):
+		return []netip.Addr{nat64Embedded(a, 96)}
+	case v6SixToFour.Contains(a):
+		return []netip.Addr{netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})}
+	case v6NAT64Local.Contains(a):
+		return []netip.Addr{nat64Embedded(a, 48), nat64Embedded(a, 56), nat64Embedded(a, 64), nat64Embedded(a, 96)}
+	}
+	return nil
+}
 
 // CheckMetadata is the classifier for callers that allow private addresses
 // on purpose (a fetch of a development server) but must still never hand
 // out cloud credentials. It refuses only cloud metadata endpoints: all of
 // IPv4 link-local 169.254.0.0/16 (where AWS, GCP, Azure, ECS, EKS and
 // others serve them), 100.100.100.200 (Alibaba Cloud), 168.63.129.16 (Azure
-// WireServer), fd00:ec2::/32 (AWS over IPv6) and fd20:ce::254 (GCP over
-// IPv6). The zone is dropped and an IPv4 address embedded in an IPv6 one
-// is judged too: IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d),
-// NAT64 (64:ff9b::a.b.c.d) and 6to4 (2002:AABB:CCDD::), the spellings a
-// dual-stack socket or a translating gateway would carry to the IPv4
-// endpoint. Everything [Check] refuses for other reasons passes.
+// WireServer), 192.0.0.192 (Oracle Cloud), fd00:ec2::/32 (AWS over IPv6)
+// and fd20:ce::254 (GCP over IPv6). The zone is dropped and an IPv4 address
+// embedded in an IPv6 one is judged too: IPv4-mapped (::ffff:a.b.c.d),
+// IPv4-compatible (::a.b.c.d), NAT64 (64:ff9b::a.b.c.d), local-use NAT64
+// (64:ff9b:1::/48 read as a /48, /56, /64 and /96 prefix, RFC 6052 and
+// RFC 8215) and 6to4 (2002:AABB:CCDD::), the spellings a dual-stack socket
+// or a translating gateway would carry to the IPv4 endpoint. Everything
+// [Check] refuses for other reasons passes. A refusal is a *[BlockedError]
+// with Metadata set.
 func CheckMetadata(addr netip.Addr) error {
 	a := addr.WithZone("").Unmap()
-	if a.Is6() {
-		for _, p := range metadata6 {
-			if p.Contains(a) {
-				return &BlockedError{Addr: addr, Reason: "cloud metadata endpoint"}
-			}
+	if a.Is4() {
+		if p, ok := metadataPrefix(a); ok {
+			return &BlockedError{Addr: addr, Reason: "cloud metadata endpoint" + within(p), Metadata: true}
 		}
-		b := a.As16()
-		switch {
-		case v6Compatible.Contains(a), v6NAT64.Contains(a):
-			a = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
-		case v6SixToFour.Contains(a):
-			a = netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
-		default:
-			return nil
+		return nil
+	}
+	for _, p := range metadata6 {
+		if p.Contains(a) {
+			return &BlockedError{Addr: addr, Reason: "cloud metadata endpoint", Metadata: true}
 		}
 	}
-	for _, p := range metadata4 {
-		if p.Contains(a) {
-			return &BlockedError{Addr: addr, Reason: "cloud metadata endpoint (" + p.String() + ")"}
+	for _, e := range embedded4(a) {
+		if p, ok := metadataPrefix(e); ok {
+			return &BlockedError{Addr: addr, Reason: "cloud metadata endpoint " + e.String() + within(p) + ", embedded in an IPv6 address", Metadata: true}
 		}
 	}
 	return nil
+}
+
+// within names the metadata range p for a reason, or nothing when p is the
+// one address the reason already names.
+func within(p netip.Prefix) string {
+	if p.IsSingleIP() {
+		return ""
+	}
+	return " in " + p.String()
+}
+
+func metadataPrefix(a netip.Addr) (netip.Prefix, bool) {
+	for _, p := range metadata4 {
+		if p.Contains(a) {
+			return p, true
+		}
+	}
+	return netip.Prefix{}, false
 }

@@ -62,8 +62,22 @@ const DefaultDialTimeout = 30 * time.Second
 // with a [net.Dialer] whose Control re-checks each one at connect time.
 // Numeric host spellings (see [CheckHost]) are refused without a lookup.
 //
-// What Dialer guarantees: no connect(2) is issued to an address its
-// classifier refuses, whatever the host name resolves to at any moment.
+// What Dialer guarantees: it never calls connect(2) with an address its
+// classifier refuses, whatever the host name resolves to at any moment:
+// every address of the answer is checked before the first socket is made,
+// and again in Control right before connect(2).
+//
+// What lies outside that guarantee is the lookup itself. Given a
+// multi-address answer, Go's resolver ([net.Resolver], for DNS and
+// /etc/hosts answers alike: srcAddrs in net/addrselect.go) and glibc's
+// getaddrinfo sort the addresses as RFC 6724 says, and to learn the source
+// address each would use they connect(2) a UDP socket to every address of
+// the answer (port 53 in Go) and close it at once. A UDP connect(2) sends
+// no packet: it asks the kernel for a route. So with the system resolver a
+// refused address can reach connect(2) of such a probe, before the answer
+// is returned to the Dialer, but never a socket that carries data. A
+// Resolver that does not sort (one that asks a DNS server itself, or the
+// test resolver of ssrftest) avoids even the probe.
 //
 // What it does not do: it does not look at what is sent over the
 // connection (an HTTP client must still vet every redirect with [VetURL]
@@ -102,14 +116,18 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 	if err != nil {
 		return nil, fmt.Errorf("ssrf: dial %s: invalid port %q", address, portStr)
 	}
-	addrs, err := d.resolve(ctx, ipNet, host)
+	addrs, isLiteral, err := d.resolve(ctx, ipNet, host)
 	if err != nil {
 		return nil, err
+	}
+	name := withHost
+	if isLiteral {
+		name = literal
 	}
 	check := d.check()
 	for _, a := range addrs {
 		if err := check(a); err != nil {
-			return nil, withHost(err, host)
+			return nil, name(err, host)
 		}
 	}
 	var base net.Dialer
@@ -122,7 +140,7 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 	base.ControlContext = nil // Control is the one hook; a ControlContext would replace it
 	base.Control = func(network, address string, c syscall.RawConn) error {
 		if err := guard(network, address, c); err != nil {
-			return withHost(err, host)
+			return name(err, host)
 		}
 		if next != nil {
 			return next(network, address, c)
@@ -151,13 +169,15 @@ func (d *Dialer) check() func(netip.Addr) error {
 	return Check
 }
 
-func (d *Dialer) resolve(ctx context.Context, ipNet, host string) ([]netip.Addr, error) {
+// resolve returns the addresses of host and whether host was an IP literal
+// (then nothing was looked up).
+func (d *Dialer) resolve(ctx context.Context, ipNet, host string) ([]netip.Addr, bool, error) {
 	h := strings.TrimSuffix(host, ".")
 	if a, err := netip.ParseAddr(h); err == nil {
-		return []netip.Addr{a}, nil
+		return []netip.Addr{a}, true, nil
 	}
 	if err := CheckHost(host); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var r Resolver = net.DefaultResolver
 	if d.Resolver != nil {
@@ -165,12 +185,12 @@ func (d *Dialer) resolve(ctx context.Context, ipNet, host string) ([]netip.Addr,
 	}
 	addrs, err := r.LookupNetIP(ctx, ipNet, h)
 	if err != nil {
-		return nil, fmt.Errorf("ssrf: look up %s: %w", host, err)
+		return nil, false, fmt.Errorf("ssrf: look up %s: %w", host, err)
 	}
 	if len(addrs) == 0 {
-		return nil, fmt.Errorf("ssrf: look up %s: no addresses", host)
+		return nil, false, fmt.Errorf("ssrf: look up %s: no addresses", host)
 	}
-	return addrs, nil
+	return addrs, false, nil
 }
 
 func ipNetwork(network string) (string, error) {

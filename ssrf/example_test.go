@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"time"
 
 	"github.com/paigasus/helikon/ssrf"
@@ -33,9 +34,24 @@ func ExampleParseURL() {
 	// https://user:pw@example.com/ false false true
 }
 
+// ExampleVetURLWith vets URLs for a caller that allows private addresses:
+// private literals pass, metadata endpoints and numeric spellings do not.
+func ExampleVetURLWith() {
+	for _, s := range []string{"http://10.0.0.1:8080/", "http://[::ffff:169.254.169.254]/", "http://0x7f.1/"} {
+		u, _ := url.Parse(s)
+		fmt.Println(s, ssrf.VetURLWith(u, ssrf.CheckMetadata))
+	}
+	// Output:
+	// http://10.0.0.1:8080/ <nil>
+	// http://[::ffff:169.254.169.254]/ blocked address: ::ffff:169.254.169.254 (cloud metadata endpoint in 169.254.0.0/16); cloud metadata endpoints are never reached, even with private addresses allowed
+	// http://0x7f.1/ blocked address: host "0x7f.1" (numeric host spelling; write an IPv4 address as four decimal numbers such as 93.184.216.34, or use the domain name)
+}
+
 // ExampleDialer builds an HTTP client whose every connection goes through the
 // guard. Redirects must still be vetted hop by hop with VetURL, and the
-// transport must not use a proxy.
+// transport must not use a proxy. (The client parses a Location before
+// CheckRedirect runs, so one it cannot parse fails as a plain error, not a
+// refusal; follow redirects by hand, as WebFetch does, to refuse it.)
 func ExampleDialer() {
 	d := &ssrf.Dialer{}
 	client := &http.Client{

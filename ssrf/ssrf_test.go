@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,6 +32,8 @@ var blockedAddrs = []struct{ addr, reason string }{
 	{"172.16.0.1", "private"},
 	{"172.31.255.255", "private"},
 	{"192.0.0.8", "IETF protocol"},
+	{"192.0.0.192", "cloud metadata (Oracle Cloud)"},
+	{"::ffff:192.0.0.192", "IPv4-mapped cloud metadata"},
 	{"192.0.2.1", "documentation"},
 	{"192.31.196.1", "AS112"},
 	{"192.52.193.1", "AMT"},
@@ -134,6 +137,20 @@ var metadataAddrs = []string{
 	"100.100.100.200",        // Alibaba Cloud
 	"168.63.129.16",          // Azure WireServer
 	"::ffff:168.63.129.16",
+	"192.0.0.192", // Oracle Cloud (older metadata address)
+	"::ffff:192.0.0.192",
+	"::c000:c0",
+	"64:ff9b::c000:c0",
+	"2002:c000:c0::1",
+	// 169.254.169.254 in the local-use NAT64 prefix 64:ff9b:1::/48 (RFC
+	// 8215), as RFC 6052 places it for each prefix length an operator may
+	// carve from it: /96, /64, /56 and /48 (byte 8, the u octet, skipped).
+	"64:ff9b:1::a9fe:a9fe",
+	"64:ff9b:1:0:a9:fea9:fe00:0",
+	"64:ff9b:1:a9:fe:a9fe::",
+	"64:ff9b:1:a9fe:a9:fe00::",
+	"64:ff9b:1::c000:c0",
+	"64:ff9b:1:c000:0:c000::",
 }
 
 func TestCheckMetadataRefusesOnlyMetadata(t *testing.T) {
@@ -145,7 +162,7 @@ func TestCheckMetadataRefusesOnlyMetadata(t *testing.T) {
 			t.Errorf("Check(%s) = %v, want blocked", a, err)
 		}
 	}
-	for _, a := range []string{"127.0.0.1", "10.0.0.1", "::1", "8.8.8.8", "192.168.1.1", "fe80::1", "fd12::1", "100.64.0.1", "::ffff:10.0.0.1", "64:ff9b::a00:1"} {
+	for _, a := range []string{"127.0.0.1", "10.0.0.1", "::1", "8.8.8.8", "192.168.1.1", "fe80::1", "fd12::1", "100.64.0.1", "::ffff:10.0.0.1", "64:ff9b::a00:1", "64:ff9b:1::a00:1", "192.0.0.193", "64:ff9b:1:7f00:1::"} {
 		if err := ssrf.CheckMetadata(netip.MustParseAddr(a)); err != nil {
 			t.Errorf("CheckMetadata(%s) = %v, want nil", a, err)
 		}
@@ -479,11 +496,22 @@ func FuzzVetURL(f *testing.F) {
 		"https://example.com/", "http://2130706433/", "http://[::ffff:127.0.0.1]/", "http://a@b/",
 		"http://127.0.0.1#@example.com", "file:///etc/passwd", "http://0x7f.1/", "http://[fe80::1%25lo]/",
 		"http://bücher.example/", "http://127.0.0.1.nip.io/",
+		"http://①②⑦.⓪.⓪.①/", "http://169。254。169。254/", "http://[64:ff9b:1::a9fe:a9fe]/", "http://192.0.0.192/",
+		"http://[::ffff:192.0.0.192]/", "http://[64:ff9b:1:a9fe:a9:fe00::]/",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
+		// With private literals allowed, what passes is no metadata address.
+		if lu, err := url.Parse(raw); err == nil {
+			lerr := ssrf.VetURLWith(lu, ssrf.CheckMetadata)
+			if a, perr := netip.ParseAddr(lu.Hostname()); lerr == nil && perr == nil && ssrf.CheckMetadata(a) != nil {
+				t.Fatalf("VetURLWith(CheckMetadata) accepted metadata literal %s in %q", a, raw)
+			}
+			noResolving(t, raw, lerr)
+		}
 		u, err := ssrf.ParseURL(raw)
+		noResolving(t, raw, err)
 		if err != nil {
 			return
 		}
@@ -516,6 +544,22 @@ func FuzzVetURL(f *testing.F) {
 			t.Fatalf("accepted %q but not its normal form %q: %v", raw, u.String(), err)
 		}
 	})
+}
+
+// noResolving fails t when a refusal of VetURL, which never looks a name
+// up, says that something resolves, or names a literal without its address.
+func noResolving(t *testing.T, raw string, err error) {
+	t.Helper()
+	var be *ssrf.BlockedError
+	if !errors.As(err, &be) {
+		return
+	}
+	if strings.Contains(err.Error(), "resolves to") {
+		t.Fatalf("vetting %q: %q says something resolved; nothing was looked up", raw, err)
+	}
+	if be.Literal && (be.Host == "" || !be.Addr.IsValid()) {
+		t.Fatalf("vetting %q: literal refusal %+v without its host and address", raw, be)
+	}
 }
 
 // inetAton is an independent model of glibc's inet_aton: one to four parts,
@@ -578,4 +622,166 @@ func inetAton(s string) (netip.Addr, bool) {
 		n = vals[0]<<24 | vals[1]<<16 | vals[2]<<8 | vals[3]
 	}
 	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), true
+}
+
+// TestBlockedErrorMessagesSayWhatHappened: a literal is not said to
+// "resolve" (nothing was looked up) and is named as written; a name that was
+// looked up is; a metadata refusal under CheckMetadata does not tell to use
+// a public address, nor name a range private addresses may be in.
+func TestBlockedErrorMessagesSayWhatHappened(t *testing.T) {
+	var r ssrftest.Resolver
+	r.Set("internal.test", "127.0.0.1")
+	r.Set("meta.test", "169.254.169.254")
+	strict := &ssrf.Dialer{Resolver: &r, Dialer: &net.Dialer{Control: ssrftest.NoConnect(t)}}
+	lax := &ssrf.Dialer{Resolver: &r, Check: ssrf.CheckMetadata, Dialer: &net.Dialer{Control: ssrftest.NoConnect(t)}}
+	vet := func(raw string, check func(netip.Addr) error) error {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ssrf.VetURLWith(u, check)
+	}
+	dial := func(d *ssrf.Dialer, addr string) error {
+		_, err := d.DialContext(context.Background(), "tcp", addr)
+		return err
+	}
+	const public = "only public internet addresses can be reached"
+	cases := []struct {
+		name    string
+		err     error
+		want    []string
+		notWant []string
+	}{
+		{"literal", vet("http://127.0.0.1/", nil), []string{"127.0.0.1 (loopback)", public}, []string{"resolves to"}},
+		{"bracketed literal", vet("http://[::ffff:127.0.0.1]/", nil), []string{"::ffff:127.0.0.1 (IPv4-mapped loopback)"}, []string{"resolves to"}},
+		{"unicode digits", vet("http://①②⑦.⓪.⓪.①/", nil), []string{`"①②⑦.⓪.⓪.①" is 127.0.0.1 (loopback)`}, []string{"resolves to"}},
+		{"ideographic full stops", vet("http://169。254。169。254/", ssrf.CheckMetadata), []string{`"169。254。169。254" is 169.254.169.254`}, []string{"resolves to", public}},
+		{"dialed literal", dial(strict, "127.0.0.1:80"), []string{"127.0.0.1 (loopback)"}, []string{"resolves to"}},
+		{"dialed name", dial(strict, "internal.test:80"), []string{"internal.test resolves to 127.0.0.1 (loopback)", public}, nil},
+		{"metadata literal, private allowed", vet("http://[::ffff:169.254.169.254]/", ssrf.CheckMetadata), []string{"cloud metadata endpoint", "even with private addresses allowed"}, []string{public, "link-local", "IPv4-mapped"}},
+		{"metadata in local-use NAT64, private allowed", vet("http://[64:ff9b:1::a9fe:a9fe]/", ssrf.CheckMetadata), []string{"cloud metadata endpoint 169.254.169.254"}, []string{public, "64:ff9b:1::/48", "NAT64"}},
+		{"metadata name, private allowed", dial(lax, "meta.test:80"), []string{"meta.test resolves to 169.254.169.254 (cloud metadata endpoint"}, []string{public}},
+		{"metadata literal dialed, private allowed", dial(lax, "[fd00:ec2::254]:80"), []string{"fd00:ec2::254 (cloud metadata endpoint)"}, []string{public, "unique local", "resolves to"}},
+	}
+	for _, tc := range cases {
+		if !errors.Is(tc.err, ssrf.ErrBlocked) {
+			t.Errorf("%s: %v, want blocked", tc.name, tc.err)
+			continue
+		}
+		msg := tc.err.Error()
+		for _, w := range tc.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%s: %q, want it to say %q", tc.name, msg, w)
+			}
+		}
+		for _, w := range tc.notWant {
+			if strings.Contains(msg, w) {
+				t.Errorf("%s: %q, must not say %q", tc.name, msg, w)
+			}
+		}
+	}
+}
+
+// rfc6052 places v4 in the NAT64 prefix pfx (of length bits, a length RFC
+// 6052 allows) as section 2.2 says, skipping the u octet (bits 64 to 71),
+// with the remaining bits taken from fill. It is written apart from the
+// package's own table, to check it.
+func rfc6052(pfx netip.Addr, bits int, v4 [4]byte, fill [16]byte) netip.Addr {
+	b := fill
+	p := pfx.As16()
+	copy(b[:bits/8], p[:bits/8])
+	i := bits / 8
+	for _, o := range v4 {
+		if i == 8 {
+			i++
+		}
+		b[i] = o
+		i++
+	}
+	return netip.AddrFrom16(b)
+}
+
+// metadataV4 restates the IPv4 metadata endpoints, for the fuzzer.
+var metadataV4 = []netip.Prefix{
+	netip.MustParsePrefix("169.254.0.0/16"), netip.MustParsePrefix("100.100.100.200/32"),
+	netip.MustParsePrefix("168.63.129.16/32"), netip.MustParsePrefix("192.0.0.192/32"),
+}
+
+// FuzzCheckMetadataEmbedded: a metadata IPv4 address is refused by both
+// classifiers in every IPv6 spelling that carries it to the IPv4 host:
+// mapped, compatible, 6to4, the well-known NAT64 /96 and the local-use
+// NAT64 prefix at each length an operator may carve from it.
+func FuzzCheckMetadataEmbedded(f *testing.F) {
+	f.Add([]byte{169, 254, 169, 254}, []byte{})
+	f.Add([]byte{192, 0, 0, 192}, []byte{0xff, 0xff})
+	f.Add([]byte{100, 100, 100, 200}, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+	f.Add([]byte{10, 0, 0, 1}, []byte{})
+	f.Fuzz(func(t *testing.T, raw, fillRaw []byte) {
+		if len(raw) != 4 {
+			return
+		}
+		v4 := [4]byte(raw)
+		var fill [16]byte
+		copy(fill[:], fillRaw)
+		meta := false
+		for _, p := range metadataV4 {
+			meta = meta || p.Contains(netip.AddrFrom4(v4))
+		}
+		spelt := []netip.Addr{
+			netip.AddrFrom4(v4),
+			netip.AddrFrom16(netip.AddrFrom4(v4).As16()),
+			rfc6052(netip.IPv6Unspecified(), 96, v4, [16]byte{}),
+			rfc6052(netip.MustParseAddr("64:ff9b::"), 96, v4, fill),
+			netip.AddrFrom16([16]byte{0x20, 0x02, v4[0], v4[1], v4[2], v4[3], fill[6], fill[7], fill[8], fill[9], fill[10], fill[11], fill[12], fill[13], fill[14], fill[15]}),
+		}
+		for _, bits := range []int{48, 56, 64, 96} {
+			spelt = append(spelt, rfc6052(netip.MustParseAddr("64:ff9b:1::"), bits, v4, fill))
+		}
+		for _, a := range spelt {
+			merr := ssrf.CheckMetadata(a)
+			if meta && merr == nil {
+				t.Fatalf("CheckMetadata(%s) allowed metadata address %s", a, netip.AddrFrom4(v4))
+			}
+			if merr != nil && ssrf.Check(a) == nil {
+				t.Fatalf("CheckMetadata refuses %s but Check allows it", a)
+			}
+			var be *ssrf.BlockedError
+			if merr != nil && (!errors.As(merr, &be) || !be.Metadata || strings.Contains(merr.Error(), "only public internet")) {
+				t.Fatalf("CheckMetadata(%s) = %v, want a metadata refusal", a, merr)
+			}
+			if a.Is6() && !a.Is4In6() && ssrf.Check(a) == nil && !netip.MustParsePrefix("2002::/16").Contains(a) {
+				t.Fatalf("Check(%s) allowed an address that embeds IPv4", a)
+			}
+		}
+	})
+}
+
+// TestDialerOpensNoSocketForARefusedAnswer: every socket the Dialer
+// connects passes its base Control right before connect(2) (net calls it
+// from the socket's dial, for each address tried), so a spy there sees
+// every connect(2) the Dialer makes. For an answer with a refused record it
+// sees none, not even for the allowed record; the resolver here does not
+// sort, so nothing else connects either. (With the system resolver, the
+// RFC 6724 sort's UDP probes are outside this: see the Dialer's doc.)
+func TestDialerOpensNoSocketForARefusedAnswer(t *testing.T) {
+	var r ssrftest.Resolver
+	r.Set("mixed.test", "127.0.0.2,169.254.169.254")
+	r.Set("mixed6.test", "::ffff:127.0.0.2,fd00:ec2::254,10.0.0.1")
+	var seen []string
+	spy := func(network, address string, _ syscall.RawConn) error {
+		seen = append(seen, address)
+		return fmt.Errorf("spy: no connection in this test")
+	}
+	for _, check := range []func(netip.Addr) error{testCheck, ssrf.CheckMetadata} {
+		d := ssrf.Dialer{Resolver: &r, Check: check, Dialer: &net.Dialer{Control: spy}}
+		for _, host := range []string{"mixed.test", "mixed6.test"} {
+			// Each answer holds a metadata record, refused by both checks.
+			if _, err := d.DialContext(context.Background(), "tcp", host+":80"); !errors.Is(err, ssrf.ErrBlocked) {
+				t.Errorf("dial %s: %v, want blocked", host, err)
+			}
+		}
+	}
+	if len(seen) > 0 {
+		t.Errorf("the Dialer connected sockets to %v for answers it refused", seen)
+	}
 }

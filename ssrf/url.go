@@ -68,8 +68,15 @@ func stripURL(err error) error {
 //
 // A domain name that passes may still resolve to a refused address: that is
 // caught when connecting, by [Dialer] or [Control]. VetURL does not look at
-// the port, the path or the fragment.
-func VetURL(u *url.URL) error {
+// the port, the path or the fragment. It is VetURLWith(u, Check).
+func VetURL(u *url.URL) error { return VetURLWith(u, Check) }
+
+// VetURLWith is [VetURL] with check in place of [Check] for an IP literal
+// host (nil means Check); pass [CheckMetadata] to let private literals
+// through. Numeric spellings are refused whatever check says. A refused
+// literal is reported with the host as the URL spelt it, before its IDNA
+// mapping (so "①②⑦.⓪.⓪.①" is named as written).
+func VetURLWith(u *url.URL, check func(netip.Addr) error) error {
 	if u == nil {
 		return fmt.Errorf("%w: no URL", ErrInvalidHost)
 	}
@@ -91,6 +98,7 @@ func VetURL(u *url.URL) error {
 	if host == "" {
 		return fmt.Errorf("%w: the URL has no host", ErrInvalidHost)
 	}
+	written := host
 	if _, err := netip.ParseAddr(host); err != nil && !isASCII(host) {
 		ascii, err := idna.Lookup.ToASCII(host)
 		if err != nil {
@@ -103,7 +111,12 @@ func VetURL(u *url.URL) error {
 		}
 		host = ascii
 	}
-	return CheckHost(host)
+	err := checkHost(host, check)
+	var be *BlockedError
+	if errors.As(err, &be) {
+		be.Host = written
+	}
+	return err
 }
 
 // CheckHost checks a host name or IP literal (brackets optional) without
@@ -119,11 +132,13 @@ func VetURL(u *url.URL) error {
 //   - anything that is not a valid domain name.
 //
 // A domain name passes; where it points is checked when connecting.
-func CheckHost(host string) error {
-	h := strings.TrimSuffix(host, ".")
-	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
-		h = h[1 : len(h)-1]
+func CheckHost(host string) error { return checkHost(host, Check) }
+
+func checkHost(host string, check func(netip.Addr) error) error {
+	if check == nil {
+		check = Check
 	}
+	h := trimHost(host)
 	if h == "" {
 		return fmt.Errorf("%w: empty host", ErrInvalidHost)
 	}
@@ -132,14 +147,14 @@ func CheckHost(host string) error {
 		if err != nil {
 			return fmt.Errorf("%w: %q is not a valid IPv6 address", ErrInvalidHost, host)
 		}
-		return withHost(Check(addr), host)
+		return literal(check(addr), host)
 	}
 	if looksNumeric(h) {
 		addr, err := netip.ParseAddr(h)
 		if err != nil || !addr.Is4() {
 			return &BlockedError{Host: host, Reason: "numeric host spelling; write an IPv4 address as four decimal numbers such as 93.184.216.34, or use the domain name"}
 		}
-		return withHost(Check(addr), host)
+		return literal(check(addr), host)
 	}
 	if !validDomain(h) {
 		return fmt.Errorf("%w: %q is not a valid domain name", ErrInvalidHost, host)
@@ -147,10 +162,30 @@ func CheckHost(host string) error {
 	return nil
 }
 
+// trimHost drops one trailing dot and the brackets of an IPv6 literal.
+func trimHost(host string) string {
+	h := strings.TrimSuffix(host, ".")
+	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		h = h[1 : len(h)-1]
+	}
+	return h
+}
+
+// withHost names host in a *BlockedError that has no host yet: the host
+// the refused address was resolved from.
 func withHost(err error, host string) error {
 	var be *BlockedError
 	if errors.As(err, &be) && be.Host == "" {
 		be.Host = host
+	}
+	return err
+}
+
+// literal is withHost for a host that spells the refused address itself.
+func literal(err error, host string) error {
+	var be *BlockedError
+	if errors.As(err, &be) && be.Host == "" {
+		be.Host, be.Literal = host, true
 	}
 	return err
 }

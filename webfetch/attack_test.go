@@ -14,6 +14,8 @@ import (
 	"golang.org/x/net/idna"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/ssrf"
+	"github.com/paigasus/helikon/ssrf/ssrftest"
 )
 
 // TestFetchResponseHeaderFloodIsRefused: a server that answers with
@@ -251,6 +253,96 @@ func TestFetchRefusesBadPorts(t *testing.T) {
 		parsed, _ := url.Parse(u)
 		if _, err := tool.Fetcher().vet(parsed); err != nil {
 			t.Errorf("vet(%s): %v, want allowed", u, err)
+		}
+	}
+}
+
+// TestFetchUnparseableLocationIsRefusedNamingTheHop: a redirect whose
+// Location Go cannot parse (a backslash parsers disagree on) is a refusal
+// naming the hop, with the parser's reason, under either mode; Go's client
+// would fail with a plain error before any redirect hook ran.
+func TestFetchUnparseableLocationIsRefusedNamingTheHop(t *testing.T) {
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", `http://a.example\@169.254.169.254/latest/meta-data/?token=SECRET`)
+		w.WriteHeader(http.StatusFound)
+	}))
+	for _, private := range []bool{false, true} {
+		tool, _ := New[struct{}](e.opts(Options{AllowPrivate: private}))
+		_, err := invoke(tool, Args{URL: e.url("/hop?q=1")})
+		if helikon.KindOf(err) != helikon.KindDenied || !errors.Is(err, ssrf.ErrInvalidHost) {
+			t.Fatalf("AllowPrivate=%v: %v, want denied with ErrInvalidHost", private, err)
+		}
+		msg := err.Error()
+		for _, w := range []string{"redirect from " + e.url("/hop"), `a.example\\@169.254.169.254`, "invalid userinfo", "not followed"} {
+			if !strings.Contains(msg, w) {
+				t.Errorf("AllowPrivate=%v: %q, want it to say %q", private, msg, w)
+			}
+		}
+		if strings.Contains(msg, "SECRET") || strings.Contains(msg, "q=1") {
+			t.Errorf("AllowPrivate=%v: %q repeats a query string", private, msg)
+		}
+	}
+	e.assertTripwiresUntouched()
+}
+
+// TestFetchInvalidURLIsRefusedWithTheParsersReason: a string that is not a
+// URL is refused (denied, like every parser-confusion trick) and the message
+// keeps why it does not parse.
+func TestFetchInvalidURLIsRefusedWithTheParsersReason(t *testing.T) {
+	tool, _ := New[struct{}](&Options{control: ssrftest.NoConnect(t)})
+	for raw, reason := range map[string]string{
+		`http://127.1.1.1:80\@127.2.2.2:80/`: "invalid userinfo",
+		"http://127.0.0.1:80\tx/":            "invalid control character",
+		"http://a%zz.example/":               `invalid URL escape "%zz"`,
+		"http://127.0.0.1:80:80/":            "invalid port",
+	} {
+		_, err := invoke(tool, Args{URL: raw})
+		if helikon.KindOf(err) != helikon.KindDenied || !errors.Is(err, ssrf.ErrInvalidHost) {
+			t.Errorf("%q: %v, want denied with ErrInvalidHost", raw, err)
+			continue
+		}
+		if msg := err.Error(); !strings.Contains(msg, "is not a valid URL") || !strings.Contains(msg, reason) {
+			t.Errorf("%q: %q, want the parser's reason %q", raw, msg, reason)
+		}
+	}
+}
+
+// TestAllowPrivateRefusalsDoNotTalkAboutPublicAddresses: with private
+// addresses allowed, a metadata refusal says so, not "only public internet
+// addresses", and does not name a range the option allows; a literal is
+// never said to "resolve".
+func TestAllowPrivateRefusalsDoNotTalkAboutPublicAddresses(t *testing.T) {
+	var res ssrftest.Resolver
+	res.Set("metadata.test", "169.254.169.254")
+	strict, _ := New[struct{}](&Options{Resolver: &res, control: ssrftest.NoConnect(t)})
+	lax, _ := New[struct{}](&Options{AllowPrivate: true, Resolver: &res, control: ssrftest.NoConnect(t)})
+	for _, tc := range []struct {
+		tool    *Tool[struct{}]
+		url     string
+		want    []string
+		notWant []string
+	}{
+		{strict, "http://127.0.0.1/", []string{"127.0.0.1 (loopback)", "only public internet addresses"}, []string{"resolves to"}},
+		{strict, "http://①②⑦.⓪.⓪.①/", []string{`"①②⑦.⓪.⓪.①" is 127.0.0.1`}, []string{"resolves to"}},
+		{lax, "http://[::ffff:169.254.169.254]/", []string{"cloud metadata endpoint"}, []string{"only public internet addresses", "link-local", "IPv4-mapped", "resolves to"}},
+		{lax, "http://[64:ff9b::a9fe:a9fe]/", []string{"cloud metadata endpoint"}, []string{"only public internet addresses", "NAT64"}},
+		{lax, "http://metadata.test/", []string{"metadata.test resolves to 169.254.169.254"}, []string{"only public internet addresses"}},
+		{lax, "http://192.0.0.192/latest/", []string{"cloud metadata endpoint"}, []string{"only public internet addresses", "IETF protocol"}},
+	} {
+		_, err := invoke(tc.tool, Args{URL: tc.url})
+		if helikon.KindOf(err) != helikon.KindDenied {
+			t.Errorf("%s: %v, want denied", tc.url, err)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q, want it to say %q", tc.url, err, w)
+			}
+		}
+		for _, w := range tc.notWant {
+			if strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q, must not say %q", tc.url, err, w)
+			}
 		}
 	}
 }

@@ -22,7 +22,8 @@
 //     mixing public and private records cannot get through, and a host with
 //     any refused record is refused whole;
 //   - redirects are followed by hand, at most [MaxRedirects], each hop
-//     vetted again (scheme, credentials, port, host lists, address);
+//     vetted again (scheme, credentials, port, host lists, address); a
+//     Location that does not parse as a URL is refused, naming the hop;
 //   - proxy environment variables are ignored;
 //   - names that never leave the machine or its link (localhost and
 //     *.localhost of RFC 6761, the /etc/hosts loopback names such as
@@ -40,9 +41,10 @@
 //     make conversion expensive (hundreds of thousands of elements, nesting
 //     deeper than 512) is returned as plain text extracted in one pass (see
 //     [Convert]);
-//   - every refusal (guard, scheme, host lists, redirect limit, the per-run
-//     budget) is a [helikon.DeniedError] decided before connecting to the
-//     refused address; network failures and timeouts are other errors.
+//   - every refusal (guard, scheme, a URL that does not parse, host lists,
+//     redirect limit, the per-run budget) is a [helikon.DeniedError]
+//     decided before connecting to the refused address; network failures
+//     and timeouts are other errors.
 //     Messages name the reason and never include response bodies or query
 //     strings.
 //
@@ -51,7 +53,8 @@
 // The guard judges destination addresses only: a public server that
 // forwards requests inwards is out of its sight. Options.AllowPrivate opens
 // every non-public address except cloud metadata endpoints (all of IPv4
-// link-local among them, see ssrf.CheckMetadata). With
+// link-local among them, 192.0.0.192, and their IPv6 spellings, NAT64
+// included; see ssrf.CheckMetadata). With
 // Options.Proxy set, the proxy decides which addresses are reached (the
 // helikon egress proxy applies the same classifier). Permission rules such
 // as WebFetch(example.com) see the requested URL's host only; the tool's own

@@ -126,10 +126,14 @@ type Result struct {
 // Fetcher fetches web pages through the SSRF guard. It is safe for
 // concurrent use.
 type Fetcher struct {
-	opts   Options
-	client *http.Client
-	allow  []string
-	deny   []string
+	opts Options
+	// rt sends each request of a fetch. It is the transport itself, not an
+	// http.Client: a client parses a redirect's Location before any
+	// CheckRedirect hook runs and fails with a plain error on one it cannot
+	// parse, while Fetch must judge every Location itself (see Fetch).
+	rt    http.RoundTripper
+	allow []string
+	deny  []string
 }
 
 // NewFetcher builds a Fetcher. It fails on an invalid host pattern or a
@@ -195,12 +199,7 @@ func NewFetcher(opts *Options) (*Fetcher, error) {
 			return dialer.DialContext(ctx, network, addr)
 		}
 	}
-	f.client = &http.Client{
-		Transport: tr,
-		// Redirects are followed by hand in Fetch, so that every hop is
-		// vetted the same way as the first request.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	f.rt = tr
 	return f, nil
 }
 
@@ -286,18 +285,15 @@ func (f *Fetcher) checkHost(host string) error {
 func (f *Fetcher) vet(u *url.URL) (*url.URL, error) {
 	u2 := *u
 	u2.Fragment, u2.RawFragment = "", ""
-	if err := ssrf.VetURL(&u2); err != nil {
-		if f.opts.AllowPrivate && errors.Is(err, ssrf.ErrBlocked) {
-			// A private IP literal is allowed, a metadata address and a
-			// numeric spelling still are not.
-			var be *ssrf.BlockedError
-			if errors.As(err, &be) && be.Addr.IsValid() && ssrf.CheckMetadata(be.Addr) == nil {
-				err = nil
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
+	// Under AllowPrivate a private IP literal is allowed; a metadata
+	// address and a numeric spelling still are not, and the refusal is the
+	// lax classifier's own (it does not name ranges the option allows).
+	literals := ssrf.Check
+	if f.opts.AllowPrivate {
+		literals = ssrf.CheckMetadata
+	}
+	if err := ssrf.VetURLWith(&u2, literals); err != nil {
+		return nil, err
 	}
 	if r := localName(u2.Hostname()); r != "" && !f.opts.AllowPrivate {
 		return nil, &ssrf.BlockedError{Host: u2.Hostname(), Reason: r + "; WebFetch reads public web pages only"}
@@ -354,13 +350,14 @@ func Refused(err error) bool {
 // converts it with [Convert]. Refusals satisfy [Refused]; timeouts and
 // network failures do not.
 func (f *Fetcher) Fetch(ctx context.Context, rawURL string, maxBytes int64) (*Result, error) {
-	u, err := url.Parse(strings.TrimSpace(rawURL))
+	u, err := parseURL(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q is not a valid URL", ssrf.ErrInvalidHost, rawURL)
+		return nil, err
 	}
 	if u, err = f.vet(u); err != nil {
 		return nil, err
 	}
+	first := u
 	if maxBytes <= 0 || maxBytes > f.opts.MaxBytes {
 		maxBytes = f.opts.MaxBytes
 	}
@@ -376,7 +373,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, maxBytes int64) (*Re
 		req.Header.Set("User-Agent", f.opts.UserAgent)
 		req.Header.Set("Accept-Encoding", "gzip")
 		req.Header.Set("Accept", "text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5")
-		resp, err = f.client.Do(req)
+		resp, err = f.rt.RoundTrip(req)
 		if err != nil {
 			return nil, netError(ctx, u, err)
 		}
@@ -389,11 +386,11 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, maxBytes int64) (*Re
 			return nil, fmt.Errorf("%s answered %d without a Location header", redact(u), resp.StatusCode)
 		}
 		if hop+1 > MaxRedirects {
-			return nil, fmt.Errorf("%w: more than %d redirects starting at %s", ErrTooManyRedirects, MaxRedirects, redact(u))
+			return nil, fmt.Errorf("%w: more than %d redirects starting at %s", ErrTooManyRedirects, MaxRedirects, redact(first))
 		}
 		next, err := u.Parse(loc)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s redirected to an invalid URL", ssrf.ErrInvalidHost, redact(u))
+			return nil, fmt.Errorf("redirect from %s: %w: the Location %q is not a valid URL (%v); it was not followed", redact(u), ssrf.ErrInvalidHost, redactRaw(loc), errors.Unwrap(err))
 		}
 		if next, err = f.vet(next); err != nil {
 			return nil, fmt.Errorf("redirect from %s: %w", redact(u), err)
@@ -450,6 +447,19 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, maxBytes int64) (*Re
 		f.opts.Logger.DebugContext(ctx, "webfetch", "url", redact(u), "status", res.Status, "bytes", len(body), "truncated", res.Truncated)
 	}
 	return res, nil
+}
+
+// parseURL parses the URL a fetch was asked for. A string that is not a URL
+// is refused as an invalid host ([ssrf.ErrInvalidHost]), with the parser's
+// reason (url.Parse's errors are *url.Error, which Unwrap strips of the
+// URL it repeats): such a string is as likely a parser-confusion attack
+// (http://a\@127.0.0.1/) as a typo.
+func parseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q is not a valid URL (%v); send an absolute http or https URL", ssrf.ErrInvalidHost, raw, errors.Unwrap(err))
+	}
+	return u, nil
 }
 
 // decodeBody returns a reader of resp's body with its Content-Encoding
@@ -566,6 +576,21 @@ func netError(ctx context.Context, u *url.URL, err error) error {
 		err = ue.Err
 	}
 	return fmt.Errorf("fetching %s: %w", redact(u), err)
+}
+
+// maxQuoted bounds how much of a string that is not a URL a message quotes.
+const maxQuoted = 200
+
+// redactRaw is redact for a string that does not parse as a URL: it is cut
+// at the first '?' or '#' and at maxQuoted bytes.
+func redactRaw(s string) string {
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > maxQuoted {
+		s = s[:maxQuoted] + "…"
+	}
+	return s
 }
 
 // redact returns u without query and fragment, for messages and logs.

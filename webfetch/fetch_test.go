@@ -264,12 +264,15 @@ func TestFetchRebindingOnSecondConnectionRefused(t *testing.T) {
 
 func TestFetchTooManyRedirects(t *testing.T) {
 	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "/loop?n="+fmt.Sprint(time.Now().UnixNano()), http.StatusMovedPermanently)
+		http.Redirect(w, r, "/loop/"+fmt.Sprint(time.Now().UnixNano()), http.StatusMovedPermanently)
 	}))
 	tool, _ := New[struct{}](e.opts(Options{}))
 	_, err := invoke(tool, Args{URL: e.url("/loop")})
 	if !errors.Is(err, ErrTooManyRedirects) || helikon.KindOf(err) != helikon.KindDenied {
 		t.Fatalf("redirect loop: %v, want denied with ErrTooManyRedirects", err)
+	}
+	if want := "starting at " + e.url("/loop"); !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("redirect loop: %q, want it to name the first URL (%q)", err, want)
 	}
 	if n := e.srv.requests.Load(); n != MaxRedirects+1 {
 		t.Errorf("server got %d requests, want %d", n, MaxRedirects+1)
@@ -564,26 +567,47 @@ func TestDefaultOptionsAreStrict(t *testing.T) {
 
 func TestAllowPrivateReachesLoopbackButNotMetadata(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if to := r.URL.Query().Get("to"); to != "" {
+			http.Redirect(w, r, to, http.StatusFound)
+			return
+		}
 		w.Header().Set("Content-Type", "text/plain")
 		fmt.Fprint(w, "dev server")
 	}))
 	defer srv.Close()
 	var res ssrftest.Resolver
 	res.Set("metadata.test", "169.254.169.254")
+	res.Set("oracle.test", "192.0.0.192")
+	res.Set("oracle6.test", "::ffff:192.0.0.192")
+	res.Set("nat64.test", "64:ff9b:1::a9fe:a9fe")
 	tool, _ := New[struct{}](&Options{AllowPrivate: true, Resolver: &res, control: nil})
 	out, err := invoke(tool, Args{URL: srv.URL})
 	if err != nil || out.Content != "dev server" {
 		t.Fatalf("AllowPrivate fetch of %s: %+v %v", srv.URL, out, err)
 	}
-	tool, _ = New[struct{}](&Options{AllowPrivate: true, Resolver: &res, control: ssrftest.NoConnect(t)})
+	// Only the dev server may be connected to: it redirects to each target.
+	trip := ssrftest.NoConnect(t)
+	devOnly := func(network, address string, c syscall.RawConn) error {
+		if address == srv.Listener.Addr().String() {
+			return nil
+		}
+		return trip(network, address, c)
+	}
+	tool, _ = New[struct{}](&Options{AllowPrivate: true, Resolver: &res, control: devOnly})
 	for _, u := range []string{
 		"http://169.254.169.254/latest/meta-data/", "http://[fd00:ec2::254]/", "http://metadata.test/", "http://2852039166/",
 		"http://169.254.170.2/v2/credentials", "http://169.254.170.23/v1/credentials", "http://[fd00:ec2::23]/", "http://[fd20:ce::254]/",
 		"http://100.100.100.200/latest/meta-data/", "http://168.63.129.16/machine?comp=goalstate",
 		"http://[::ffff:169.254.169.254]/", "http://[64:ff9b::a9fe:a9fe]/", "http://[2002:a9fe:a9fe::]/",
+		"http://192.0.0.192/latest/", "http://[::ffff:192.0.0.192]/", "http://oracle.test/", "http://oracle6.test/",
+		"http://[64:ff9b:1::a9fe:a9fe]/", "http://[64:ff9b:1:a9fe:a9:fe00::]/", "http://nat64.test/",
 	} {
 		if _, err := invoke(tool, Args{URL: u}); !errors.Is(err, ssrf.ErrBlocked) || helikon.KindOf(err) != helikon.KindDenied {
 			t.Errorf("AllowPrivate, %s: %v, want blocked", u, err)
+		}
+		redirect := srv.URL + "/?to=" + url.QueryEscape(u)
+		if _, err := invoke(tool, Args{URL: redirect}); !errors.Is(err, ssrf.ErrBlocked) || helikon.KindOf(err) != helikon.KindDenied {
+			t.Errorf("AllowPrivate, redirect to %s: %v, want blocked", u, err)
 		}
 	}
 }

@@ -65,12 +65,12 @@ func (t *Tool[C]) invoke(tc *helikon.ToolContext[C], in Args) (Result, error) {
 	if in.MaxBytes < 0 {
 		return Result{}, helikon.InvalidArgs("max_bytes must be positive; leave it out to use the tool's limit")
 	}
-	u, err := url.Parse(strings.TrimSpace(in.URL))
-	if err != nil {
-		return Result{}, helikon.InvalidArgs(fmt.Sprintf("url %q is not a valid URL; send an absolute http or https URL", in.URL))
-	}
 	// Refusable URLs are refused before they count against the budget.
-	if _, err := t.fetcher.vet(u); err != nil {
+	u, err := parseURL(in.URL)
+	if err == nil {
+		_, err = t.fetcher.vet(u)
+	}
+	if err != nil {
 		return Result{}, denied(err)
 	}
 	if n := t.fetcher.opts.MaxUses; n > 0 {

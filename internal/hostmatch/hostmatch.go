@@ -38,8 +38,14 @@
 //
 // None of these is a way around the SSRF guard: package ssrf refuses
 // 64:ff9b::/96, 64:ff9b:1::/48 and ::/96 outright and judges 6to4 by the
-// IPv4 address it embeds. To deny a host on a network whose resolvers or
-// gateways use such a prefix, deny that spelling too.
+// IPv4 address it embeds; with private addresses allowed, ssrf.CheckMetadata
+// still reads a metadata address out of each of them (the local-use prefix
+// at every length RFC 6052 allows it). To deny a host on a network whose
+// resolvers or gateways use such a prefix, deny that spelling too.
+//
+// Hosts are matched as given: an IP literal written with Unicode digits or
+// full stops (①②⑦.⓪.⓪.①) is the caller's to map to ASCII first, as
+// WebFetch does with IDNA before it matches.
 package hostmatch
 
 import (

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"golang.org/x/net/idna"
 )
 
 func TestMatch(t *testing.T) {
@@ -129,11 +131,40 @@ func spellings(a netip.Addr, zone string) []string {
 			fmt.Sprintf("%d.%d", b[0], n&0xffffff), fmt.Sprintf("%d.%d.%d", b[0], b[1], n&0xffff),
 			fmt.Sprintf("0x%x.0x%x.0x%x.0x%x", b[0], b[1], b[2], b[3]),
 		)
-		return out
+		return append(out, unicodeSpellings(a.String())...)
 	}
 	out = append(out, a.StringExpanded(), strings.ToUpper(a.StringExpanded()))
 	if zone != "" && !strings.ContainsAny(zone, "%]") {
 		out = append(out, a.String()+"%"+zone, "["+a.String()+"%"+zone+"]")
+	}
+	return out
+}
+
+// unicodeSpellings writes the dotted quad s with fullwidth and with circled
+// digits and with ideographic and halfwidth full stops (the public SSRF
+// corpora's ①②⑦.⓪.⓪.① and 169。254。169。254), and returns what the IDNA
+// mapping that WebFetch applies to a URL's host before matching makes of
+// each: hostmatch sees only that.
+func unicodeSpellings(s string) []string {
+	circled := func(r rune) rune {
+		if r == '0' {
+			return '⓪'
+		}
+		return '①' + r - '1'
+	}
+	var out []string
+	for _, digit := range []func(rune) rune{func(r rune) rune { return r - '0' + '０' }, circled} {
+		for _, dot := range []rune{'.', '。', '｡', '．'} {
+			u := strings.Map(func(r rune) rune {
+				if r == '.' {
+					return dot
+				}
+				return digit(r)
+			}, s)
+			if a, err := idna.Lookup.ToASCII(u); err == nil {
+				out = append(out, a)
+			}
+		}
 	}
 	return out
 }
@@ -172,4 +203,19 @@ func FuzzSpellingsDecideAlike(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestUnicodeDigitSpellingsMatchAfterIDNA: a host spelt with Unicode digits
+// and full stops reaches hostmatch as the dotted quad the IDNA mapping makes
+// of it, so an address pattern matches it.
+func TestUnicodeDigitSpellingsMatchAfterIDNA(t *testing.T) {
+	got := unicodeSpellings("10.0.0.5")
+	if len(got) != 8 {
+		t.Fatalf("unicodeSpellings(10.0.0.5) = %q, want 8 spellings the IDNA mapping accepts", got)
+	}
+	for _, h := range got {
+		if !Match("10.0.0.5", h) || Match("10.0.0.6", h) {
+			t.Errorf("%q: want it matched by 10.0.0.5 only", h)
+		}
+	}
 }
