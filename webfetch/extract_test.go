@@ -45,7 +45,7 @@ func TestConvertFixtures(t *testing.T) {
 			file: "table_code.html", contentType: "text/html",
 			title: "Benchmarking hash maps in Go and Rust",
 			want: []string{
-				"| Implementation", "| Rust HashMap (FxHash)  | 39", "|---",
+				"| Implementation | Insert (ns/op) |", "| Rust HashMap (FxHash) | 39 | 12 | 48 |", "|---|---|",
 				"```go\nfunc BenchmarkInsert(b *testing.B) {",
 				"```rust\nfn insert(c: &mut Criterion) {",
 				"[this archive](https://news.example.com/files/hashbench.tar.gz)",
