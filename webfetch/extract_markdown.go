@@ -155,7 +155,7 @@ func dropRepeatedTitle(n *html.Node, text string) {
 
 // flattenCell turns the blocks inside n, a table cell or an element in
 // one, that html-to-markdown cannot put in a table into inline content: a
-// list item becomes a line starting with "- " (or its number), a heading
+// list item becomes a line starting with "• " (or its number), a heading
 // bold text, a code block inline code, a rule a line break, and other
 // blocks (quotes, divisions, figures) their content on a new line.
 // Paragraphs and line breaks become the cell's <br /> (the table plugin's
@@ -170,7 +170,7 @@ func flattenCell(n *html.Node) {
 		switch c.DataAtom {
 		case atom.Ul, atom.Ol:
 			for i, li := range childElements(c, atom.Li) {
-				marker := "- "
+				marker := "• " // "- " would be escaped at the start of a cell's line
 				if c.DataAtom == atom.Ol {
 					marker = fmt.Sprintf("%d. ", i+1)
 				}
@@ -233,8 +233,9 @@ func hasDescendant(n *html.Node, a atom.Atom) bool {
 	return false
 }
 
-// cellBreaks is a run of line breaks in a table cell.
-var cellBreaks = regexp.MustCompile(`(?:\s*<br />\s*){2,}`)
+// cellBreaks is a run of line breaks in a table cell, with the spaces of
+// hard line breaks around them.
+var cellBreaks = regexp.MustCompile(`(?:\s*<br />\s*)+`)
 
 // trimLineEnds removes the spaces at the ends of lines outside fenced code
 // blocks, and collapses the runs of <br /> that a cell's paragraphs leave in
