@@ -198,7 +198,7 @@ func htmlToMarkdown(body []byte, pageURL *url.URL) (Document, error) {
 		parser := readability.NewParser()
 		parser.KeepClasses = true // language-* classes name the code blocks' languages
 		article, err := parser.ParseAndMutate(doc, base)
-		if err == nil && article.Node != nil && strings.TrimSpace(textOf(article.Node)) != "" {
+		if err == nil && article.Node != nil && textRunes(article.Node, 1) > 0 {
 			if !isArticle(article.Node, parser.CharThresholds) {
 				removeClutter(article.Node)
 			}
@@ -240,7 +240,37 @@ func htmlToMarkdown(body []byte, pageURL *url.URL) (Document, error) {
 // its threshold, and on such a page (a short note, a listing) that attempt
 // is often navigation or a banner rather than the content.
 func isArticle(n *html.Node, threshold int) bool {
-	return utf8.RuneCountInString(strings.Join(strings.Fields(textOf(n)), " ")) >= threshold
+	return textRunes(n, threshold) >= threshold
+}
+
+// textRunes counts the characters of the text under n, each run of
+// whitespace as one and leading whitespace not at all, stopping at limit.
+func textRunes(n *html.Node, limit int) int {
+	count, space := 0, true
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			for _, r := range n.Data {
+				if unicode.IsSpace(r) {
+					if !space {
+						count++
+					}
+					space = true
+				} else {
+					count++
+					space = false
+				}
+				if count >= limit {
+					return
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil && count < limit; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return count
 }
 
 // nonEmpty turns a document without content into [ErrNoContent].

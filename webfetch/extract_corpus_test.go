@@ -116,8 +116,8 @@ func TestCorpusExtractionAtLeastAsGoodAsLibrary(t *testing.T) {
 		t.Fatalf("corpus has %d pages with a reference, want at least 50", len(pages))
 	}
 	var lib, ours struct {
-		f1     float64
-		titles int
+		f1            float64
+		titles, bytes int
 	}
 	type diff struct {
 		name       string
@@ -134,7 +134,10 @@ func TestCorpusExtractionAtLeastAsGoodAsLibrary(t *testing.T) {
 		if strings.TrimSpace(d.Content) == "" {
 			t.Errorf("%s: empty content", p.name)
 		}
-		a, c := scoreDocument(libraryAlone(p.source, corpusPageURL), p), scoreDocument(d, p)
+		libDoc := libraryAlone(p.source, corpusPageURL)
+		lib.bytes += len(libDoc.Content)
+		ours.bytes += len(d.Content)
+		a, c := scoreDocument(libDoc, p), scoreDocument(d, p)
 		lib.f1 += a.f1
 		ours.f1 += c.f1
 		if a.title {
@@ -152,8 +155,8 @@ func TestCorpusExtractionAtLeastAsGoodAsLibrary(t *testing.T) {
 	for _, d := range diffs {
 		t.Logf("%-45s F1 library %.3f helikon %.3f  title library %-5v helikon %v", d.name, d.lib, d.ours, d.libT, d.ourT)
 	}
-	t.Logf("%d pages: mean F1 library alone %.4f, helikon %.4f; titles exact library alone %d/%d, helikon %d/%d",
-		len(pages), lib.f1/n, ours.f1/n, lib.titles, len(pages), ours.titles, len(pages))
+	t.Logf("%d pages: mean F1 library alone %.4f, helikon %.4f; titles exact library alone %d/%d, helikon %d/%d; Markdown library alone %d bytes, helikon %d",
+		len(pages), lib.f1/n, ours.f1/n, lib.titles, len(pages), ours.titles, len(pages), lib.bytes, ours.bytes)
 	if ours.f1 < lib.f1 {
 		t.Errorf("mean F1 %.4f is below the library alone (%.4f)", ours.f1/n, lib.f1/n)
 	}

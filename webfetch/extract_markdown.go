@@ -71,9 +71,9 @@ func prepareMarkdown(n *html.Node) {
 		}
 		switch c.DataAtom {
 		case atom.A:
-			dropRepeatedTitle(c, textOf(c))
+			dropRepeatedTitle(c, func() string { return textOf(c) })
 		case atom.Img:
-			dropRepeatedTitle(c, attr(c, "alt"))
+			dropRepeatedTitle(c, func() string { return attr(c, "alt") })
 		case atom.Table:
 			if !isDataTable(c) {
 				setAttr(c, "role", "presentation")
@@ -144,10 +144,10 @@ func childElements(n *html.Node, atoms ...atom.Atom) []*html.Node {
 	return out
 }
 
-// dropRepeatedTitle removes n's title when it says what text says.
-func dropRepeatedTitle(n *html.Node, text string) {
+// dropRepeatedTitle removes n's title when it says what text() says.
+func dropRepeatedTitle(n *html.Node, text func() string) {
 	title := attr(n, "title")
-	if title == "" || !strings.EqualFold(strings.Join(strings.Fields(title), " "), strings.Join(strings.Fields(text), " ")) {
+	if title == "" || !strings.EqualFold(strings.Join(strings.Fields(title), " "), strings.Join(strings.Fields(text()), " ")) {
 		return
 	}
 	n.Attr = slices.DeleteFunc(n.Attr, func(a html.Attribute) bool { return a.Key == "title" })
@@ -243,24 +243,27 @@ var cellBreaks = regexp.MustCompile(`(?:\s*<br />\s*)+`)
 // spaces and a newline); for a model reading the text the newline says the
 // same and the spaces are tokens.
 func trimLineEnds(md string) string {
-	lines := strings.Split(md, "\n")
+	var b strings.Builder
+	b.Grow(len(md))
 	var fence string
-	for i, l := range lines {
+	for l := range strings.Lines(md) {
+		l, nl := strings.CutSuffix(l, "\n")
 		t := strings.TrimLeft(l, " \t>")
-		if fence == "" && (strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")) {
+		switch {
+		case fence == "" && (strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")):
 			fence = t[:3]
-		} else if fence != "" && strings.HasPrefix(t, fence) {
+		case fence != "" && strings.HasPrefix(t, fence):
 			fence = ""
-			continue
+		case fence == "":
+			l = strings.TrimRight(l, " \t")
+			if strings.HasPrefix(l, "|") {
+				l = cellBreaks.ReplaceAllString(l, "<br />")
+			}
 		}
-		if fence != "" {
-			continue
+		b.WriteString(l)
+		if nl {
+			b.WriteByte('\n')
 		}
-		l = strings.TrimRight(l, " \t")
-		if strings.HasPrefix(l, "|") {
-			l = cellBreaks.ReplaceAllString(l, "<br />")
-		}
-		lines[i] = l
 	}
-	return strings.Join(lines, "\n")
+	return b.String()
 }
