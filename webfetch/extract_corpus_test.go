@@ -109,9 +109,19 @@ func scoreDocument(d Document, p corpusPage) score {
 // TestCorpusExtractionAtLeastAsGoodAsLibrary scores Convert against the
 // reference extractions of the corpus, next to the wrapped library alone:
 // no page may come back empty, and the mean bag-of-words F1 may not fall
-// below the library's. Run with -v for the figures (BENCHMARKS.md).
+// below the library's, and neither may the number of exact titles. Run
+// with -v for the figures (BENCHMARKS.md).
 func TestCorpusExtractionAtLeastAsGoodAsLibrary(t *testing.T) {
 	pages := loadCorpus(t)
+	if raceDetector {
+		// Every second page (67 of 134), so that go test -race ./... stays
+		// within minutes on a small machine; without -race all are scored.
+		sample := pages[:0]
+		for i := 0; i < len(pages); i += 2 {
+			sample = append(sample, pages[i])
+		}
+		pages = sample
+	}
 	if len(pages) < 50 {
 		t.Fatalf("corpus has %d pages with a reference, want at least 50", len(pages))
 	}
