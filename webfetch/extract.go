@@ -166,9 +166,9 @@ var ErrNoContent = errors.New("the page has no text content")
 //
 //  1. readability on the page as it came (it needs what a clean-up pass
 //     would remove: <noscript> for lazy images, ld+json for the title,
-//     the whole tree to choose its container);
-//  2. the body minus clutter (removeClutter), for pages readability finds
-//     no article in;
+//     the whole tree to choose its container), its result minus clutter
+//     (removeClutter) when it is shorter than an article;
+//  2. the body minus clutter, for pages readability finds nothing in;
 //  3. the page's plain text.
 //
 // It never returns empty content without an error, unless the body itself
@@ -276,7 +276,7 @@ func textRunes(n *html.Node, limit int) int {
 // nonEmpty turns a document without content into [ErrNoContent].
 func nonEmpty(d Document) (Document, error) {
 	if strings.TrimSpace(d.Content) == "" {
-		return Document{}, fmt.Errorf("%w: the page may render its content with JavaScript, which WebFetch does not run; try another URL for the same content", ErrNoContent)
+		return Document{}, fmt.Errorf("%w: it may render its content with JavaScript, which WebFetch does not run; try another URL for the same content", ErrNoContent)
 	}
 	return d, nil
 }

@@ -92,17 +92,31 @@ func prepareMarkdown(n *html.Node) {
 // mean layout; header cells, a caption, column groups or a summary mean
 // data; a single row or column means layout.
 func isDataTable(t *html.Node) bool {
-	if attr(t, "role") == "presentation" || hasDescendant(t, atom.Table) {
+	if attr(t, "role") == "presentation" {
 		return false
 	}
-	if attr(t, "summary") != "" || hasDescendant(t, atom.Th) || hasDescendant(t, atom.Thead) ||
-		hasDescendant(t, atom.Colgroup) || hasDescendant(t, atom.Col) || hasDescendant(t, atom.Tfoot) {
-		return true
-	}
-	for _, c := range childElements(t, atom.Caption) {
-		if strings.TrimSpace(textOf(c)) != "" {
-			return true
+	data, nested := attr(t, "summary") != "", false
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		for c := n.FirstChild; c != nil && !nested; c = c.NextSibling {
+			if c.Type != html.ElementNode {
+				continue
+			}
+			switch c.DataAtom {
+			case atom.Table:
+				nested = true
+				return
+			case atom.Th, atom.Thead, atom.Colgroup, atom.Col, atom.Tfoot:
+				data = true
+			case atom.Caption:
+				data = data || textRunes(c, 1) > 0
+			}
+			walk(c)
 		}
+	}
+	walk(t)
+	if nested || data {
+		return !nested
 	}
 	rows, cols := 0, 0
 	for _, row := range rowsOf(t) {
@@ -222,15 +236,6 @@ func moveChildren(from, parent, ref *html.Node) {
 		from.RemoveChild(c)
 		parent.InsertBefore(c, ref)
 	}
-}
-
-func hasDescendant(n *html.Node, a atom.Atom) bool {
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		if c.Type == html.ElementNode && c.DataAtom == a || hasDescendant(c, a) {
-			return true
-		}
-	}
-	return false
 }
 
 // cellBreaks is a run of line breaks in a table cell, with the spaces of
