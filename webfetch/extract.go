@@ -8,14 +8,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	readability "codeberg.org/readeck/go-readability/v2"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/strikethrough"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 	"golang.org/x/net/html/charset"
@@ -47,16 +43,21 @@ type Document struct {
 //
 //   - HTML and XHTML are decoded to UTF-8 (from the charset parameter, a
 //     byte-order mark or a <meta> tag), reduced to the main article with
-//     readability and converted to Markdown with links made absolute
-//     against pageURL; pages readability finds no article in are converted
-//     whole, minus navigation, scripts, styles, headers, footers and cookie
-//     banners. The cost is bounded by the number of elements: readability
-//     runs on pages of at most 100 000 elements (larger ones are converted
-//     whole), and pages of more than 200 000 elements (or 400 000 tags),
-//     or nested deeper than the HTML parser accepts (512 open elements),
-//     come back as plain text (Format "text") extracted in one linear
-//     pass, because such pages are built to make the conversion take
-//     seconds of CPU and hundreds of megabytes;
+//     readability run on the page as it came, and converted to Markdown
+//     with links made absolute against the page's <base href> or pageURL.
+//     Pages readability finds no article in are converted whole, minus
+//     navigation, scripts, styles, page headers and footers, sidebars and
+//     cookie banners (never the <main> or <article> element or most of the
+//     text); a page that yields no Markdown comes back as its plain text,
+//     and a page without any text fails with an error wrapping
+//     [ErrNoContent] (an empty body is an empty document). The cost is
+//     bounded by the number of elements: readability runs on pages of at
+//     most 100 000 elements (larger ones are converted whole), and pages of
+//     more than 200 000 elements (or 400 000 tags), or nested deeper than
+//     the HTML parser accepts (512 open elements), come back as plain text
+//     (Format "text") extracted in one linear pass, because such pages are
+//     built to make the conversion take seconds of CPU and hundreds of
+//     megabytes;
 //   - text/markdown passes through as Markdown; other text/*, JSON and XML
 //     types pass through as text, decoded to UTF-8;
 //   - anything else fails with an error wrapping [ErrUnsupportedContent].
@@ -138,15 +139,6 @@ func validUTF8Prefix(body []byte) bool {
 	return false
 }
 
-// mdConverter is shared: html-to-markdown's Converter is safe for concurrent
-// use (it locks internally).
-var mdConverter = converter.NewConverter(converter.WithPlugins(
-	base.NewBasePlugin(),
-	commonmark.NewCommonmarkPlugin(),
-	table.NewTablePlugin(),
-	strikethrough.NewStrikethroughPlugin(),
-))
-
 // Element limits of HTML conversion. Readability and the Markdown converter
 // cost a few microseconds per element, and 5 MiB of "<b><p>" parses into
 // millions of elements: without limits a hostile page costs tens of seconds
@@ -165,74 +157,225 @@ const (
 	maxTags = 2 * maxMarkdownElements
 )
 
+// ErrNoContent is returned (wrapped) for an HTML page in which no step of
+// the extraction found any text or image: readability's article, the body
+// minus clutter and the page's plain text are all empty.
+var ErrNoContent = errors.New("the page has no text content")
+
+// htmlToMarkdown tries, in order, until one yields content:
+//
+//  1. readability on the page as it came (it needs what a clean-up pass
+//     would remove: <noscript> for lazy images, ld+json for the title,
+//     the whole tree to choose its container), its result minus clutter
+//     (removeClutter) when it is shorter than an article;
+//  2. the body minus clutter, for pages readability finds nothing in;
+//  3. the page's plain text.
+//
+// It never returns empty content without an error, unless the body itself
+// is empty.
 func htmlToMarkdown(body []byte, pageURL *url.URL) (Document, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return Document{Format: FormatMarkdown}, nil // nothing was sent, so nothing was lost
+	}
 	if bytes.Count(body, []byte("<")) > maxTags {
-		return htmlText(body), nil
+		return nonEmpty(htmlText(body))
 	}
 	doc, err := html.Parse(bytes.NewReader(body))
 	if err != nil {
 		// The parser refuses nesting deeper than 512 open elements; the
 		// text is still there.
-		return htmlText(body), nil
+		return nonEmpty(htmlText(body))
 	}
 	elements := countElements(doc, maxMarkdownElements+1)
 	if elements > maxMarkdownElements {
-		return htmlText(body), nil
+		return nonEmpty(htmlText(body))
 	}
 	pageTitle := titleOf(doc)
-	removeClutter(doc)
+	base := baseURL(doc, pageURL)
 	markCodeLanguages(doc)
 
-	var domain string
-	if pageURL != nil {
-		domain = pageURL.String()
-	}
-	root, title := bodyOf(doc), pageTitle
 	if elements <= maxArticleElements {
 		parser := readability.NewParser()
 		parser.KeepClasses = true // language-* classes name the code blocks' languages
-		article, err := parser.ParseAndMutate(doc, pageURL)
-		if err == nil && article.Node != nil && strings.TrimSpace(textOf(article.Node)) != "" {
-			root, title = article.Node, article.Title()
-		} else {
-			// No article found: convert what is left of the body.
-			root = bodyOf(doc)
+		article, err := parser.ParseAndMutate(doc, base)
+		if err == nil && article.Node != nil && textRunes(article.Node, 1) > 0 {
+			if !isArticle(article.Node, parser.CharThresholds) {
+				removeClutter(article.Node)
+			}
+			md, err := toMarkdown(article.Node, base)
+			if err != nil {
+				return Document{}, err
+			}
+			if md != "" {
+				title := article.Title()
+				if title == "" {
+					title = pageTitle
+				}
+				return Document{Title: strings.TrimSpace(title), Content: md, Format: FormatMarkdown}, nil
+			}
 		}
+		// readability changed the tree while it searched: start again from
+		// the page as it came.
+		if doc, err = html.Parse(bytes.NewReader(body)); err != nil {
+			return nonEmpty(htmlText(body))
+		}
+		markCodeLanguages(doc)
 	}
-	if title == "" {
-		title = pageTitle
-	}
-	md, err := mdConverter.ConvertNode(root, converter.WithDomain(domain))
+	root := bodyOf(doc)
+	removeClutter(root)
+	md, err := toMarkdown(root, base)
 	if err != nil {
-		return Document{}, fmt.Errorf("converting HTML to Markdown: %w", err)
+		return Document{}, err
 	}
-	return Document{Title: strings.TrimSpace(title), Content: strings.TrimSpace(string(md)), Format: FormatMarkdown}, nil
+	if md != "" {
+		return Document{Title: pageTitle, Content: md, Format: FormatMarkdown}, nil
+	}
+	d := htmlText(body)
+	d.Title = pageTitle
+	return nonEmpty(d)
 }
 
-// clutterWords mark elements that are never the content: consent and cookie
-// banners, which readability's own list of unlikely candidates misses when
-// they are named "cookie" or "consent".
-var clutterWords = []string{"cookie", "consent", "gdpr", "newsletter-signup", "skip-link"}
+// isArticle reports whether readability's result is an article: it
+// returns its longest attempt even when every attempt found less text than
+// its threshold, and on such a page (a short note, a listing) that attempt
+// is often navigation or a banner rather than the content.
+func isArticle(n *html.Node, threshold int) bool {
+	return textRunes(n, threshold) >= threshold
+}
 
-// removeClutter deletes elements that are never part of the content.
-// readability removes most of them too, but not when it finds no article and
-// the whole body is converted, so they are removed first either way.
-func removeClutter(n *html.Node) {
-	for c := n.FirstChild; c != nil; {
-		next := c.NextSibling
-		if c.Type == html.ElementNode && isClutter(c) {
-			n.RemoveChild(c)
-		} else if c.Type == html.CommentNode {
-			n.RemoveChild(c)
-		} else {
-			removeClutter(c)
+// textRunes counts the characters of the text under n, each run of
+// whitespace as one and leading whitespace not at all, stopping at limit.
+func textRunes(n *html.Node, limit int) int {
+	count, space := 0, true
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			for _, r := range n.Data {
+				if unicode.IsSpace(r) {
+					if !space {
+						count++
+					}
+					space = true
+				} else {
+					count++
+					space = false
+				}
+				if count >= limit {
+					return
+				}
+			}
 		}
-		c = next
+		for c := n.FirstChild; c != nil && count < limit; c = c.NextSibling {
+			walk(c)
+		}
 	}
+	walk(n)
+	return count
+}
+
+// nonEmpty turns a document without content into [ErrNoContent].
+func nonEmpty(d Document) (Document, error) {
+	if strings.TrimSpace(d.Content) == "" {
+		return Document{}, fmt.Errorf("%w: it may render its content with JavaScript, which WebFetch does not run; try another URL for the same content", ErrNoContent)
+	}
+	return d, nil
+}
+
+// baseURL is the URL relative links of doc are resolved against: the
+// href of its first <base> element (itself resolved against pageURL) or
+// pageURL. A base with a scheme other than http or https is ignored.
+func baseURL(doc *html.Node, pageURL *url.URL) *url.URL {
+	var href string
+	var found bool
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		for c := n.FirstChild; c != nil && !found; c = c.NextSibling {
+			if c.Type == html.ElementNode && c.DataAtom == atom.Base {
+				for _, a := range c.Attr {
+					if a.Key == "href" {
+						href, found = strings.TrimSpace(a.Val), true
+						return
+					}
+				}
+			}
+			walk(c)
+		}
+	}
+	walk(doc)
+	if !found || href == "" {
+		return pageURL
+	}
+	ref, err := url.Parse(href)
+	if err != nil {
+		return pageURL
+	}
+	if pageURL != nil {
+		ref = pageURL.ResolveReference(ref)
+	}
+	if ref.Scheme != "http" && ref.Scheme != "https" {
+		return pageURL
+	}
+	return ref
+}
+
+// clutterWords are the words of a class or id that mark consent and cookie
+// banners, which readability's own list of unlikely candidates misses.
+// They are matched against whole words of the attribute (split at
+// anything but letters and digits), as the start of a word
+// ("cookiebanner"), never inside one ("f_bucketcookies_on").
+var clutterWords = []string{"cookie", "consent", "gdpr"}
+
+// clutterPairs are two adjacent words of a class or id that mark clutter.
+var clutterPairs = [][2]string{{"newsletter", "signup"}, {"skip", "link"}}
+
+// removeClutter deletes from a body readability found no article in the
+// elements that are never its content: scripts, styles, navigation, page
+// headers and footers, sidebars, forms' buttons, dialogs and consent
+// banners. It never removes an element that holds the page's main content
+// (<main>, <article>, role=main) or most of its text, so a wrapper whose
+// class happens to name cookies cannot take the page with it.
+func removeClutter(root *html.Node) {
+	total := textLen(root)
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		for c := n.FirstChild; c != nil; {
+			next := c.NextSibling
+			switch {
+			case c.Type == html.CommentNode:
+				n.RemoveChild(c)
+			case c.Type == html.ElementNode && isClutter(c) && !holdsContent(c, total):
+				n.RemoveChild(c)
+			default:
+				walk(c)
+			}
+			c = next
+		}
+	}
+	walk(root)
+}
+
+// holdsContent reports whether n is, or contains, the page's main content:
+// a <main>, an <article>, an element with role=main, or more than half of
+// the text of a page of total characters.
+func holdsContent(n *html.Node, total int) bool {
+	var main bool
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && (n.DataAtom == atom.Main || n.DataAtom == atom.Article || attr(n, "role") == "main") {
+			main = true
+		}
+		for c := n.FirstChild; c != nil && !main; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return main || 2*textLen(n) > total
 }
 
 func isClutter(n *html.Node) bool {
 	switch n.DataAtom {
+	case atom.Html, atom.Head, atom.Body, atom.Main, atom.Article:
+		return false
 	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Iframe, atom.Nav,
 		atom.Footer, atom.Button, atom.Svg, atom.Canvas, atom.Object, atom.Embed, atom.Dialog:
 		return true
@@ -240,29 +383,59 @@ func isClutter(n *html.Node) bool {
 		// A page header; a header inside an article holds its title.
 		return !hasAncestor(n, atom.Article, atom.Main)
 	case atom.Aside:
-		return !hasAncestor(n, atom.Article)
+		return !hasAncestor(n, atom.Article, atom.Main)
 	}
 	for _, a := range n.Attr {
 		switch a.Key {
-		case "hidden", "aria-hidden":
-			if a.Key == "hidden" || a.Val == "true" {
-				return true
-			}
+		case "hidden":
+			return true
 		case "role":
 			switch a.Val {
 			case "navigation", "banner", "contentinfo", "dialog", "alertdialog", "search":
 				return true
 			}
 		case "id", "class":
-			v := strings.ToLower(a.Val)
-			for _, w := range clutterWords {
-				if strings.Contains(v, w) {
+			if hasClutterWord(a.Val) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasClutterWord reports whether a class or id value has one of
+// clutterWords at the start of a word or one of clutterPairs.
+func hasClutterWord(v string) bool {
+	words := strings.FieldsFunc(strings.ToLower(v), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	for i, w := range words {
+		for _, cw := range clutterWords {
+			if strings.HasPrefix(w, cw) {
+				return true
+			}
+		}
+		if i > 0 {
+			for _, p := range clutterPairs {
+				if words[i-1] == p[0] && w == p[1] {
 					return true
 				}
 			}
 		}
 	}
 	return false
+}
+
+// textLen is the number of bytes of text under n, whitespace included.
+func textLen(n *html.Node) int {
+	if n.Type == html.TextNode {
+		return len(n.Data)
+	}
+	total := 0
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		total += textLen(c)
+	}
+	return total
 }
 
 func hasAncestor(n *html.Node, atoms ...atom.Atom) bool {
