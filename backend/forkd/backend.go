@@ -121,7 +121,11 @@ type Backend struct {
 // New builds a forkd backend. It does not contact the controller; it does
 // probe the egress proxy when EnforceEgress is set, and fails (wrapping
 // backend.ErrUnavailable) when the proxy does not answer like an HTTP proxy.
-func New(ctx context.Context, opts Options) (*Backend, error) {
+// opts is required: it names the controller and the snapshot.
+func New(ctx context.Context, opts *Options) (*Backend, error) {
+	if opts == nil {
+		return nil, errors.New("forkd: options are required: the controller URL (FORKD_URL) and a snapshot tag (FORKD_SNAPSHOT)")
+	}
 	if opts.Snapshot == "" {
 		return nil, errors.New("forkd: a snapshot tag is required (FORKD_SNAPSHOT)")
 	}
@@ -137,7 +141,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{client: client, opts: opts, proxy: &secret{}}
+	b := &Backend{client: client, opts: *opts, proxy: &secret{}}
 	b.opts.Token = ""
 	b.guar = backend.Guarantees{
 		Filesystem: backend.IsolationVirtualized,

@@ -39,7 +39,7 @@ func newBackend(t *testing.T, srv *forkdfake.Server, mod func(*forkd.Options)) *
 	if mod != nil {
 		mod(&opts)
 	}
-	b, err := forkd.New(context.Background(), opts)
+	b, err := forkd.New(context.Background(), &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestTokenNeverLeaks(t *testing.T) {
 	})
 	opts := forkd.Options{URL: srv.URL, Token: token, Snapshot: "helikon", CACertPEM: srv.CAPEM,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-	b, err := forkd.New(context.Background(), opts)
+	b, err := forkd.New(context.Background(), &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -611,7 +611,7 @@ func TestEnforceEgress(t *testing.T) {
 	notProxy := serveRaw(t, "SSH-2.0-OpenSSH_9.6\r\n")
 	openProxy := serveRaw(t, "HTTP/1.1 200 Connection established\r\n\r\n")
 	for name, ep := range map[string]string{"unreachable": deadAddr, "not a proxy": notProxy, "open proxy": openProxy, "bad endpoint": "no-port"} {
-		_, err := forkd.New(context.Background(), forkd.Options{URL: srv.URL, Token: token, Snapshot: "s", CACertPEM: srv.CAPEM, EnforceEgress: ep})
+		_, err := forkd.New(context.Background(), &forkd.Options{URL: srv.URL, Token: token, Snapshot: "s", CACertPEM: srv.CAPEM, EnforceEgress: ep})
 		if err == nil {
 			t.Errorf("%s: New succeeded; it must fail closed", name)
 		} else if name != "bad endpoint" && !errors.Is(err, backend.ErrUnavailable) {
@@ -652,7 +652,7 @@ func ExampleNew() {
 	srv := ctl.Start()
 	defer srv.Close()
 
-	b, err := forkd.New(context.Background(), forkd.Options{
+	b, err := forkd.New(context.Background(), &forkd.Options{
 		URL:      srv.URL,
 		Token:    "example-token",
 		Snapshot: "helikon",

@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if modelID == "" {
 		modelID = "gpt-4.1-mini"
 	}
-	llm, err := openai.New(openai.Options{Model: modelID, Getenv: getenv})
+	llm, err := openai.New(modelID, &openai.Options{Getenv: getenv})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

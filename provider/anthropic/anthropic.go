@@ -53,11 +53,8 @@ const DefaultMaxTokens = 8192
 // ErrMissingAPIKey is wrapped by the error of [New] when no key is configured.
 var ErrMissingAPIKey = errors.New("no Anthropic API key")
 
-// Options configures a model. Model is required; every other zero value means
-// the default.
+// Options configures a model. The zero value (or nil) means the defaults.
 type Options struct {
-	// Model is the model id, such as "claude-sonnet-4-5".
-	Model string
 	// APIKey is the key; "" reads ANTHROPIC_API_KEY.
 	APIKey string
 	// BaseURL is the API's base URL; "" reads ANTHROPIC_BASE_URL, and
@@ -76,14 +73,18 @@ type Options struct {
 type Model struct {
 	client sdk.Client
 	opts   Options
+	id     string // the model id sent with every request
 	name   string
 }
 
 var _ model.LLM = (*Model)(nil)
 
-// New returns a model.
-func New(opts Options) (*Model, error) {
-	if opts.Model == "" {
+// New returns the model with id modelID, such as "claude-sonnet-4-5".
+func New(modelID string, opts *Options) (*Model, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	if modelID == "" {
 		return nil, errors.New("anthropic: no model id")
 	}
 	getenv := opts.Getenv
@@ -114,7 +115,7 @@ func New(opts Options) (*Model, error) {
 	if opts.HTTPClient != nil {
 		ropts = append(ropts, option.WithHTTPClient(opts.HTTPClient))
 	}
-	return &Model{client: sdk.NewClient(ropts...), opts: opts, name: "anthropic:" + opts.Model}, nil
+	return &Model{client: sdk.NewClient(ropts...), opts: *opts, id: modelID, name: "anthropic:" + modelID}, nil
 }
 
 // Name returns "anthropic:" followed by the model id.
@@ -237,7 +238,7 @@ func stopReason(r string, calls bool) model.StopReason {
 
 func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
 	s := req.Settings
-	p := sdk.MessageNewParams{Model: sdk.Model(m.opts.Model), MaxTokens: DefaultMaxTokens}
+	p := sdk.MessageNewParams{Model: sdk.Model(m.id), MaxTokens: DefaultMaxTokens}
 	if s.MaxOutputTokens > 0 {
 		p.MaxTokens = int64(s.MaxOutputTokens)
 	}

@@ -39,7 +39,7 @@ var budgetTool = functiontool.Must(functiontool.New("budget_status", "Budget of 
 
 func newModel(t *testing.T, srv *anthropictest.Server) *anthropic.Model {
 	t.Helper()
-	m, err := anthropic.New(anthropic.Options{Model: "claude-test", APIKey: "sk-ant-test", BaseURL: srv.BaseURL()})
+	m, err := anthropic.New("claude-test", &anthropic.Options{APIKey: "sk-ant-test", BaseURL: srv.BaseURL()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestRetriesHonourRetryAfter(t *testing.T) {
 }
 
 func TestMissingKeyNamesTheVariable(t *testing.T) {
-	_, err := anthropic.New(anthropic.Options{Model: "m", Getenv: func(string) string { return "" }})
+	_, err := anthropic.New("m", &anthropic.Options{Getenv: func(string) string { return "" }})
 	if !errors.Is(err, anthropic.ErrMissingAPIKey) || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
 		t.Fatalf("err = %v", err)
 	}
@@ -162,7 +162,7 @@ func TestBaseURLFromEnvironment(t *testing.T) {
 	srv := anthropictest.NewServer(anthropictest.Reply{Text: "hello"})
 	defer srv.Close()
 	env := map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": srv.BaseURL()}
-	m, err := anthropic.New(anthropic.Options{Model: "c", Getenv: func(k string) string { return env[k] }})
+	m, err := anthropic.New("c", &anthropic.Options{Getenv: func(k string) string { return env[k] }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestAPIErrorsDoNotShowBaseURLCredentials(t *testing.T) {
 	srv := anthropictest.NewServer(anthropictest.Reply{Status: http.StatusBadRequest})
 	defer srv.Close()
 	base := strings.Replace(srv.BaseURL(), "http://", "http://proxyuser:hunter2@", 1)
-	m, err := anthropic.New(anthropic.Options{Model: "c", APIKey: "k", BaseURL: base, MaxRetries: -1})
+	m, err := anthropic.New("c", &anthropic.Options{APIKey: "k", BaseURL: base, MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

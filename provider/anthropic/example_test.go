@@ -14,7 +14,7 @@ func ExampleNew() {
 	// A local server speaking Anthropic's wire format stands in for the API.
 	srv := anthropictest.NewServer(anthropictest.Reply{Text: "Hello!", InputTokens: 9, OutputTokens: 2})
 	defer srv.Close()
-	llm, err := anthropic.New(anthropic.Options{Model: "claude-sonnet-4-5", APIKey: "sk-ant-example", BaseURL: srv.BaseURL()})
+	llm, err := anthropic.New("claude-sonnet-4-5", &anthropic.Options{APIKey: "sk-ant-example", BaseURL: srv.BaseURL()})
 	if err != nil {
 		panic(err)
 	}

@@ -18,7 +18,7 @@ func cached(m *Model) int {
 // generations of tool schemas (an MCP server whose tool list keeps
 // changing) does not keep them once they are gone.
 func TestSchemaCacheForgetsCollectedSchemas(t *testing.T) {
-	m, err := New(Options{Model: "m", APIKey: "k"})
+	m, err := New("m", &Options{APIKey: "k"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ func ExampleNew() {
 	// without BaseURL the model talks to OPENAI_BASE_URL or api.openai.com.
 	srv := openaitest.NewServer(openaitest.Reply{Text: "Hello!", InputTokens: 9, OutputTokens: 2})
 	defer srv.Close()
-	llm, err := openai.New(openai.Options{Model: "gpt-4.1-mini", APIKey: "sk-example", BaseURL: srv.BaseURL()})
+	llm, err := openai.New("gpt-4.1-mini", &openai.Options{APIKey: "sk-example", BaseURL: srv.BaseURL()})
 	if err != nil {
 		panic(err)
 	}

@@ -71,11 +71,8 @@ const (
 // ErrMissingAPIKey is wrapped by the error of [New] when no key is configured.
 var ErrMissingAPIKey = errors.New("no OpenAI API key")
 
-// Options configures a model. Model is required; every other zero value means
-// the default.
+// Options configures a model. The zero value (or nil) means the defaults.
 type Options struct {
-	// Model is the model id, such as "gpt-4.1".
-	Model string
 	// APIKey is the key; "" reads OPENAI_API_KEY.
 	APIKey string
 	// NoAPIKey allows running without a key (local compatible servers).
@@ -100,6 +97,7 @@ type Options struct {
 type Model struct {
 	client oai.Client
 	opts   Options
+	id     string // the model id sent with every request
 	name   string
 
 	// schemas caches the adaptation of each tool schema, by identity. The
@@ -116,9 +114,12 @@ type toolSchema struct {
 	strict map[string]any // nil: not strict
 }
 
-// New returns a model.
-func New(opts Options) (*Model, error) {
-	if opts.Model == "" {
+// New returns the model with id modelID, such as "gpt-4.1".
+func New(modelID string, opts *Options) (*Model, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	if modelID == "" {
 		return nil, errors.New("openai: no model id")
 	}
 	getenv := opts.Getenv
@@ -149,7 +150,7 @@ func New(opts Options) (*Model, error) {
 	if opts.HTTPClient != nil {
 		ropts = append(ropts, option.WithHTTPClient(opts.HTTPClient))
 	}
-	return &Model{client: oai.NewClient(ropts...), opts: opts, name: "openai:" + opts.Model}, nil
+	return &Model{client: oai.NewClient(ropts...), opts: *opts, id: modelID, name: "openai:" + modelID}, nil
 }
 
 // Name returns "openai:" followed by the model id.
@@ -350,7 +351,7 @@ func chatStop(r string) model.StopReason {
 
 func (m *Model) chatParams(req *model.Request) (oai.ChatCompletionNewParams, map[string]map[string]any, error) {
 	p := oai.ChatCompletionNewParams{
-		Model:         shared.ChatModel(m.opts.Model),
+		Model:         shared.ChatModel(m.id),
 		StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)},
 	}
 	if req.Instructions != "" {
@@ -417,7 +418,7 @@ func (m *Model) chatParams(req *model.Request) (oai.ChatCompletionNewParams, map
 
 func (m *Model) responsesParams(req *model.Request) (responses.ResponseNewParams, map[string]map[string]any, error) {
 	p := responses.ResponseNewParams{
-		Model: shared.ResponsesModel(m.opts.Model),
+		Model: shared.ResponsesModel(m.id),
 		Store: oai.Bool(false),
 	}
 	if req.Instructions != "" {

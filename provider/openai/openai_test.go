@@ -53,7 +53,7 @@ var budgetTool = functiontool.Must(functiontool.New("budget_status", "Budget of 
 
 func newModel(t *testing.T, srv *openaitest.Server, api openai.API) *openai.Model {
 	t.Helper()
-	m, err := openai.New(openai.Options{Model: "gpt-test", APIKey: "sk-test", BaseURL: srv.BaseURL(), API: api})
+	m, err := openai.New("gpt-test", &openai.Options{APIKey: "sk-test", BaseURL: srv.BaseURL(), API: api})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestRetriesHonourRetryAfter(t *testing.T) {
 func TestRetriesGiveUp(t *testing.T) {
 	srv := openaitest.NewServer(openaitest.Reply{Status: 500, RetryAfterMs: "1"}, openaitest.Reply{Status: 500, RetryAfterMs: "1"})
 	defer srv.Close()
-	m, _ := openai.New(openai.Options{Model: "gpt-test", APIKey: "k", BaseURL: srv.BaseURL(), MaxRetries: 1})
+	m, _ := openai.New("gpt-test", &openai.Options{APIKey: "k", BaseURL: srv.BaseURL(), MaxRetries: 1})
 	_, err := model.Generate(context.Background(), m, &model.Request{Messages: []model.Message{model.UserMessage("hi")}})
 	if err == nil || !strings.Contains(err.Error(), "500") {
 		t.Fatalf("err = %v", err)
@@ -234,12 +234,12 @@ func TestRetriesGiveUp(t *testing.T) {
 }
 
 func TestMissingKeyNamesTheVariable(t *testing.T) {
-	_, err := openai.New(openai.Options{Model: "m", Getenv: func(string) string { return "" }})
+	_, err := openai.New("m", &openai.Options{Getenv: func(string) string { return "" }})
 	if !errors.Is(err, openai.ErrMissingAPIKey) || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
 		t.Fatalf("err = %v", err)
 	}
 	env := map[string]string{"OPENAI_API_KEY": "sk-env", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}
-	if _, err := openai.New(openai.Options{Model: "m", Getenv: func(k string) string { return env[k] }}); err != nil {
+	if _, err := openai.New("m", &openai.Options{Getenv: func(k string) string { return env[k] }}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -248,7 +248,7 @@ func TestBaseURLFromEnvironment(t *testing.T) {
 	srv := openaitest.NewServer(openaitest.Reply{Text: "hello"})
 	defer srv.Close()
 	env := map[string]string{"OPENAI_API_KEY": "sk-env", "OPENAI_BASE_URL": srv.BaseURL()}
-	m, err := openai.New(openai.Options{Model: "llama3", Getenv: func(k string) string { return env[k] }})
+	m, err := openai.New("llama3", &openai.Options{Getenv: func(k string) string { return env[k] }})
 	if err != nil {
 		t.Fatal(err)
 	}

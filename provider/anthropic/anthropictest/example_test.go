@@ -17,7 +17,7 @@ func ExampleNewServer() {
 		ToolCalls: []anthropictest.ToolCall{{ID: "toolu_1", Name: "get_weather", Args: `{"city":"Oslo"}`}},
 	})
 	defer srv.Close()
-	llm, err := anthropic.New(anthropic.Options{Model: "claude-sonnet-4-5", APIKey: "sk-ant-example", BaseURL: srv.BaseURL()})
+	llm, err := anthropic.New("claude-sonnet-4-5", &anthropic.Options{APIKey: "sk-ant-example", BaseURL: srv.BaseURL()})
 	if err != nil {
 		panic(err)
 	}

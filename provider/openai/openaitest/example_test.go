@@ -16,7 +16,7 @@ func ExampleNewServer() {
 		ToolCalls: []openaitest.ToolCall{{ID: "call_1", Name: "get_weather", Args: `{"city":"Oslo"}`}},
 	})
 	defer srv.Close()
-	llm, err := openai.New(openai.Options{Model: "gpt-4.1-mini", APIKey: "sk-example", BaseURL: srv.BaseURL()})
+	llm, err := openai.New("gpt-4.1-mini", &openai.Options{APIKey: "sk-example", BaseURL: srv.BaseURL()})
 	if err != nil {
 		panic(err)
 	}

@@ -62,7 +62,7 @@ func forkdBackend(ctx context.Context, env *Env, _ string, f *BackendFlags) (bac
 		pol := egress.DenyAll().AllowDomains(*f.EgressAllow...)
 		opts.Egress = &pol
 	}
-	b, err := forkd.New(ctx, opts)
+	b, err := forkd.New(ctx, &opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", backend.ErrUnavailable, err)
 	}
@@ -89,7 +89,7 @@ func runForkd(ctx context.Context, env *Env, args []string) int {
 	}
 	opts.EnforceEgress = "" // reconcile runs nothing; do not probe the proxy
 	opts.ReapAge = *reapAge
-	b, err := forkd.New(ctx, opts)
+	b, err := forkd.New(ctx, &opts)
 	if err != nil {
 		return Failf(env, ExitUsage, "forkd: %v", err)
 	}

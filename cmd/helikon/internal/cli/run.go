@@ -53,11 +53,11 @@ func NewModel(spec string, getenv func(string) string) (model.LLM, error) {
 	}
 	switch provider {
 	case "openai":
-		return openai.New(openai.Options{Model: id, Getenv: getenv})
+		return openai.New(id, &openai.Options{Getenv: getenv})
 	case "openai-responses":
-		return openai.New(openai.Options{Model: id, API: openai.Responses, Getenv: getenv})
+		return openai.New(id, &openai.Options{API: openai.Responses, Getenv: getenv})
 	case "anthropic":
-		return anthropic.New(anthropic.Options{Model: id, Getenv: getenv})
+		return anthropic.New(id, &anthropic.Options{Getenv: getenv})
 	case "ollama":
 		host := getenv("OLLAMA_HOST")
 		if host == "" {
@@ -66,7 +66,7 @@ func NewModel(spec string, getenv func(string) string) (model.LLM, error) {
 		if !strings.Contains(host, "://") {
 			host = "http://" + host
 		}
-		return openai.New(openai.Options{Model: id, BaseURL: strings.TrimSuffix(host, "/") + "/v1", NoAPIKey: true, APIKey: "ollama", Getenv: getenv})
+		return openai.New(id, &openai.Options{BaseURL: strings.TrimSuffix(host, "/") + "/v1", NoAPIKey: true, APIKey: "ollama", Getenv: getenv})
 	}
 	return nil, fmt.Errorf("unknown model provider %q; %s", provider, modelHelp)
 }
