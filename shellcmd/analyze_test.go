@@ -67,7 +67,7 @@ var analyzeCases = []analyzeCase{
 	{cmd: `$'r\155' x`, progs: "rm"},
 	{cmd: "/bin/rm x", progs: "rm"},
 	{cmd: "./rm x", progs: "rm"},
-	{cmd: "../../usr/bin/rm x", progs: "rm"},
+	{cmd: "../../usr/bin/rm x", progs: "rm", unres: "goes up from the directory"},
 	{cmd: "r\\\nm x", progs: "rm"},
 	{cmd: "{rm,-rf,/}", progs: "rm }"}, // bash: rm -rf /; sh: a path ending in }
 

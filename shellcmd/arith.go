@@ -78,6 +78,9 @@ type varFlow struct {
 	// time (see declValue).
 	arrays      map[string]bool
 	declDynamic []string
+	// pathChecked is set while an assignment to PATH whose value
+	// searchPath has checked is recorded.
+	pathChecked bool
 }
 
 func newVarFlow() *varFlow {
@@ -165,6 +168,26 @@ func (v *varFlow) record(a *analyzer, name string, numeric, plain bool, text str
 	}
 	if startupVars[name] && (!plain || isStdinFile(text) || isFDFile(text)) {
 		a.unresolved("%s names a file of commands that a shell expands (running command substitutions) and reads when it starts; this value is computed at run time, holds $ or `, or names the input or a descriptor: set it to a plain file name, or unset it", name)
+	} else if startupVars[name] && text != "" {
+		if r := a.pathRisk(text, "the start-up file "+name, true); r != "" {
+			a.unresolved("%s; set it to a plain file name, or unset it", r)
+		}
+	}
+	if gitConfigVar(name) {
+		a.git.config = name
+	}
+	if name == "CDPATH" {
+		a.cwdChanged("CDPATH is set, so cd may change into a directory it lists")
+	}
+	if name == "PATH" && !v.pathChecked {
+		if plain {
+			a.searchPath(text, false)
+		} else {
+			a.unresolved("PATH is set to a value computed at run time, which decides the program a name runs; write the directories literally")
+		}
+	}
+	if reason := localeRisk(name, plain, text); reason != "" {
+		a.unresolved("%s", reason)
 	}
 	if old, ok := v.numeric[name]; ok {
 		numeric = numeric && old
@@ -177,6 +200,11 @@ func (v *varFlow) record(a *analyzer, name string, numeric, plain bool, text str
 // whole word, which must start with a static NAME= (see envName).
 func (v *varFlow) envAssign(a *analyzer, f field) {
 	name, val, _ := strings.Cut(f.text, "=")
+	if name == "PATH" {
+		a.searchPath(val, f.dynamic)
+		v.pathChecked = true
+		defer func() { v.pathChecked = false }()
+	}
 	if !f.dynamic && plainFileName(val) {
 		v.setPlain(a, name, false, val)
 		return
@@ -204,6 +232,12 @@ func (v *varFlow) assign(a *analyzer, as *syntax.Assign, variant string) {
 			}
 		}
 	case as.Value != nil:
+		if as.Name.Value == "PATH" && as.Index == nil {
+			f := wordField(as.Value)
+			a.searchPath(f.text, f.dynamic)
+			v.pathChecked = true
+			defer func() { v.pathChecked = false }()
+		}
 		numeric = numericWord(as.Value) && !as.Append
 		if text, ok := staticText(as.Value); ok && !as.Append && as.Index == nil && plainFileName(text) {
 			v.setPlain(a, as.Name.Value, numeric, text)
