@@ -107,16 +107,17 @@ func New[C any](b backend.Backend, opts *Options) (*Tool[C], error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	pol, err := newCommandPolicy(opts.AllowCommands, opts.DenyCommands)
-	if err != nil {
-		return nil, fmt.Errorf("bashtool: %w", err)
-	}
-	t := &Tool[C]{backend: b, policy: pol, root: opts.Root}
+	t := &Tool[C]{backend: b, root: opts.Root}
 	if t.root == "" {
 		if d, ok := b.(interface{ Dir() string }); ok {
 			t.root = d.Dir()
 		}
 	}
+	pol, err := newCommandPolicy(opts.AllowCommands, opts.DenyCommands, t.root)
+	if err != nil {
+		return nil, fmt.Errorf("bashtool: %w", err)
+	}
+	t.policy = pol
 	in, err := jsonschema.For[Args](nil)
 	if err != nil {
 		return nil, fmt.Errorf("bashtool: %w", err)

@@ -55,6 +55,14 @@ type Analysis struct {
 	// dynamic[i][j] reports that Commands[i].Args[j] is not known statically;
 	// policies use it to fail closed on leading-argument patterns.
 	dynamic [][]bool
+	// writeDynamic[i] reports that Writes[i] is computed at run time.
+	writeDynamic []bool
+}
+
+// WriteComputed reports whether Writes[i] is computed at run time (> "$f"),
+// so that the file it names is not known.
+func (a *Analysis) WriteComputed(i int) bool {
+	return i < len(a.writeDynamic) && a.writeDynamic[i]
 }
 
 // Targets returns the commands and the unresolved reason in the form the
@@ -562,6 +570,7 @@ func (a *analyzer) redirect(r *syntax.Redirect) {
 	}
 	f := wordField(r.Word)
 	a.res.Writes = append(a.res.Writes, f.text)
+	a.res.writeDynamic = append(a.res.writeDynamic, f.dynamic)
 	if f.dynamic && a.res.WriteUnresolved == "" {
 		a.res.WriteUnresolved = fmt.Sprintf("the redirection target %s is computed at run time; write the path literally", f.text)
 	}
