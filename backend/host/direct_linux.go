@@ -33,7 +33,10 @@ import (
 // through bash as before: anything that is not a literal simple command; a
 // shell builtin, keyword or word that bash would expand; a program that is
 // not found, not executable or not a binary bash would exec (bash then
-// reports the error with its own message and status); a set-ID program or
+// reports the error with its own message and status); a program whose path
+// passes through /proc or /dev, by any spelling or symbolic link
+// (/proc/self/exe is bash when bash runs it, and would be helikon here); a
+// set-ID program or
 // one with file capabilities (a traced exec does not grant them); an
 // address-space limit (exec itself is subject to it); an environment that
 // changes how bash starts (BASH_ENV, SHELLOPTS, ...); a bash that does not
@@ -201,6 +204,60 @@ func lookPath(name string, env []string, dir string) (string, bool) {
 		return full, true
 	}
 	return "", false
+}
+
+// maxSymlinks bounds the symbolic links followed when resolving a program's
+// path, as the kernel does (40, its limit for one lookup).
+const maxSymlinks = 40
+
+// resolvesThroughProcOrDev reports whether resolving the program path p
+// (relative to dir when not absolute) passes through /proc or /dev at any
+// step, following symbolic links one element at a time as the kernel does:
+// names there mean the process that opens them (/proc/self/exe is bash when
+// bash executes it, and this process on the direct path; /dev/fd/N is a
+// descriptor of the opener). It also reports true when the path cannot be
+// resolved, so that such a program takes the bash path.
+func resolvesThroughProcOrDev(p, dir string) bool {
+	if !strings.HasPrefix(p, "/") {
+		p = dir + "/" + p
+	}
+	todo := strings.Split(p, "/")
+	cur, links := "/", 0
+	for len(todo) > 0 {
+		e := todo[0]
+		todo = todo[1:]
+		switch e {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur) // cur holds no symbolic link
+			continue
+		}
+		next := filepath.Join(cur, e)
+		if next == "/proc" || next == "/dev" {
+			return true
+		}
+		var st syscall.Stat_t
+		if syscall.Lstat(next, &st) != nil {
+			return true
+		}
+		if st.Mode&syscall.S_IFMT != syscall.S_IFLNK {
+			cur = next
+			continue
+		}
+		if links++; links > maxSymlinks {
+			return true
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return true
+		}
+		if strings.HasPrefix(target, "/") {
+			cur = "/"
+		}
+		todo = append(strings.Split(target, "/"), todo...)
+	}
+	return false
 }
 
 // plainExecutable reports whether the file at path, whose status is st, is
@@ -389,6 +446,9 @@ func (b *Backend) runDirect(ctx context.Context, req *backend.Request, spec *pro
 	path, ok := lookPath(name, spec.Env, spec.Dir)
 	if !ok || (noArgBuiltins[name] && !systemProgram(path)) {
 		return nil, nil, false
+	}
+	if resolvesThroughProcOrDev(path, spec.Dir) {
+		return nil, nil, false // /proc/self/exe is bash under bash, helikon here
 	}
 	_, isBash, err := proc.Shell()
 	if err != nil || !isBash {
