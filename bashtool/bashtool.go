@@ -18,6 +18,9 @@
 //     refused by an allow list and by a deny list: both fail closed.
 //   - A non-zero exit, a timeout and truncated output are results, not
 //     errors; exit_code is null when the command was killed.
+//   - A write redirection is reported as a command "> PATH" besides its path
+//     target, so Bash(...) allow rules of programs do not cover writing a
+//     file through a redirection (see [Tool.Targets]).
 //   - timeout_ms can shorten the backend's timeout, never lengthen it.
 //
 // # Not guaranteed

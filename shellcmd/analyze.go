@@ -715,7 +715,7 @@ func (a *analyzer) argv(fields []field, ctx *callCtx) {
 			return
 		}
 		a.checkProgramPath(name.text)
-		if isGitName(path.Base(name.text)) {
+		if strings.EqualFold(path.Base(name.text), "git") {
 			fields = a.gitFields(fields)
 		}
 		a.addCommand(fields)

@@ -1,7 +1,6 @@
 package shellcmd
 
 import (
-	"path"
 	"strings"
 )
 
@@ -82,13 +81,8 @@ type gitState struct {
 
 // gitFields returns git's argument vector with its global options removed
 // and its subcommand marked computed at run time where it may not be the
-// command that runs. A dashed program name (git-push, as in
-// /usr/lib/git-core/git-push) is git's builtin push.
+// command that runs.
 func (a *analyzer) gitFields(fields []field) []field {
-	name := path.Base(fields[0].text)
-	if sub, ok := strings.CutPrefix(name, "git-"); ok && sub != "" {
-		return append([]field{{text: "git"}, {text: sub}}, fields[1:]...)
-	}
 	config := false // the options change git's configuration or exec path
 	i := 1
 options:
@@ -145,10 +139,14 @@ func gitConfigVar(name string) bool {
 	return strings.HasPrefix(name, "GIT_CONFIG") || name == "GIT_EXEC_PATH"
 }
 
-// isGitName reports whether the program name base runs git: git, or a
-// dashed git-NAME.
-func isGitName(base string) bool {
-	return strings.EqualFold(base, "git") || strings.HasPrefix(base, "git-") && len(base) > 4
+// dashedGit returns the vector git runs for a dashed program name (git-push,
+// as in /usr/lib/git-core/git-push, is git's builtin push), or nil.
+func dashedGit(prog string, args []field) []field {
+	sub, ok := strings.CutPrefix(prog, "git-")
+	if !ok || sub == "" {
+		return nil
+	}
+	return append([]field{{text: "git"}, {text: sub}}, args...)
 }
 
 // finishGit marks the subcommand of every git command computed at run time

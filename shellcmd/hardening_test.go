@@ -112,21 +112,6 @@ func TestLaunchersList(t *testing.T) {
 	}
 }
 
-// checkCase checks one analyzeCase under o.
-func checkCase(t *testing.T, o Options, c analyzeCase) {
-	t.Helper()
-	a := o.Analyze(c.cmd)
-	if got := strings.Join(a.Programs(), " "); got != c.progs {
-		t.Errorf("Analyze(%q) programs = %q, want %q (unresolved: %s)", c.cmd, got, c.progs, a.Unresolved)
-	}
-	switch {
-	case c.unres == "" && a.Unresolved != "":
-		t.Errorf("Analyze(%q) unresolved: %s", c.cmd, a.Unresolved)
-	case c.unres != "" && !strings.Contains(a.Unresolved, c.unres):
-		t.Errorf("Analyze(%q) unresolved = %q, want it to contain %q", c.cmd, a.Unresolved, c.unres)
-	}
-}
-
 // TestSpecialFileAttacksAgainstBash runs lines whose shell reads its
 // commands, or whose program is, a file under /proc or /dev reached by
 // another spelling than /dev/stdin: each runs touch under bash, and the

@@ -302,6 +302,9 @@ func (a *analyzer) unwrap(prog string, args []field, ctx *callCtx) []field {
 		if next, ok := a.launcher(prog, args, ctx); ok {
 			return next
 		}
+		if next := dashedGit(prog, args); next != nil {
+			return next
+		}
 		if lang, ok := shells[prog]; ok {
 			a.shell(prog, lang, args, ctx)
 		} else if otherShells[prog] {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/internal/proc"
+	"github.com/paigasus/helikon/internal/procdev"
 )
 
 // The direct path: a command that is one simple command made only of literal
@@ -206,60 +207,6 @@ func lookPath(name string, env []string, dir string) (string, bool) {
 	return "", false
 }
 
-// maxSymlinks bounds the symbolic links followed when resolving a program's
-// path, as the kernel does (40, its limit for one lookup).
-const maxSymlinks = 40
-
-// resolvesThroughProcOrDev reports whether resolving the program path p
-// (relative to dir when not absolute) passes through /proc or /dev at any
-// step, following symbolic links one element at a time as the kernel does:
-// names there mean the process that opens them (/proc/self/exe is bash when
-// bash executes it, and this process on the direct path; /dev/fd/N is a
-// descriptor of the opener). It also reports true when the path cannot be
-// resolved, so that such a program takes the bash path.
-func resolvesThroughProcOrDev(p, dir string) bool {
-	if !strings.HasPrefix(p, "/") {
-		p = dir + "/" + p
-	}
-	todo := strings.Split(p, "/")
-	cur, links := "/", 0
-	for len(todo) > 0 {
-		e := todo[0]
-		todo = todo[1:]
-		switch e {
-		case "", ".":
-			continue
-		case "..":
-			cur = filepath.Dir(cur) // cur holds no symbolic link
-			continue
-		}
-		next := filepath.Join(cur, e)
-		if next == "/proc" || next == "/dev" {
-			return true
-		}
-		var st syscall.Stat_t
-		if syscall.Lstat(next, &st) != nil {
-			return true
-		}
-		if st.Mode&syscall.S_IFMT != syscall.S_IFLNK {
-			cur = next
-			continue
-		}
-		if links++; links > maxSymlinks {
-			return true
-		}
-		target, err := os.Readlink(next)
-		if err != nil {
-			return true
-		}
-		if strings.HasPrefix(target, "/") {
-			cur = "/"
-		}
-		todo = append(strings.Split(target, "/"), todo...)
-	}
-	return false
-}
-
 // plainExecutable reports whether the file at path, whose status is st, is
 // a regular file this process may execute and that gains no privileges when
 // executed: no set-user-ID or set-group-ID bit, no file capabilities. The
@@ -447,7 +394,7 @@ func (b *Backend) runDirect(ctx context.Context, req *backend.Request, spec *pro
 	if !ok || (noArgBuiltins[name] && !systemProgram(path)) {
 		return nil, nil, false
 	}
-	if resolvesThroughProcOrDev(path, spec.Dir) {
+	if through, exists := procdev.Through(path, spec.Dir); through || !exists {
 		return nil, nil, false // /proc/self/exe is bash under bash, helikon here
 	}
 	_, isBash, err := proc.Shell()
