@@ -266,7 +266,7 @@ func TestLocaleAssignments(t *testing.T) {
 		{cmd: "LC_CTYPE=ja_JP.SJIS ls", progs: "ls", unres: "LC_CTYPE=ja_JP.SJIS"},
 		{cmd: "env LANG=zh_HK.BIG5-HKSCS ls", progs: "env ls", unres: "LANG=zh_HK.BIG5-HKSCS"},
 		{cmd: "LC_ALL=/tmp/x.UTF-8 ls", progs: "ls", unres: "selects a locale"},
-		{cmd: "LC_ALL=$L ls", progs: "ls", unres: "computed at run time"},
+		{cmd: "LC_ALL=$L ls", progs: "ls", unres: "not known statically"},
 		{cmd: "unset LC_ALL; ls", progs: "unset ls", unres: "LC_ALL"},
 		{cmd: "LOCPATH=/usr/lib/locale ls", progs: "ls", unres: "LOCPATH"},
 		{cmd: "sudo LC_ALL=zh_CN.GBK bash -c ls", progs: "sudo bash ls", unres: "LC_ALL=zh_CN.GBK"},

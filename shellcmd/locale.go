@@ -22,7 +22,7 @@ func localeRisk(name string, known bool, value string) string {
 	case !slices.Contains(locale.CtypeVars, name):
 		return ""
 	case !known:
-		return fmt.Sprintf("%s is set to a value computed at run time, and the locale decides how a shell splits text into characters; set it to C, C.UTF-8 or another UTF-8 locale literally", name)
+		return fmt.Sprintf("%s is given a value that is not known statically (computed, read, looped over or unset, which falls back to another variable), and the locale decides how a shell splits text into characters; set it to C, C.UTF-8 or another UTF-8 locale literally", name)
 	case !locale.Safe(value):
 		return fmt.Sprintf("%s=%s selects a locale whose character set may read a backslash or a backquote as part of a character, which makes a shell run text this analysis reads as quoted; use C, C.UTF-8 or another UTF-8 locale", name, value)
 	}
