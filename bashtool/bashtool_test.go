@@ -332,7 +332,8 @@ func TestNewRejectsNilBackend(t *testing.T) {
 }
 
 func FuzzTargets(f *testing.F) {
-	for _, s := range []string{"echo hi > x", "rm -rf /", "$X", "sh -c 'eval x'", "a=(", "cat <<E\nx\nE"} {
+	for _, s := range []string{"echo hi > x", "rm -rf /", "$X", "sh -c 'eval x'", "a=(", "cat <<E\nx\nE",
+		"git status > canary", "ls &>> \"$f\"", "cd /tmp && echo > x", "bash -c 'echo >&3 3>y'", "x 2>/dev/null >/dev/fd/1"} {
 		f.Add(s)
 	}
 	tool, dir := newTool(f, nil, nil)
@@ -347,9 +348,20 @@ func FuzzTargets(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Targets: %v", err)
 		}
+		redirects := map[string]bool{}
+		for _, c := range tg.Commands {
+			if len(c.Args) == 2 && c.Args[0] == ">" {
+				redirects[c.Args[1]] = true
+			}
+		}
 		for _, p := range tg.Paths {
 			if !filepath.IsAbs(p.Path) || filepath.Clean(p.Path) != p.Path || p.Root != dir {
 				t.Fatalf("path target %+v", p)
+			}
+			// Every file a redirection writes is a > command too, which
+			// Bash(...) allow rules of programs do not cover.
+			if p.Access == helikon.AccessWrite && !redirects[p.Path] && !strings.HasPrefix(p.Path, "/dev/") {
+				t.Fatalf("%q writes %s, which is not reported as a > command: %v", command, p.Path, tg.Commands)
 			}
 		}
 		d := perms.Check(context.Background(), helikon.CallFor[app](denyAll, args, helikon.ModeBypass))
