@@ -83,7 +83,9 @@ type Options struct {
 	// deny entry beats an allow entry.
 	DenyCommands []string
 	// Root is the directory relative paths in commands are resolved
-	// against when reporting targets; "" means the backend's working
+	// against when reporting targets and checking the lists (a relative
+	// program or script that leads under /proc or /dev is refused, see
+	// package shellcmd); "" means the backend's working
 	// directory when the backend reports one (a Dir() string method).
 	// When neither is known, a command that redirects to a relative path
 	// has unresolved targets (see [Tool.Targets]).
