@@ -122,7 +122,9 @@
 // name is resolved against [Options.Dir] and every absolute directory a cd
 // or pushd in the line names, and refused when the directory is not known:
 // after a cd, pushd or popd to a computed directory, ~, -, /, /proc, /dev or
-// through .., after CDPATH is set, and after a wrapper that changes
+// through .. after a directory name (a cd .. may reach /, from where names
+// into proc or dev are refused), after CDPATH is set, and after a wrapper
+// that changes
 // directory (env -C, sudo -D, -R or -i, su -, chroot, nsenter -w, unshare
 // --wd, capsh --chroot, find -execdir). This is decided over the whole line,
 // so a cd after the name in the source (run first in a loop) counts. With

@@ -23,8 +23,10 @@ var pathElems = []string{"", ".", "..", "dev", "proc", "self", "thread-self", "r
 // directory, spelt without .., is not.
 func FuzzSpecialFileSpelling(f *testing.F) {
 	for _, s := range []string{"\x01\x03\x09", "\x02\x02\x02\x02\x02\x02\x02\x02\x02\x02\x03\x09", "\x05\x06\x07\x03\x09", "\x0f", "\x0e\x02\x0f"} {
-		f.Add(s, true)
+		f.Add(s, true, "")
 	}
+	f.Add("\x05\x0c", false, "\x02\x02\x02\x02\x02\x02\x02\x02\x02\x02")
+	f.Add("\x0c", false, "\x04\x05")
 	dir := f.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
 		f.Fatal(err)
@@ -33,15 +35,15 @@ func FuzzSpecialFileSpelling(f *testing.F) {
 		f.Fatal(err)
 	}
 	o := Options{Dir: dir}
-	f.Fuzz(func(t *testing.T, spec string, absolute bool) {
-		if len(spec) > 24 {
+	f.Fuzz(func(t *testing.T, spec string, absolute bool, cdSpec string) {
+		if len(spec) > 24 || len(cdSpec) > 16 {
 			return
 		}
-		elems := make([]string, len(spec))
-		for i := range len(spec) {
-			elems[i] = pathElems[int(spec[i])%len(pathElems)]
+		name := elemPath(spec)
+		if cdSpec != "" {
+			checkAfterCd(t, o, dir, name, elemPath(cdSpec), absolute)
+			return
 		}
-		name := strings.Join(elems, "/")
 		if absolute {
 			name = "/" + name
 		}
@@ -75,6 +77,52 @@ func FuzzSpecialFileSpelling(f *testing.F) {
 			}
 		}
 	})
+}
+
+// elemPath joins the pathElems that spec picks.
+func elemPath(spec string) string {
+	elems := make([]string, len(spec))
+	for i := range len(spec) {
+		elems[i] = pathElems[int(spec[i])%len(pathElems)]
+	}
+	return strings.Join(elems, "/")
+}
+
+// checkAfterCd checks a relative program name run after cd D: when the
+// kernel resolves it, from the directory cd reaches, through /proc or /dev,
+// the line must be refused.
+func checkAfterCd(t *testing.T, o Options, dir, name, d string, absolute bool) {
+	t.Helper()
+	if absolute {
+		d = "/" + d
+	}
+	if d == "" || name == "" || strings.HasPrefix(name, "/") || strings.Contains(d+name, " ") {
+		return
+	}
+	full := d
+	if !absolute {
+		full = dir + "/" + d
+	}
+	cdThrough, cdExists := procdev.Through(full, "/")
+	cwd, err := filepath.EvalSymlinks(full)
+	if !cdExists || err != nil {
+		return // cd fails, and with && nothing more runs
+	}
+	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+		return
+	}
+	through, exists := procdev.Through(name, cwd)
+	if !exists {
+		return
+	}
+	prog := name
+	if !strings.Contains(prog, "/") {
+		prog = "./" + prog
+	}
+	cmd := "cd " + d + " && " + prog + " x"
+	if a := o.Analyze(cmd); (through || cdThrough) && a.Unresolved == "" {
+		t.Fatalf("Analyze(%q) is resolved (%q), but after the cd, %s leads through /proc or /dev", cmd, a.Programs(), name)
+	}
 }
 
 // gitOptions are git's global options, with a value where they take one;

@@ -27,9 +27,13 @@ import (
 //     ([Options.Dir]) and against every absolute directory a cd or pushd in
 //     the line names, and refused when the directory is not known: after a
 //     cd, pushd or popd to a directory computed at run time, to /, /proc or
-//     /dev, or through .., after CDPATH is set, and after a wrapper that
+//     /dev, or through .. after a directory name, after CDPATH is set, and
+//     after a wrapper that
 //     changes directory (env -C, sudo -D, sudo -i, su -, chroot, nsenter
-//     -w, unshare --wd, capsh --chroot, find -execdir). This holds wherever
+//     -w, unshare --wd, capsh --chroot, find -execdir). A cd .. (or ../..)
+//     may reach any ancestor, / included: after one, a relative name that
+//     leads into proc or dev from /, and any name after a relative cd into
+//     proc or dev, is refused. This holds wherever
 //     the name appears in the line: cd /dev; bash stdin and bash stdin; cd
 //     /dev run in a loop are both refused.
 //
@@ -58,6 +62,10 @@ type cwdState struct {
 	// relative cds descend from one of them or from Options.Dir.
 	bases []string
 	uses  []pathUse
+	// up reports a cd that goes up (cd .., cd ../..): the directory may
+	// then be any ancestor of a base, / included; intoSpecial a relative
+	// cd whose first element is proc or dev, which from / leads there.
+	up, intoSpecial bool
 }
 
 // underSpecial reports whether the clean absolute name c is under /proc or
@@ -148,8 +156,10 @@ func (a *analyzer) cd(prog string, args []field) {
 	switch {
 	case d.dynamic || d.text == "-" || strings.HasPrefix(d.text, "+") || strings.HasPrefix(d.text, "~"):
 		a.cwdChanged(fmt.Sprintf("%s %s changes to a directory that is not known statically", prog, d.text))
+	case onlyUp(d.text):
+		a.cwd.up = true
 	case strings.Contains("/"+d.text+"/", "/../"):
-		a.cwdChanged(fmt.Sprintf("%s %s goes up through .., which the kernel resolves through symbolic links", prog, d.text))
+		a.cwdChanged(fmt.Sprintf("%s %s goes up through .. after a directory name, which the kernel resolves through symbolic links", prog, d.text))
 	case strings.HasPrefix(d.text, "/"):
 		c := path.Clean(d.text)
 		if c == "/" || underSpecial(c, false) {
@@ -163,8 +173,43 @@ func (a *analyzer) cd(prog string, args []field) {
 		a.cwd.bases = append(a.cwd.bases, c)
 	case a.dir == "/":
 		a.cwdChanged(fmt.Sprintf("%s %s descends from /, the directory the line starts in", prog, d.text))
+	default:
+		// A relative directory without .. descends from a known one.
+		first, _, _ := strings.Cut(path.Clean(d.text), "/")
+		a.cwd.intoSpecial = a.cwd.intoSpecial || first == "proc" || first == "dev"
 	}
-	// A relative directory without .. descends from a known one.
+}
+
+// onlyUp reports whether the relative name d holds .. elements and nothing
+// else but . and empty ones (.., ../.., ./../).
+func onlyUp(d string) bool {
+	up := false
+	for _, e := range strings.Split(d, "/") {
+		switch e {
+		case "..":
+			up = true
+		case "", ".":
+		default:
+			return false
+		}
+	}
+	return up && !strings.HasPrefix(d, "/")
+}
+
+// upRisk returns why the relative name may lead under /proc or /dev from
+// an ancestor of the directories known, /, or "".
+func (a *analyzer) upRisk(u pathUse) string {
+	if a.cwd.intoSpecial {
+		return "the line goes up with cd .. and down into a directory named proc or dev"
+	}
+	r := path.Clean(u.name)
+	for strings.HasPrefix(r, "../") {
+		r = r[3:]
+	}
+	if first, _, _ := strings.Cut(r, "/"); r == ".." || first == "proc" || first == "dev" {
+		return "the line goes up with cd .., maybe to /, where " + u.name + " is under /proc or /dev"
+	}
+	return ""
 }
 
 // finishPaths checks the relative names against the working directories.
@@ -172,6 +217,10 @@ func (a *analyzer) finishPaths() {
 	for _, u := range a.cwd.uses {
 		if a.cwd.unknown != "" {
 			a.unresolved("%s %s is relative to a directory that is not known (%s); use an absolute path", u.what, u.name, a.cwd.unknown)
+			return
+		}
+		if why := a.upRisk(u); a.cwd.up && why != "" {
+			a.unresolved("%s %s is relative to a directory that is not known (%s); use an absolute path", u.what, u.name, why)
 			return
 		}
 		bases := a.cwd.bases
@@ -192,12 +241,16 @@ func (a *analyzer) finishPaths() {
 
 // searchPath checks a value assigned to PATH: each directory must be known
 // to be outside /proc and /dev (PATH=/proc/self exe runs the shell itself).
-// The old value ($PATH) is accepted, a ~ element when the line does not set
-// HOME (see finish), and relative elements are checked like relative names.
+// The old value ($PATH) is accepted, a ~ or $HOME element when the line does
+// not set HOME (see Analyze), and relative elements are checked like
+// relative names.
 func (a *analyzer) searchPath(value string, dynamic bool) {
 	for _, e := range strings.Split(value, ":") {
+		home := strings.TrimPrefix(strings.TrimPrefix(e, "${HOME}"), "$HOME")
 		switch {
 		case e == "$PATH" || e == "${PATH}":
+		case home != e && (home == "" || home[0] == '/') && !strings.ContainsAny(home, "$`"):
+			a.pathTilde = true // $HOME/bin, like ~/bin
 		case strings.ContainsAny(e, "$`") || dynamic && strings.ContainsAny(e, "*?[]"):
 			a.unresolved("PATH=%s holds a directory computed at run time, which decides the program a name runs; write the directories literally", value)
 			return
