@@ -121,7 +121,7 @@
 // refused, as the kernel resolves a/.. through a symbolic link a; a relative
 // name is resolved against [Options.Dir] and every absolute directory a cd
 // or pushd in the line names, and refused when the directory is not known:
-// after a cd, pushd or popd to a computed directory, ~, -, /, /proc, /dev or
+// after a cd or pushd to a computed directory, ~, -, /, /proc, /dev or
 // through .. after a directory name (a cd .. may reach /, from where names
 // into proc or dev are refused), after CDPATH is set, and after a wrapper
 // that changes

@@ -26,7 +26,7 @@ import (
 //   - a relative name is resolved against the directory the line starts in
 //     ([Options.Dir]) and against every absolute directory a cd or pushd in
 //     the line names, and refused when the directory is not known: after a
-//     cd, pushd or popd to a directory computed at run time, to /, /proc or
+//     cd or pushd to a directory computed at run time, ~, -, /, /proc or
 //     /dev, or through .. after a directory name, after CDPATH is set, and
 //     after a wrapper that
 //     changes directory (env -C, sudo -D, sudo -i, su -, chroot, nsenter
@@ -137,8 +137,10 @@ func (a *analyzer) cwdChanged(why string) {
 }
 
 // cd records the directory a cd or pushd changes into; args are its
-// arguments. popd, and cd or pushd without a static directory, make the
-// directory unknown.
+// arguments. popd, and pushd without a directory or with +N or -N, return
+// to a directory the stack holds, which was the directory before or one a
+// pushd named, so they add none. A cd without a static directory (cd, cd
+// ~, cd -, which is OLDPWD, cd "$d") makes the directory unknown.
 func (a *analyzer) cd(prog string, args []field) {
 	i := 0
 	for i < len(args) && !args[i].dynamic && strings.HasPrefix(args[i].text, "-") && len(args[i].text) > 1 {
@@ -148,8 +150,12 @@ func (a *analyzer) cd(prog string, args []field) {
 		}
 		i++
 	}
-	if prog == "popd" || i >= len(args) {
-		a.cwdChanged(prog + " changes to a directory the line does not name")
+	stack := i >= len(args) || !args[i].dynamic && len(args[i].text) > 1 && strings.IndexByte("+-", args[i].text[0]) >= 0 && isFD(args[i].text[1:])
+	if prog == "popd" || prog == "pushd" && stack {
+		return
+	}
+	if i >= len(args) {
+		a.cwdChanged(prog + " changes to the home directory")
 		return
 	}
 	d := args[i]
