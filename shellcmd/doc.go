@@ -115,16 +115,15 @@
 // tool's own process on a direct exec path; /dev/stdin, /dev/fd/3,
 // /proc/thread-self/root/dev/stdin hold text the line supplies), so they are
 // recognised by where they lead, not by spelling: an absolute name is
-// cleaned and refused under /proc or /dev (a shell's script or start-up
-// file may be /dev/null; a name of the standard input spelt plainly is
-// analysed as the shell's input); a name with .. after a directory name is
-// refused, as the kernel resolves a/.. through a symbolic link a; a relative
-// name is resolved against [Options.Dir] and every absolute directory a cd
-// or pushd in the line names, and refused when the directory is not known:
-// after a cd or pushd to a computed directory, ~, -, /, /proc, /dev or
-// through .. after a directory name (a cd .. may reach /, from where names
-// into proc or dev are refused), after CDPATH is set, and after a wrapper
-// that changes
+// cleaned and refused under /proc or /dev (a shell's script or start-up file
+// may be /dev/null; a name of the standard input spelt plainly is analysed
+// as the shell's input); a name with .. after a directory name is refused,
+// as the kernel resolves a/.. through a symbolic link a; a relative name is
+// resolved against [Options.Dir] and every absolute directory a cd or pushd
+// in the line names, and refused when the directory is not known: after a cd
+// or pushd to a computed directory, ~, -, /, /proc, /dev or through .. after
+// a directory name (a cd .. may reach /, from where names into proc or dev
+// are refused), after CDPATH is set, and after a wrapper that changes
 // directory (env -C, sudo -D, -R or -i, su -, chroot, nsenter -w, unshare
 // --wd, capsh --chroot, find -execdir). This is decided over the whole line,
 // so a cd after the name in the source (run first in a loop) counts. With

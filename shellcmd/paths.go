@@ -28,14 +28,13 @@ import (
 //     the line names, and refused when the directory is not known: after a
 //     cd or pushd to a directory computed at run time, ~, -, /, /proc or
 //     /dev, or through .. after a directory name, after CDPATH is set, and
-//     after a wrapper that
-//     changes directory (env -C, sudo -D, sudo -i, su -, chroot, nsenter
-//     -w, unshare --wd, capsh --chroot, find -execdir). A cd .. (or ../..)
-//     may reach any ancestor, / included: after one, a relative name that
-//     leads into proc or dev from /, and any name after a relative cd into
-//     proc or dev, is refused. This holds wherever
-//     the name appears in the line: cd /dev; bash stdin and bash stdin; cd
-//     /dev run in a loop are both refused.
+//     after a wrapper that changes directory (env -C, sudo -D, sudo -i,
+//     su -, chroot, nsenter -w, unshare --wd, capsh --chroot, find -execdir). A
+//     cd .. (or ../..) may reach any ancestor, / included: after one, a
+//     relative name that leads into proc or dev from /, and any name after a
+//     relative cd into proc or dev, is refused. This holds wherever the name
+//     appears in the line: cd /dev; bash stdin and bash stdin; cd /dev run
+//     in a loop are both refused.
 //
 // A symbolic link the line or an earlier command made (ln -s /proc/self/exe
 // x) is not followed: like a script the command wrote, it is outside what a
