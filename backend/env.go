@@ -3,6 +3,8 @@ package backend
 import (
 	"slices"
 	"strings"
+
+	"github.com/paigasus/helikon/internal/locale"
 )
 
 // DefaultEnvAllowlist is the environment a backend passes to a command when
@@ -58,6 +60,14 @@ func IsSecretEnv(name string) bool {
 // in an allowlist, "GH_TOKEN" in the allowlist beats both. Entries of environ
 // without "=" and duplicate names (the last one wins, as in [os/exec]) are
 // handled so that the result holds each name once.
+//
+// Whatever the allowlist and set say, the result holds no LOCPATH and no
+// LC_ALL, LC_CTYPE or LANG naming a locale whose character set is not UTF-8
+// (zh_CN.GBK, zh_TW, ja_JP.SJIS): a shell reads its command line in that
+// character set, where a backslash or backquote may be part of a character,
+// and the command policy (package shellcmd) parses the line as UTF-8 or C
+// does. Such a variable is dropped, so the shell falls back to the next one
+// or to C.
 func ScrubEnv(environ, allow, set []string) []string {
 	exact := make(map[string]bool, len(allow))
 	var prefixes []string
@@ -96,5 +106,5 @@ func ScrubEnv(environ, allow, set []string) []string {
 	for _, kv := range set {
 		add(kv)
 	}
-	return out
+	return locale.Scrub(out)
 }

@@ -135,6 +135,10 @@ func TestScrubEnv(t *testing.T) {
 		{[]string{"GH_*", "GH_TOKEN"}, nil, []string{"GH_TOKEN=t", "GH_REPO=r"}},
 		{[]string{"*"}, nil, []string{"PATH=/usr/bin", "HOME=/root", "GH_REPO=r", "LC_ALL=C", "LC_X=y"}},
 		{[]string{"HOME"}, []string{"HOME=/sandbox", "X=1", "bad"}, []string{"HOME=/sandbox", "X=1"}},
+		// A locale whose character set is not UTF-8 never reaches the
+		// shell, which would read the command line in it.
+		{[]string{"LC_*"}, []string{"LC_ALL=zh_CN.GBK", "LANG=zh_TW", "LC_CTYPE=en_US.UTF-8", "LOCPATH=/tmp"}, []string{"LC_X=y", "LC_CTYPE=en_US.UTF-8"}},
+		{nil, []string{"LANG=C.UTF-8", "LC_ALL=POSIX"}, []string{"LANG=C.UTF-8", "LC_ALL=POSIX"}},
 	}
 	for _, tt := range tests {
 		got := backend.ScrubEnv(environ, tt.allow, tt.set)

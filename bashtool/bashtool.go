@@ -18,6 +18,9 @@
 //     refused by an allow list and by a deny list: both fail closed.
 //   - A non-zero exit, a timeout and truncated output are results, not
 //     errors; exit_code is null when the command was killed.
+//   - A write redirection is reported as a command "> PATH" besides its path
+//     target, so Bash(...) allow rules of programs do not cover writing a
+//     file through a redirection (see [Tool.Targets]).
 //   - timeout_ms can shorten the backend's timeout, never lengthen it.
 //
 // # Not guaranteed
@@ -81,8 +84,10 @@ type Options struct {
 	// deny entry beats an allow entry.
 	DenyCommands []string
 	// Root is the directory relative paths in commands are resolved
-	// against when reporting targets; "" means the backend's working
-	// directory when the backend reports one ([backend.WorkingDir]).
+	// against when reporting targets and checking the lists (a relative
+	// program or script that leads under /proc or /dev is refused, see
+	// package shellcmd); "" means the backend's working directory when the
+	// backend reports one ([backend.WorkingDir]).
 	// When neither is known, a command that redirects to a relative path
 	// has unresolved targets (see [Tool.Targets]).
 	Root string

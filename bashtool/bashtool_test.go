@@ -192,7 +192,7 @@ func TestTargets(t *testing.T) {
 	for _, c := range tg.Commands {
 		progs = append(progs, strings.Join(c.Args, " "))
 	}
-	if got := strings.Join(progs, "|"); got != "echo hi|sudo rm -rf build|rm -rf build" {
+	if got := strings.Join(progs, "|"); got != "echo hi|sudo rm -rf build|rm -rf build|> "+filepath.Join(dir, "out.txt")+"|> /var/log/x" {
 		t.Errorf("commands %q", got)
 	}
 	if len(tg.Paths) != 2 || tg.Paths[0].Path != filepath.Join(dir, "out.txt") || tg.Paths[1].Path != "/var/log/x" ||
@@ -212,9 +212,12 @@ func TestTargets(t *testing.T) {
 // pipeline against the tool's targets.
 func TestPermissionRulesUseTheMatcher(t *testing.T) {
 	t.Parallel()
-	tool, _ := newTool(t, nil, nil)
+	tool, dir := newTool(t, nil, nil)
 	deny := &helikon.Permissions{Deny: []helikon.Rule{helikon.MustParseRule("Bash(rm)")}}
 	allow := &helikon.Permissions{Allow: []helikon.Rule{helikon.MustParseRule("Bash(echo)"), helikon.MustParseRule("Bash(git status)")}}
+	redirects := &helikon.Permissions{Allow: append(slices.Clone(allow.Allow), helikon.MustParseRule("Bash(>)"))}
+	oneTarget := &helikon.Permissions{Allow: append(slices.Clone(allow.Allow), helikon.MustParseRule("Bash(> "+filepath.Join(dir, "out", "log")+")"))}
+	noRedirects := &helikon.Permissions{Deny: []helikon.Rule{helikon.MustParseRule("Bash(>)")}}
 	tests := []struct {
 		p       *helikon.Permissions
 		mode    helikon.PermissionMode
@@ -250,7 +253,24 @@ func TestPermissionRulesUseTheMatcher(t *testing.T) {
 		// A computed target is reported as written and does not fail
 		// closed (see Tool.Targets): ordinary commands stay usable.
 		{&helikon.Permissions{}, helikon.ModeBypass, "out=log.txt; make > \"$out\"", true},
-		{allow, helikon.ModeDontAsk, "echo hi > \"$out\"", true},
+		// A redirection is a write the shell makes: an allow rule of
+		// programs does not cover it, Bash(>) does; device sinks are no
+		// writes.
+		{allow, helikon.ModeDontAsk, "echo hi > \"$out\"", false},
+		{allow, helikon.ModeDontAsk, "git status > canary", false},
+		{allow, helikon.ModeDontAsk, "git status >> canary 2>&1", false},
+		{allow, helikon.ModeDontAsk, "git status &> canary", false},
+		{allow, helikon.ModeDontAsk, "sh -c 'git status > canary'", false},
+		{allow, helikon.ModeDontAsk, "git status 3<> canary", false},
+		{allow, helikon.ModeDontAsk, "git status > /dev/null 2>&1", true},
+		{allow, helikon.ModeDontAsk, "git status 2>/dev/stderr >&2 >/dev/fd/1", true},
+		{redirects, helikon.ModeDontAsk, "git status > canary", true},
+		{redirects, helikon.ModeDontAsk, "git status > \"$f\"", true},
+		{oneTarget, helikon.ModeDontAsk, "git status > out/log", true},
+		{oneTarget, helikon.ModeDontAsk, "git status > out/other", false},
+		{oneTarget, helikon.ModeDontAsk, "git status > \"$f\"", false},
+		{noRedirects, helikon.ModeBypass, "ls > x", false},
+		{noRedirects, helikon.ModeBypass, "ls > /dev/null", true},
 	}
 	for _, tt := range tests {
 		args, _ := json.Marshal(map[string]string{"command": tt.command})
@@ -312,7 +332,8 @@ func TestNewRejectsNilBackend(t *testing.T) {
 }
 
 func FuzzTargets(f *testing.F) {
-	for _, s := range []string{"echo hi > x", "rm -rf /", "$X", "sh -c 'eval x'", "a=(", "cat <<E\nx\nE"} {
+	for _, s := range []string{"echo hi > x", "rm -rf /", "$X", "sh -c 'eval x'", "a=(", "cat <<E\nx\nE",
+		"git status > canary", "ls &>> \"$f\"", "cd /tmp && echo > x", "bash -c 'echo >&3 3>y'", "x 2>/dev/null >/dev/fd/1"} {
 		f.Add(s)
 	}
 	tool, dir := newTool(f, nil, nil)
@@ -327,9 +348,20 @@ func FuzzTargets(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Targets: %v", err)
 		}
+		redirects := map[string]bool{}
+		for _, c := range tg.Commands {
+			if len(c.Args) == 2 && c.Args[0] == ">" {
+				redirects[c.Args[1]] = true
+			}
+		}
 		for _, p := range tg.Paths {
 			if !filepath.IsAbs(p.Path) || filepath.Clean(p.Path) != p.Path || p.Root != dir {
 				t.Fatalf("path target %+v", p)
+			}
+			// Every file a redirection writes is a > command too, which
+			// Bash(...) allow rules of programs do not cover.
+			if p.Access == helikon.AccessWrite && !redirects[p.Path] && !strings.HasPrefix(p.Path, "/dev/") {
+				t.Fatalf("%q writes %s, which is not reported as a > command: %v", command, p.Path, tg.Commands)
 			}
 		}
 		d := perms.Check(context.Background(), helikon.CallFor[app](denyAll, args, helikon.ModeBypass))

@@ -31,7 +31,20 @@ func (t *Tool[C]) checkLists(tc *helikon.ToolContext[C], in Args) error {
 // Targets reports what a call would run and write, for the permission
 // pipeline: every simple command (wrappers and nested shells looked
 // through), the targets of write redirections, and, in Unresolved, why some
-// program cannot be known before the command runs.
+// program cannot be known before the command runs. Relative names of
+// programs and scripts are resolved against the sandbox root to find those
+// under /proc and /dev (see package shellcmd).
+//
+// A write redirection is a write the shell makes itself, so it is reported
+// twice: as a path target, for the guards and path rules, and as a command
+// of its own whose program is ">" and whose argument is the target (> PATH,
+// the argument computed at run time for > "$f"). A Bash(...) allow rule
+// naming programs therefore does not cover writing a file through a
+// redirection: under --allow 'Bash(git status)' in dont-ask mode, git
+// status > canary is refused; Bash(>) allows redirections, Bash(> /abs/path)
+// one target, and a deny rule Bash(>) refuses them all. Writes to
+// /dev/null, /dev/zero, /dev/full, /dev/stdout, /dev/stderr, /dev/tty and
+// /dev/fd/N, which create no file, are not reported as commands.
 //
 // A relative redirection target is reported resolved against the sandbox
 // root and also against every directory the line changes into with a
@@ -39,15 +52,17 @@ func (t *Tool[C]) checkLists(tc *helikon.ToolContext[C], in Args) error {
 // that "cd /etc && echo x > passwd" shows /etc/passwd to the guards. A
 // leading ~ or $HOME in a target is the home directory.
 //
-// Write targets computed at run time (> "$f") are reported as written and do
-// NOT make the targets unresolved; neither does a cd to a computed
+// A write target computed at run time (> "$f") is reported as written, and
+// its > command with the argument computed at run time, so an allow rule
+// with a target does not cover it and a deny rule with one does; it does
+// NOT make the targets unresolved, and neither does a cd to a computed
 // directory. This is a decision, not an oversight: Unresolved makes every
 // Bash(...) deny pattern match and no allow pattern match, so failing closed
-// here would refuse "make > "$out"" under any deny rule, while the guards it
-// would serve are accident catchers that programs writing files themselves
-// (cp, tee, sed -i, dd) get past anyway. Keeping a command inside its
-// directory is the job of a containing backend. Invalid arguments are an
-// error.
+// there would refuse "make > "$out"" under any deny rule of a program,
+// while the guards it would serve are accident catchers that programs
+// writing files themselves (cp, tee, sed -i, dd) get past anyway. Keeping a
+// command inside its directory is the job of a containing backend. Invalid
+// arguments are an error.
 func (t *Tool[C]) Targets(args json.RawMessage) (helikon.Targets, error) {
 	in, err := t.Decode(args)
 	if err != nil {
@@ -58,20 +73,26 @@ func (t *Tool[C]) Targets(args json.RawMessage) (helikon.Targets, error) {
 
 // targetsOf is Targets for decoded arguments.
 func (t *Tool[C]) targetsOf(in Args) helikon.Targets {
-	a := shellcmd.Analyze(in.Command)
+	a := shellcmd.Options{Dir: t.root}.Analyze(in.Command)
 	tg := a.Targets()
 	home, _ := os.UserHomeDir()
 	var bases []string
 	if t.root != "" {
 		bases = workDirs(a.Commands, t.root, home)
 	}
-	for _, w := range a.Writes {
+	write := func(p string, computed bool) {
+		tg.Paths = append(tg.Paths, helikon.PathTarget{Path: p, Root: t.root, Access: helikon.AccessWrite})
+		if !createsNoFile(p) {
+			tg.Commands = append(tg.Commands, helikon.Command{Args: []string{">", p}, Dynamic: []bool{false, computed}})
+		}
+	}
+	for i, w := range a.Writes {
 		// A target computed at run time ($f) is kept as written and
 		// reported anyway: resolved as if literal it still shows the guards
 		// a protected prefix or a .git/.ssh/.env element it contains.
 		p := expandHome(w, home)
 		if filepath.IsAbs(p) {
-			tg.Paths = append(tg.Paths, helikon.PathTarget{Path: filepath.Clean(p), Root: t.root, Access: helikon.AccessWrite})
+			write(filepath.Clean(p), a.WriteComputed(i))
 			continue
 		}
 		if t.root == "" {
@@ -81,10 +102,21 @@ func (t *Tool[C]) targetsOf(in Args) helikon.Targets {
 			continue
 		}
 		for _, b := range bases {
-			tg.Paths = append(tg.Paths, helikon.PathTarget{Path: filepath.Join(b, p), Root: t.root, Access: helikon.AccessWrite})
+			write(filepath.Join(b, p), a.WriteComputed(i))
 		}
 	}
 	return tg
+}
+
+// createsNoFile reports whether writing to the clean absolute path p
+// reaches a device or an open descriptor rather than a file.
+func createsNoFile(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/zero", "/dev/full", "/dev/stdout", "/dev/stderr", "/dev/tty":
+		return true
+	}
+	n, ok := strings.CutPrefix(p, "/dev/fd/")
+	return ok && n != "" && strings.Trim(n, "0123456789") == ""
 }
 
 // expandHome replaces a leading ~, $HOME or ${HOME} of p by home.

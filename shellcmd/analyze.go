@@ -21,6 +21,12 @@ type Options struct {
 	// MaxDepth bounds the nesting of command strings that are parsed in
 	// turn; 0 means DefaultMaxDepth.
 	MaxDepth int
+	// Dir is the absolute directory the line starts in. Relative names of
+	// programs, scripts and start-up files are resolved against it to find
+	// those under /proc and /dev (see the package documentation). "" means
+	// unknown: relative names are then taken to lead outside /proc and /dev
+	// unless they go up with .. or the line changes directory.
+	Dir string
 }
 
 // Analysis is what a shell command line would run, as far as it can be known
@@ -49,6 +55,14 @@ type Analysis struct {
 	// dynamic[i][j] reports that Commands[i].Args[j] is not known statically;
 	// policies use it to fail closed on leading-argument patterns.
 	dynamic [][]bool
+	// writeDynamic[i] reports that Writes[i] is computed at run time.
+	writeDynamic []bool
+}
+
+// WriteComputed reports whether Writes[i] is computed at run time (> "$f"),
+// so that the file it names is not known.
+func (a *Analysis) WriteComputed(i int) bool {
+	return i < len(a.writeDynamic) && a.writeDynamic[i]
 }
 
 // Targets returns the commands and the unresolved reason in the form the
@@ -80,8 +94,16 @@ func (o Options) Analyze(command string) *Analysis {
 	if a.maxDepth <= 0 {
 		a.maxDepth = DefaultMaxDepth
 	}
+	if path.IsAbs(o.Dir) {
+		a.dir = path.Clean(o.Dir)
+	}
 	a.script(command, syntax.LangBash, 0, "the command")
 	a.vars.finish(a)
+	a.finishPaths()
+	if _, home := a.vars.numeric["HOME"]; home && a.pathTilde {
+		a.unresolved("PATH holds a ~ directory and the line sets HOME, which decides where it leads; write the directories literally")
+	}
+	a.finishGit()
 	return a.res
 }
 
@@ -97,6 +119,14 @@ type analyzer struct {
 	dedup  bool
 	// braceBudget is what is left of maxBraceTotal.
 	braceBudget int
+	// dir is Options.Dir when it is absolute, cleaned; cwd what is known of
+	// the directories commands run in (see paths.go).
+	dir string
+	cwd cwdState
+	// pathTilde reports a PATH element starting with ~.
+	pathTilde bool
+	// git holds what git's subcommands depend on (see git.go).
+	git gitState
 }
 
 // unresolved records the first reason a program cannot be known.
@@ -540,6 +570,7 @@ func (a *analyzer) redirect(r *syntax.Redirect) {
 	}
 	f := wordField(r.Word)
 	a.res.Writes = append(a.res.Writes, f.text)
+	a.res.writeDynamic = append(a.res.writeDynamic, f.dynamic)
 	if f.dynamic && a.res.WriteUnresolved == "" {
 		a.res.WriteUnresolved = fmt.Sprintf("the redirection target %s is computed at run time; write the path literally", f.text)
 	}
@@ -568,7 +599,7 @@ const (
 
 type stdin struct {
 	kind stdinKind
-	text string // for stdinText
+	text string // the text for stdinText, the file name for stdinFile
 }
 
 // stdinOf finds the last redirection of descriptor 0 in redirs.
@@ -583,8 +614,8 @@ func stdinOf(redirs []*syntax.Redirect) stdin {
 			// A file named literally is like a script file; a process
 			// substitution or a computed name is not known.
 			in = stdin{}
-			if _, ok := staticText(r.Word); ok {
-				in = stdin{kind: stdinFile}
+			if name, ok := staticText(r.Word); ok {
+				in = stdin{kind: stdinFile, text: name}
 			}
 		case syntax.DplIn:
 			in = stdin{}
@@ -682,6 +713,10 @@ func (a *analyzer) argv(fields []field, ctx *callCtx) {
 			}
 			a.unresolved("%s is computed at run time; name the program literally", what)
 			return
+		}
+		a.checkProgramPath(name.text)
+		if strings.EqualFold(path.Base(name.text), "git") {
+			fields = a.gitFields(fields)
 		}
 		a.addCommand(fields)
 		next := a.unwrap(path.Base(name.text), fields[1:], ctx)

@@ -78,6 +78,9 @@ type varFlow struct {
 	// time (see declValue).
 	arrays      map[string]bool
 	declDynamic []string
+	// pathChecked is set while an assignment to PATH whose value
+	// searchPath has checked is recorded.
+	pathChecked bool
 }
 
 func newVarFlow() *varFlow {
@@ -128,26 +131,26 @@ func (v *varFlow) declValue(a *analyzer, variant string, as *syntax.Assign, arra
 // set records an assignment that does not depend on the old value and whose
 // text is not known (a number when numeric).
 func (v *varFlow) set(a *analyzer, name string, numeric bool) {
-	v.record(a, name, numeric, numeric, "")
+	v.record(a, name, numeric, numeric, false, "")
 	v.inited[name] = true
 }
 
 // setPlain is set for an assignment whose value is known to be plain text
 // that expands to itself (see [startupVars]): text.
 func (v *varFlow) setPlain(a *analyzer, name string, numeric bool, text string) {
-	v.record(a, name, numeric, true, text)
+	v.record(a, name, numeric, true, true, text)
 	v.inited[name] = true
 }
 
 // update records an assignment that reads the old value first (x++, x+=1),
 // which makes the old value a use too.
 func (v *varFlow) update(a *analyzer, name string, numeric bool) {
-	v.record(a, name, numeric, numeric, "")
+	v.record(a, name, numeric, numeric, false, "")
 }
 
 // record records an assignment of name; plain reports that the value is
-// static text without expansions, text (when plain).
-func (v *varFlow) record(a *analyzer, name string, numeric, plain bool, text string) {
+// static text without expansions (or a number), known that it is text.
+func (v *varFlow) record(a *analyzer, name string, numeric, plain, known bool, text string) {
 	if intVars[name] && !numeric {
 		a.unresolved("assigning %s evaluates the value as arithmetic (bash gives it the integer attribute), which can run commands hidden in an array subscript; assign it a literal number", name)
 	}
@@ -163,8 +166,28 @@ func (v *varFlow) record(a *analyzer, name string, numeric, plain bool, text str
 	if tableVars[name] {
 		a.unresolved("assigning %s makes a command name run another program; call the program directly", name)
 	}
-	if startupVars[name] && (!plain || isStdinFile(text) || isFDFile(text)) {
+	if startupVars[name] && (!known || isStdinFile(text) || isFDFile(text)) {
 		a.unresolved("%s names a file of commands that a shell expands (running command substitutions) and reads when it starts; this value is computed at run time, holds $ or `, or names the input or a descriptor: set it to a plain file name, or unset it", name)
+	} else if startupVars[name] && text != "" {
+		if r := a.pathRisk(text, "the start-up file "+name, true); r != "" {
+			a.unresolved("%s; set it to a plain file name, or unset it", r)
+		}
+	}
+	if gitConfigVar(name) {
+		a.git.config = name
+	}
+	if name == "CDPATH" {
+		a.cwdChanged("CDPATH is set, so cd may change into a directory it lists")
+	}
+	if name == "PATH" && !v.pathChecked {
+		if known {
+			a.searchPath(text, false)
+		} else {
+			a.unresolved("PATH is set to a value computed at run time, which decides the program a name runs; write the directories literally")
+		}
+	}
+	if reason := localeRisk(name, known, text); reason != "" {
+		a.unresolved("%s", reason)
 	}
 	if old, ok := v.numeric[name]; ok {
 		numeric = numeric && old
@@ -177,6 +200,11 @@ func (v *varFlow) record(a *analyzer, name string, numeric, plain bool, text str
 // whole word, which must start with a static NAME= (see envName).
 func (v *varFlow) envAssign(a *analyzer, f field) {
 	name, val, _ := strings.Cut(f.text, "=")
+	if name == "PATH" {
+		a.searchPath(val, f.dynamic)
+		v.pathChecked = true
+		defer func() { v.pathChecked = false }()
+	}
 	if !f.dynamic && plainFileName(val) {
 		v.setPlain(a, name, false, val)
 		return
@@ -204,6 +232,12 @@ func (v *varFlow) assign(a *analyzer, as *syntax.Assign, variant string) {
 			}
 		}
 	case as.Value != nil:
+		if as.Name.Value == "PATH" && as.Index == nil {
+			f := wordField(as.Value)
+			a.searchPath(f.text, f.dynamic)
+			v.pathChecked = true
+			defer func() { v.pathChecked = false }()
+		}
 		numeric = numericWord(as.Value) && !as.Append
 		if text, ok := staticText(as.Value); ok && !as.Append && as.Index == nil && plainFileName(text) {
 			v.setPlain(a, as.Name.Value, numeric, text)

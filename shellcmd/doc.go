@@ -10,7 +10,11 @@
 // stdbuf, time (also time -- cmd, where bash skips the --), sudo, doas,
 // pkexec, setsid, ionice, chroot, flock, unbuffer, watch, busybox, jobs -x,
 // runuser -u, taskset, chrt, setarch (and linux32, linux64, ...), nsenter,
-// unshare, xargs and find -exec/-execdir/-ok/-okdir. Command strings
+// unshare, setpriv, prlimit, fakeroot, the dynamic loader (ld.so,
+// /lib64/ld-linux-x86-64.so.2, ld-musl-*.so.1), logsave, capsh (-- and -+
+// run its shell, == and =+ capsh again), ssh-agent, strace (and a -o
+// |command, which it runs with sh), dbus-run-session (and its
+// --dbus-daemon), xargs and find -exec/-execdir/-ok/-okdir. Command strings
 // given to sh -c, bash -c, dash -c, zsh -c (and the other Bourne-family
 // shells, with their option clusters such as -oc NAME), su and runuser (-c
 // and the shell arguments after the user, options anywhere, as GNU getopt
@@ -27,6 +31,21 @@
 // line holds a backslash-newline, it is also read with those removed, as
 // bash removes them before it tokenizes (the parser keeps some, such as
 // "$\<newline>(cmd)" and a here-document line EO\<newline>F).
+//
+// git is listed with its global options removed (git help git lists them:
+// -C, -c, --git-dir, --work-tree, --no-pager, -P, --literal-pathspecs, ...),
+// so git -C . push is listed as git push and matches a pattern "git push";
+// a dashed git-push is git push too. Where the subcommand may not be the
+// command git runs, it is listed as a word computed at run time, which a
+// deny pattern naming a git subcommand matches and an allow pattern does
+// not: a name that is not one of git's own commands (it may be an alias,
+// defined by git -c alias.p=push, GIT_CONFIG_COUNT/KEY/VALUE,
+// GIT_CONFIG_PARAMETERS or an earlier git config alias.p push), and any
+// subcommand under -c, --config-env or --exec-path=, or in a line that sets
+// a GIT_CONFIG* variable or GIT_EXEC_PATH. git's own commands are the
+// builtins of git 2.39 and the commands every installation ships, which an
+// alias cannot hide; on an older git some of them (switch, restore) may be
+// aliases.
 //
 // [Policy] matches the analysis against allow and deny lists with the
 // semantics of the core's Bash(...) rules, failing closed as described
@@ -82,8 +101,44 @@
 // computed at run time; a compgen or complete -W word list holding $ or `
 // (it is expanded when the completion runs); SHELL set to anything but a
 // plain path of sh or bash (sudo -s, su -m and flock -c give their command
-// to $SHELL), and su -s with another interpreter; a line
-// that does not parse; nesting deeper than the limit.
+// to $SHELL), and su -s with another interpreter; a program, script
+// operand, --rcfile, --init-file, BASH_ENV, ENV, shell input (<) or PATH
+// directory that leads under /proc or /dev by any spelling (see below);
+// LC_ALL, LC_CTYPE or LANG set, in any form of assignment, to anything but
+// C, POSIX or a locale whose codeset is UTF-8, and LOCPATH set at all (see
+// below); the loader options ld.so --preload and --audit and fakeroot
+// --lib and --faked, which load code; a line that does not parse; nesting
+// deeper than the limit.
+//
+// Names under /proc and /dev reach a process's own program and descriptors
+// (/proc/self/exe is whatever program opens it: the shell in a sandbox, the
+// tool's own process on a direct exec path; /dev/stdin, /dev/fd/3,
+// /proc/thread-self/root/dev/stdin hold text the line supplies), so they are
+// recognised by where they lead, not by spelling: an absolute name is
+// cleaned and refused under /proc or /dev (a shell's script or start-up file
+// may be /dev/null; a name of the standard input spelt plainly is analysed
+// as the shell's input); a name with .. after a directory name is refused,
+// as the kernel resolves a/.. through a symbolic link a; a relative name is
+// resolved against [Options.Dir] and every absolute directory a cd or pushd
+// in the line names, and refused when the directory is not known: after a cd
+// or pushd to a computed directory, ~, -, /, /proc, /dev or through .. after
+// a directory name (a cd .. may reach /, from where names into proc or dev
+// are refused), after CDPATH is set, and after a wrapper that changes
+// directory (env -C, sudo -D, -R or -i, su -, chroot, nsenter -w, unshare
+// --wd, capsh --chroot, find -execdir). This is decided over the whole line,
+// so a cd after the name in the source (run first in a loop) counts. With
+// Options.Dir unset, a relative name that goes up with .. is refused and one
+// that does not is taken to stay outside /proc and /dev.
+//
+// bash splits its input into characters by the character set of its locale
+// (LC_ALL, else LC_CTYPE, else LANG), and reads the variables again as soon
+// as the line assigns them. In GBK, BIG5, SJIS and the like a backslash or
+// backquote may be the second byte of a character, so \ after the UTF-8
+// bytes of 中 is no escape there and echo 中\; rm x runs rm. The analysis
+// reads text as UTF-8 or C do, so it refuses a line that selects another
+// character set, and the backends pass no such locale and no LOCPATH to the
+// shell (backend.ScrubEnv). LANGUAGE is not refused: it picks message
+// catalogs, never the character set.
 //
 // # What is NOT guaranteed
 //
@@ -97,24 +152,34 @@
 // (aliases, -c core.pager=, core.sshCommand, hooks), make, npm and other
 // package managers (scripts), ssh (the remote command, ProxyCommand),
 // rsync -e, pagers and editors (less, man, vim: shell escapes), debuggers
-// and tracers (gdb, strace), terminal multiplexers (screen, tmux), and a
+// (gdb), terminal multiplexers (screen, tmux), and a
 // script the command wrote earlier. The contents of script files are not
-// read: bash ./x.sh and ./x.sh are listed as bash and x.sh, and neither are start-up files named
+// read: bash ./x.sh and ./x.sh are listed as bash and x.sh, nor is a
+// symbolic link the command or an earlier one made followed (ln -s
+// /proc/self/exe x; ./x, like a script it wrote, runs what the analysis does
+// not see), and neither are start-up files named
 // by a plain BASH_ENV, ENV or --rcfile value, those an interactive or login
 // shell reads by itself (~/.bashrc, ~/.profile, /etc/profile), nor a
 // loadable builtin that enable NAME finds on BASH_LOADABLES_PATH. The
 // analysis assumes that $SHELL, when the line does not set it, and the
 // target user's login shell for su, are Bourne shells.
+// The locale that a login shell's start-up files select (/etc/profile, for
+// su -, sudo -i and bash -l) is assumed to be UTF-8 or C, as is every
+// system locale whose name says UTF-8.
 // Variables that make a program load or run code (LD_PRELOAD, PYTHONSTARTUP,
 // GIT_SSH_COMMAND, EDITOR, VISUAL, SUDO_EDITOR, PAGER, ...) are not
 // modelled. PATH, which the line may change, decides which file a name
 // runs; a deny list of names
 // does not stop a copy or link of a program under another name. Wrappers not
-// listed above (strace, systemd-run, parallel, prlimit, numactl, ...) are
-// listed as programs without looking inside. Leading-argument patterns such
-// as "git push" compare the first words only: git -C dir push does not
-// match. Write targets are only those of redirections; programs that write
-// files themselves (tee, cp, dd) are not reflected in [Analysis.Writes].
+// listed above (systemd-run, parallel, numactl, ...) are listed as programs
+// without looking inside, and ld.so --argv0 NAME and exec -a NAME, which
+// change only what the program is told its name is, are listed under the
+// program's file name (a multi-call binary such as busybox then runs NAME).
+// Leading-argument patterns compare the first words only, of git after its
+// global options: a program's own options before its subcommand (npm
+// --prefix x publish) are compared as written. Write targets are only those
+// of redirections; programs that write files themselves (tee, cp, dd,
+// logsave's log, strace -o) are not reflected in [Analysis.Writes].
 // Arithmetic on a variable that is assigned a number in the line but read
 // before that assignment takes its value from the environment. Command
 // strings for zsh are parsed with the parser's experimental zsh support, and

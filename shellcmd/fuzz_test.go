@@ -26,6 +26,14 @@ func addSeeds(f *testing.F) {
 		"x=ls; $x", "f() { rm; }; f", "command rm", "exec /bin/rm", "echo {rm,ls}", "a=(rm); ${a[0]}",
 		"set -- rm x; \"$@\"", "IFS=m; x=rxm; $x", "x=rm; ${x} -f", "${x:-rm}", "printf -v c rm; $c",
 		"declare c=rm; $c", "read c <<< rm; $c", "env FOO=1 \"$x\"", "cd /; ls", "type -p rm",
+		// The classes of issue 12: launchers, names under /proc and /dev,
+		// locales, git's global options and aliases.
+		"setpriv --nnp rm x", "prlimit -n1 rm", "fakeroot -- rm", "ld.so /bin/rm", "logsave l rm",
+		"capsh -- -c rm", "capsh == -- -c rm", "ssh-agent rm", "strace -o '|rm' true", "dbus-run-session rm",
+		"bash ../../dev/stdin <<< rm", "bash /proc/self/root/dev/stdin", "cd /dev && bash stdin", "/proc/self/exe -c rm",
+		"PATH=/proc/self exe", "BASH_ENV=../dev/fd/0 bash -c :", "bash --rcfile ../../dev/stdin -i",
+		"LC_ALL=zh_CN.GBK\necho 中\\; rm x", "LANG=zh_TW bash -c 'echo 功\\; rm'", "LOCPATH=. ls",
+		"git -C . push", "git -c alias.p=push p", "GIT_CONFIG_COUNT=1 git p", "git --git-dir=.git push",
 	} {
 		f.Add(s)
 	}

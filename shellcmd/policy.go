@@ -13,7 +13,9 @@ import (
 // A pattern is a program name, optionally followed by leading arguments:
 // "rm" matches every command whose program is rm (/bin/rm, ./rm, \rm and
 // "r"'m' included), "git push" matches git commands whose first argument is
-// push. This is the matching of the core's Bash(...) permission rules.
+// push, after git's own global options (git -C . push; see the package
+// documentation for git's aliases). This is the matching of the core's
+// Bash(...) permission rules.
 //
 // Check refuses a command when any command it runs matches a Deny pattern,
 // or, when Allow is not empty, when some command it runs matches no Allow

@@ -241,6 +241,7 @@ func (a *analyzer) unwrap(prog string, args []field, ctx *callCtx) []field {
 			a.unresolved("chroot without a program starts the shell named by $SHELL; name the program")
 			return nil
 		}
+		a.cwdChanged("chroot changes into the new root")
 		return a.need(prog, rest[1:], ctx)
 	case "sudo", "doas":
 		return a.sudo(prog, args, ctx)
@@ -281,15 +282,29 @@ func (a *analyzer) unwrap(prog string, args []field, ctx *callCtx) []field {
 			args = args[1:]
 		}
 		return a.shellIfNone(prog, setarchSpec, args, ctx, "list")
-	case "nsenter":
-		return a.shellIfNone(prog, nsenterSpec, args, ctx, "")
-	case "unshare":
-		return a.shellIfNone(prog, unshareSpec, args, ctx, "")
+	case "nsenter", "unshare":
+		spec := nsenterSpec
+		dirOpts := []string{"w", "wd", "r", "root"} // nsenter -r is --root
+		if prog == "unshare" {
+			spec, dirOpts = unshareSpec, []string{"w", "wd", "R", "root"} // unshare -r maps root
+		}
+		if opts, _, err := spec.parse(prog, args); err == nil && has(opts, dirOpts...) {
+			a.cwdChanged(prog + " --wd or --root changes directory")
+		}
+		return a.shellIfNone(prog, spec, args, ctx, "")
 	case "sg", "newgrp":
 		a.sg(prog, args, ctx)
 	case "su", "runuser":
 		a.su(prog, args, ctx)
+	case "cd", "pushd", "popd":
+		a.cd(prog, args)
 	default:
+		if next, ok := a.launcher(prog, args, ctx); ok {
+			return next
+		}
+		if next := dashedGit(prog, args); next != nil {
+			return next
+		}
 		if lang, ok := shells[prog]; ok {
 			a.shell(prog, lang, args, ctx)
 		} else if otherShells[prog] {
@@ -382,6 +397,9 @@ func (a *analyzer) env(args []field, ctx *callCtx) []field {
 		if a.optErr("env", err, ctx) || has(opts, "help", "version", "list-signal-handling") {
 			return nil
 		}
+		if has(opts, "C", "chdir") {
+			a.cwdChanged("env -C changes directory")
+		}
 		for len(rest) > 0 && !rest[0].dynamic && rest[0].text == "-" {
 			rest = rest[1:]
 		}
@@ -456,6 +474,9 @@ func (a *analyzer) sudo(prog string, args []field, ctx *callCtx) []field {
 			a.shellStdin(prog+" -s", ctx)
 			return nil
 		}
+	}
+	if prog == "sudo" && has(opts, "D", "chdir", "i", "login", "R", "chroot") {
+		a.cwdChanged("sudo -D, -R or -i changes directory")
 	}
 	shell := prog == "sudo" && has(opts, "s", "i", "shell", "login")
 	if len(rest) == 0 && !ctx.openEnded {
@@ -541,6 +562,9 @@ func (a *analyzer) find(args []field, ctx *callCtx) {
 				t.dynamic = true // replaced by the file name
 			}
 			cmd = append(cmd, t)
+		}
+		if f.text == "-execdir" || f.text == "-okdir" {
+			a.cwdChanged("find " + f.text + " runs in the directory of each file found")
 		}
 		sub := &callCtx{depth: ctx.depth, via: "find " + f.text}
 		a.argv(cmd, sub)
@@ -643,6 +667,10 @@ func (a *analyzer) su(prog string, args []field, ctx *callCtx) {
 	}
 	if len(operands) > 0 && !operands[0].dynamic && operands[0].text == "-" {
 		operands = operands[1:] // su - is su -l
+		a.cwdChanged(prog + " - changes to the user's home directory")
+	}
+	if has(opts, "l", "login") {
+		a.cwdChanged(prog + " -l changes to the user's home directory")
 	}
 	if len(operands) > 0 {
 		operands = operands[1:] // the user name
@@ -819,11 +847,13 @@ options:
 		}
 	case len(rest) > 0 && !smode && isStdinFile(rest[0].text):
 		a.shellStdin(prog, ctx)
-	case len(rest) > 0 && !smode && isFDFile(rest[0].text):
-		a.unresolved("%s reads its script from the descriptor %s, which cannot be checked before it runs; pass the commands with -c", prog, rest[0].text)
 	case len(rest) > 0 && !smode:
 		// A script file: its contents are not inspected, like any
-		// program's (see the package documentation).
+		// program's (see the package documentation), but it must not be
+		// the input or a descriptor under another name.
+		if r := a.pathRisk(rest[0].text, "the script of "+prog, true); r != "" {
+			a.unresolved("%s; pass the commands with -c", r)
+		}
 	case ctx.openEnded:
 		a.unresolved("%s under xargs takes its arguments, maybe -c and a command, from the input; put the command in a -c string", prog)
 	default:
@@ -850,15 +880,21 @@ func (a *analyzer) startupFile(prog, opt string, f field, ctx *callCtx) bool {
 		return false
 	case isStdinFile(f.text):
 		a.shellStdin(prog+" "+opt, ctx)
-	case isFDFile(f.text):
-		a.unresolved("%s %s %s reads commands from a descriptor, which cannot be checked before it runs; pass them with -c", prog, opt, f.text)
-		return false
+	default:
+		if r := a.pathRisk(f.text, "the file "+prog+" "+opt+" reads", true); r != "" {
+			a.unresolved("%s; pass the commands with -c", r)
+			return false
+		}
 	}
 	return true
 }
 
-// isStdinFile reports whether name is a file name for the standard input.
+// isStdinFile reports whether name is a file name for the standard input
+// spelt without .. (see pathRisk for the other spellings).
 func isStdinFile(name string) bool {
+	if dotDotAfterName(name) {
+		return false
+	}
 	switch path.Clean(name) {
 	case "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "/proc/thread-self/fd/0":
 		return true
@@ -884,7 +920,10 @@ func (a *analyzer) shellStdin(prog string, ctx *callCtx) {
 			a.script(ctx.stdin.text, syntax.LangBash, ctx.depth+1, "the input of "+prog)
 		}
 	case stdinFile:
-		// Like a script file.
+		// Like a script file, unless it is the input or a descriptor.
+		if r := a.pathRisk(ctx.stdin.text, "the input of "+prog, true); r != "" {
+			a.unresolved("%s; pass the commands with -c", r)
+		}
 	default:
 		a.unresolved("%s reads commands from its standard input, which cannot be checked before it runs; pass them with -c", prog)
 	}

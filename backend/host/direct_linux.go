@@ -16,6 +16,7 @@ import (
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/internal/proc"
+	"github.com/paigasus/helikon/internal/procdev"
 )
 
 // The direct path: a command that is one simple command made only of literal
@@ -33,7 +34,10 @@ import (
 // through bash as before: anything that is not a literal simple command; a
 // shell builtin, keyword or word that bash would expand; a program that is
 // not found, not executable or not a binary bash would exec (bash then
-// reports the error with its own message and status); a set-ID program or
+// reports the error with its own message and status); a program whose path
+// passes through /proc or /dev, by any spelling or symbolic link
+// (/proc/self/exe is bash when bash runs it, and would be helikon here); a
+// set-ID program or
 // one with file capabilities (a traced exec does not grant them); an
 // address-space limit (exec itself is subject to it); an environment that
 // changes how bash starts (BASH_ENV, SHELLOPTS, ...); a bash that does not
@@ -389,6 +393,9 @@ func (b *Backend) runDirect(ctx context.Context, req *backend.Request, spec *pro
 	path, ok := lookPath(name, spec.Env, spec.Dir)
 	if !ok || (noArgBuiltins[name] && !systemProgram(path)) {
 		return nil, nil, false
+	}
+	if through, exists := procdev.Through(path, spec.Dir); through || !exists {
+		return nil, nil, false // /proc/self/exe is bash under bash, helikon here
 	}
 	_, isBash, err := proc.Shell()
 	if err != nil || !isBash {

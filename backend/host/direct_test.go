@@ -119,6 +119,14 @@ func TestDirectMatchesBash(t *testing.T) {
 	capV3 := []byte{0, 0, 0, 2, 0, 0x20, 0, 0, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 	hasCap := syscall.Setxattr(filepath.Join(dir, "cap-id"), "security.capability", capV3, 0) == nil
 	dirPath := []string{"PATH=" + dir + ":" + os.Getenv("PATH")}
+	// Names under /proc and /dev mean the process that opens them: bash
+	// runs itself for /proc/self/exe, the direct path would run helikon.
+	if err := os.Symlink("/proc/self/exe", filepath.Join(dir, "selfexe")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/proc/self", filepath.Join(dir, "self")); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		command string
 		direct  bool
@@ -170,6 +178,16 @@ func TestDirectMatchesBash(t *testing.T) {
 		{command: "./cap-id -un", direct: !hasCap},
 		{command: "cap-id -un", direct: !hasCap, setEnv: dirPath},
 		{command: "id -un", direct: true, setEnv: dirPath},
+		// Programs reached through /proc or /dev, by any spelling.
+		{command: "/proc/self/exe -c 'echo the shell'", direct: false},
+		{command: "/proc/thread-self/exe -c 'echo the shell'", direct: false},
+		{command: "/proc/self/root/proc/self/exe -c 'echo the shell'", direct: false},
+		{command: "/usr/../proc/self/exe -c 'echo the shell'", direct: false},
+		{command: "./selfexe -c 'echo the shell'", direct: false},
+		{command: "self/exe -c 'echo the shell'", direct: false},
+		{command: "sub/../self/exe -c 'echo the shell'", direct: false},
+		{command: "exe -c 'echo the shell'", direct: false, setEnv: []string{"PATH=/proc/self"}},
+		{command: "exe -c 'echo the shell'", direct: false, setEnv: []string{"PATH=" + dir + "/self"}},
 		// Not found or not executable as a binary: bash reports it.
 		{command: "definitely-not-a-program-xyz", direct: false},
 		{command: "./noshebang", direct: false},

@@ -8,7 +8,10 @@
 //   - The working directory is the sandbox root ([sandbox.Sandbox.Dir]).
 //   - The environment holds only the allowlisted variables (PATH and HOME by
 //     default); secrets (see [backend.IsSecretEnv]) pass only when the
-//     allowlist names them exactly.
+//     allowlist names them exactly. LOCPATH, and LC_ALL, LC_CTYPE or LANG
+//     naming a locale whose character set is not UTF-8, never pass: bash
+//     would read the command line in that character set, unlike the command
+//     policy (see [backend.ScrubEnv]).
 //   - Standard input is /dev/null unless the request connects its own.
 //   - The command runs in its own session; when its main process exits, when
 //     the timeout expires (default 30 s) or when the context is cancelled,
