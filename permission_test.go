@@ -214,3 +214,24 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+func TestWriteDenyRulesSpareToolsThatReportNothing(t *testing.T) {
+	perms := &helikon.Permissions{Deny: []helikon.Rule{helikon.MustParseRule("Edit(src/**)")}}
+	for _, tc := range []struct {
+		name   string
+		tg     helikon.Targeter
+		denied bool
+	}{
+		{"no targets reported", nil, false},
+		{"reads only", fakeTargeter{t: helikon.Targets{Paths: []helikon.PathTarget{{Path: "/r/src/a", Root: "/r"}}}}, false},
+		{"writes a matching path", fakeTargeter{t: helikon.Targets{Paths: []helikon.PathTarget{{Path: "/r/src/a", Root: "/r", Access: helikon.AccessWrite}}}}, true},
+		{"writes elsewhere", fakeTargeter{t: helikon.Targets{Paths: []helikon.PathTarget{{Path: "/r/doc/a", Root: "/r", Access: helikon.AccessWrite}}}}, false},
+		{"writes a computed path", fakeTargeter{t: helikon.Targets{Paths: []helikon.PathTarget{{Path: "/r/$f", Root: "/r", Access: helikon.AccessWrite, Computed: true}}}}, true},
+		{"unresolved", fakeTargeter{t: helikon.Targets{Unresolved: "eval"}}, true},
+	} {
+		d := perms.Check(context.Background(), call("Shell", helikon.EffectSideEffect, helikon.ModeBypass, tc.tg))
+		if denied := !d.Allowed; denied != tc.denied {
+			t.Errorf("%s: denied %v (%s), want %v", tc.name, denied, d.Reason, tc.denied)
+		}
+	}
+}

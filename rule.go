@@ -22,7 +22,11 @@ import (
 //     permit a call only when every command matches one of them.
 //   - Read: a path glob, matched against every path the call reads.
 //   - Write and Edit: a path glob, matched against every path a Write or Edit
-//     call writes (Edit(src/**) covers Write calls too).
+//     call writes (Edit(src/**) covers Write calls too). A deny rule of
+//     these with a pattern also refuses a call of any other tool that
+//     reports writing a matching path (a Bash redirect, > src/x), or a path
+//     computed at run time, or whose targets it could not resolve; calls
+//     of tools that report no targets at all are left to their own rules.
 //   - WebFetch, WebSearch: a host pattern: "example.com" matches the host and
 //     its subdomains, "*.example.com" subdomains only.
 //   - any other tool: the pattern is matched as a path glob, a host pattern
@@ -176,7 +180,7 @@ func (r Rule) matchItems(ti *targetsInfo, deny bool) (n int, matched func(i int)
 // the call's targets are unknown.
 func (r Rule) denyMatch(tool string, ti *targetsInfo) bool {
 	if !r.appliesTo(tool) {
-		return false
+		return r.deniesWritesOf(ti)
 	}
 	if r.Pattern == "" {
 		return true
@@ -187,6 +191,25 @@ func (r Rule) denyMatch(tool string, ti *targetsInfo) bool {
 	n, match := r.matchItems(ti, true)
 	for i := range n {
 		if match(i) {
+			return true
+		}
+	}
+	return false
+}
+
+// deniesWritesOf reports whether r, a Write or Edit deny rule with a
+// pattern, refuses a call of another tool for what it writes: a reported
+// write path that matches or is computed at run time, or targets the tool
+// reported but could not resolve.
+func (r Rule) deniesWritesOf(ti *targetsInfo) bool {
+	if r.Pattern == "" || r.family() != familyWritePath || !ti.reported {
+		return false
+	}
+	if !ti.known {
+		return true
+	}
+	for _, p := range ti.t.Paths {
+		if p.Access == AccessWrite && (p.Computed || globMatch(r.Pattern, p)) {
 			return true
 		}
 	}

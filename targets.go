@@ -42,6 +42,9 @@ type PathTarget struct {
 	Root string
 	// Access says whether the path is read or written.
 	Access Access
+	// Computed marks a path computed at run time (> "$f"), reported as
+	// written: a Write or Edit deny rule refuses it whatever its pattern.
+	Computed bool
 }
 
 // Command is one simple command a shell tool would run.

@@ -82,3 +82,32 @@ func TestListsHoldWithAndWithoutThePipeline(t *testing.T) {
 		t.Errorf("checked call: %v, want denied by the deny list", err)
 	}
 }
+
+// A redirect is a write: Write and Edit deny rules hold for it as for the
+// file tools, failing closed on a target computed at run time.
+func TestEditDenyRulesHoldForRedirects(t *testing.T) {
+	tool, dir := newTool(t, nil, nil)
+	if err := os.Mkdir(filepath.Join(dir, "secret"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	perms := &helikon.Permissions{Deny: []helikon.Rule{helikon.MustParseRule("Edit(secret/**)")}}
+	for _, c := range []struct {
+		command string
+		denied  bool
+	}{
+		{"echo x > secret/a", true},
+		{"cd secret && echo x >> a", true},
+		{`f=secret/a; echo x > "$f"`, true},
+		{"echo x > ok.txt", false},
+		{"cat secret/none 2>/dev/null; true", false},
+	} {
+		args, _ := json.Marshal(bashtool.Args{Command: c.command})
+		_, err := helikon.CallTool(helikon.NewToolContext(context.Background(), app{}, nil), perms, tool, args)
+		if denied := helikon.KindOf(err) == helikon.KindDenied; denied != c.denied {
+			t.Errorf("%q under Edit(secret/**): denied %v (%v), want %v", c.command, denied, err, c.denied)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "secret", "a")); err == nil {
+		t.Error("a denied redirect wrote secret/a")
+	}
+}

@@ -81,7 +81,7 @@ func (t *Tool[C]) targetsOf(in Args) helikon.Targets {
 		bases = workDirs(a.Commands, t.root, home)
 	}
 	write := func(p string, computed bool) {
-		tg.Paths = append(tg.Paths, helikon.PathTarget{Path: p, Root: t.root, Access: helikon.AccessWrite})
+		tg.Paths = append(tg.Paths, helikon.PathTarget{Path: p, Root: t.root, Access: helikon.AccessWrite, Computed: computed})
 		if !createsNoFile(p) {
 			tg.Commands = append(tg.Commands, helikon.Command{Args: []string{">", p}, Dynamic: []bool{false, computed}})
 		}
