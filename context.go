@@ -248,7 +248,7 @@ func NewToolContext[C any](ctx context.Context, app C, cfg *RunConfig) *ToolCont
 	return NewRunContext(app, cfg).ToolContext(ctx, "")
 }
 
-// App returns the application context (the seed's user_ctx).
+// App returns the application context.
 func (tc *ToolContext[C]) App() C { return tc.rc.app }
 
 // State returns the run-scoped state shared across sub-agents.

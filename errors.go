@@ -8,8 +8,7 @@ import (
 
 // The three tool errors.
 //
-// A tool's Invoke returns one of three kinds of error, mirroring the seed's
-// ToolError enum:
+// A tool's Invoke returns one of three kinds of error:
 //
 //   - *InvalidArgsError: the arguments did not match the tool's schema. This is
 //     the one recoverable kind: a runner may feed the problems back to the model

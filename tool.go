@@ -39,7 +39,7 @@ func (e Effect) String() string {
 // type a runner passes to every tool (use struct{} when there is none).
 //
 // The interface holds what every tool must have. Two further parts of the
-// seed's contract are optional and discovered with a type assertion, as the
+// contract are optional and discovered with a type assertion, as the
 // standard library does with io.WriterTo: [OutputSchemaer] for an output
 // schema and [Effecter] for the effect (a tool without it is a side effect,
 // the safe default). [Targeter] lets permission rules that name paths,
@@ -150,8 +150,7 @@ func ValidateToolName(name string) error {
 }
 
 // Toolset is an immutable set of tools of one context type, looked up by
-// name. It is the Go counterpart of the seed's tools! macro: duplicate and
-// invalid names are reported when the set is built, not when a model calls a
+// name. Duplicate and invalid names are reported when the set is built, not when a model calls a
 // tool. A Toolset is safe for concurrent use.
 type Toolset[C any] struct {
 	tools  []Tool[C]

@@ -62,7 +62,7 @@ func NewEdit[C any](sb *sandbox.Sandbox, opts *EditOptions) *Edit[C] {
 		p["path"].MinLength = ptr(1)
 		p["old_string"].MinLength = ptr(1)
 	})
-	t.Tool = functiontool.Must(functiontool.New("Edit", desc, t.edit, &functiontool.Options{
+	t.Tool = functiontool.Must(functiontool.New(EditName, desc, t.edit, &functiontool.Options{
 		Effect:      helikon.EffectWrite,
 		InputSchema: in,
 	}))

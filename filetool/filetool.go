@@ -60,6 +60,14 @@ import (
 	"github.com/paigasus/helikon/sandbox"
 )
 
+// The tools' names, as models call them and permission rules name them
+// (Read(.env), Edit(src/**)).
+const (
+	ReadName  = "Read"
+	WriteName = "Write"
+	EditName  = "Edit"
+)
+
 // The defaults of the options structs.
 const (
 	// DefaultMaxLines is the number of lines Read returns when no limit is

@@ -96,7 +96,7 @@ func NewRead[C any](sb *sandbox.Sandbox, opts *ReadOptions) *Read[C] {
 		p["offset"].Minimum = ptr(1.0)
 		p["limit"].Minimum = ptr(1.0)
 	})
-	t.Tool = functiontool.Must(functiontool.New("Read", desc, t.read, &functiontool.Options{
+	t.Tool = functiontool.Must(functiontool.New(ReadName, desc, t.read, &functiontool.Options{
 		Effect:      helikon.EffectReadOnly,
 		InputSchema: in,
 	}))

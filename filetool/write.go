@@ -53,7 +53,7 @@ func NewWrite[C any](sb *sandbox.Sandbox, opts *WriteOptions) *Write[C] {
 	in := schemaFor[WriteArgs](func(p map[string]*jsonschema.Schema) {
 		p["path"].MinLength = ptr(1)
 	})
-	t.Tool = functiontool.Must(functiontool.New("Write", desc, t.write, &functiontool.Options{
+	t.Tool = functiontool.Must(functiontool.New(WriteName, desc, t.write, &functiontool.Options{
 		Effect:      helikon.EffectWrite,
 		InputSchema: in,
 	}))

@@ -3,8 +3,8 @@
 // output type, and the model's arguments are validated as JSON against the
 // schema before they are decoded.
 //
-// It is the Go counterpart of the seed's #[tool] attribute. Go has no doc
-// comments at run time, so the name and description are given explicitly.
+// Go has no doc comments at run time, so the name and description are given
+// explicitly.
 //
 // # Schema inference
 //

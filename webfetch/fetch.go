@@ -97,7 +97,7 @@ type Options struct {
 	// use it to point names at local servers.
 	Resolver ssrf.Resolver
 	// Logger receives one debug record per fetch (URL without query, status,
-	// bytes); nil means no logging.
+	// bytes); nil means slog.Default(), as everywhere in helikon.
 	Logger *slog.Logger
 
 	// check replaces the address classifier; tests use it to let one
@@ -443,9 +443,11 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string, maxBytes int64) (*Re
 		res.ContentType, _, _ = mime.ParseMediaType(http.DetectContentType(body))
 	}
 	res.Title, res.Content, res.Format = doc.Title, doc.Content, doc.Format
-	if f.opts.Logger != nil {
-		f.opts.Logger.DebugContext(ctx, "webfetch", "url", redact(u), "status", res.Status, "bytes", len(body), "truncated", res.Truncated)
+	log := f.opts.Logger
+	if log == nil {
+		log = slog.Default()
 	}
+	log.DebugContext(ctx, "webfetch", "url", redact(u), "status", res.Status, "bytes", len(body), "truncated", res.Truncated)
 	return res, nil
 }
 

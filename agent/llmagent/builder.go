@@ -6,8 +6,8 @@ import (
 	"github.com/paigasus/helikon/model"
 )
 
-// Builder builds an [Agent] step by step, as the seed's LlmAgent::builder
-// does. It only fills a [Config]; Build calls [New].
+// Builder builds an [Agent] step by step, for call sites that read better
+// as a chain. It only fills a [Config]; Build calls [New].
 //
 //	agent, err := llmagent.NewBuilder[struct{}]().
 //		Name("budget-assistant").

@@ -75,7 +75,7 @@ const (
 	// once.
 	DefaultMaxParallelTools = 8
 	// DefaultRepairBudget is in how many turns in a row the model may
-	// repair invalid calls of one tool: the seed's "feed the errors back to the model once".
+	// repair invalid calls of one tool: the errors go back to the model once.
 	DefaultRepairBudget = 1
 )
 
