@@ -21,6 +21,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/agent"
@@ -714,5 +715,34 @@ func TestManyToolCallsDoNotTakeAGoroutineEach(t *testing.T) {
 	}
 	if got := most.Load(); got > int64(before)+50 {
 		t.Errorf("%d goroutines while the calls ran (%d before the run), for %d calls at 4 at a time", got, before, calls)
+	}
+}
+
+// A tool starts spans of its own from its call's context, under the call's
+// execute_tool span (the core carries no tracer).
+func TestToolSpansNestUnderTheCall(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := trace.NewTracerProvider(trace.WithSpanProcessor(rec))
+	type noArgs struct{}
+	traced := functiontool.Must(functiontool.New("traced", "starts a span", func(tc *helikon.ToolContext[App], _ noArgs) (string, error) {
+		_, span := oteltrace.SpanFromContext(tc).TracerProvider().Tracer("tool").Start(tc, "tool work")
+		span.End()
+		return "ok", nil
+	}, nil))
+	m := agenttest.New(agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("c1", "traced", `{}`)}}, agenttest.Reply{Text: "ok"})
+	a := llmagent.Must(llmagent.New(llmagent.Config[App]{Name: "a", Model: m, Tools: []helikon.Tool[App]{traced}}))
+	if _, err := run(t, runner.Config[App]{Agent: a, Tracer: tp.Tracer("test")}, "go"); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	var parent string
+	for _, s := range rec.Ended() {
+		ids[s.Name()] = s.SpanContext().SpanID().String()
+		if s.Name() == "tool work" {
+			parent = s.Parent().SpanID().String()
+		}
+	}
+	if parent == "" || parent != ids["execute_tool traced"] {
+		t.Errorf("the tool's span has parent %q, want the execute_tool span %q (spans %v)", parent, ids["execute_tool traced"], ids)
 	}
 }
