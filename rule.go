@@ -150,7 +150,7 @@ func (r Rule) matchItems(ti *targetsInfo, deny bool) (n int, matched func(i int)
 	switch r.family() {
 	case familyCommand:
 		words := strings.Fields(r.Pattern)
-		return len(ti.t.Commands), func(i int) bool { return ti.t.Commands[i].MatchPattern(words, deny) }
+		return len(ti.t.Commands), func(i int) bool { return ti.t.Commands[i].matchPattern(words, deny) }
 	case familyReadPath, familyWritePath:
 		write := r.family() == familyWritePath
 		var idx []int
@@ -171,7 +171,7 @@ func (r Rule) matchItems(ti *targetsInfo, deny bool) (n int, matched func(i int)
 		case i < np+nh:
 			return hostmatch.Match(r.Pattern, ti.t.Hosts[i-np])
 		default:
-			return ti.t.Commands[i-np-nh].MatchPattern(strings.Fields(r.Pattern), deny)
+			return ti.t.Commands[i-np-nh].matchPattern(strings.Fields(r.Pattern), deny)
 		}
 	}
 }

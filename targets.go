@@ -68,14 +68,20 @@ func (c Command) Program() string {
 	return path.Base(c.Args[0])
 }
 
-// MatchPattern reports whether c matches a program pattern: the program name
-// followed by leading arguments ("git", "push"). The program is compared by
-// its last path element. It fails closed in both directions: for a deny
-// pattern (deny true) a word computed at run time at or before a compared
-// position matches, and program names compare without case (a
-// case-insensitive file system runs rm for RM); for an allow pattern a
-// computed word does not match and names compare exactly.
-func (c Command) MatchPattern(words []string, deny bool) bool {
+// DeniedBy reports whether a deny pattern, the program name followed by
+// leading arguments ("git", "push"), matches c. The program is compared by
+// its last path element and without case (a case-insensitive file system
+// runs rm for RM), and a word computed at run time at or before a compared
+// position matches: a deny pattern fails closed.
+func (c Command) DeniedBy(words []string) bool { return c.matchPattern(words, true) }
+
+// AllowedBy reports whether an allow pattern (as for [Command.DeniedBy])
+// matches c. Names compare exactly and a word computed at run time does not
+// match: an allow pattern fails closed too.
+func (c Command) AllowedBy(words []string) bool { return c.matchPattern(words, false) }
+
+// matchPattern is DeniedBy (deny) or AllowedBy.
+func (c Command) matchPattern(words []string, deny bool) bool {
 	if len(words) == 0 || len(c.Args) == 0 {
 		return false
 	}

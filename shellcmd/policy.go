@@ -88,7 +88,7 @@ func (p *Policy) CheckTargets(t *helikon.Targets) error {
 	}
 	for _, c := range t.Commands {
 		for _, pat := range p.Deny {
-			if c.MatchPattern(strings.Fields(pat), true) {
+			if c.DeniedBy(strings.Fields(pat)) {
 				return helikon.Denied("the command runs %q, which the deny list forbids (pattern %q); do not run %s", strings.Join(c.Args, " "), pat, c.Program())
 			}
 		}
@@ -99,7 +99,7 @@ func (p *Policy) CheckTargets(t *helikon.Targets) error {
 	for _, c := range t.Commands {
 		ok := false
 		for _, pat := range p.Allow {
-			if c.MatchPattern(strings.Fields(pat), false) {
+			if c.AllowedBy(strings.Fields(pat)) {
 				ok = true
 				break
 			}
