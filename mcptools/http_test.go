@@ -140,25 +140,8 @@ func TestHTTPEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	addrc := make(chan net.Addr, 1)
-	served := make(chan error, 1)
-	go func() {
-		served <- mcptools.ServeHTTP(ctx, srv, &mcptools.HTTPOptions{Addr: "127.0.0.1:0", Token: "tok"}, func(a net.Addr) { addrc <- a })
-	}()
-	var addr net.Addr
-	select {
-	case addr = <-addrc:
-	case err := <-served:
-		t.Fatal(err)
-	}
-	defer func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Error(err)
-		}
-	}()
-	url := "http://" + addr.String() + "/"
+	url := startHTTP(t, srv, &mcptools.HTTPOptions{Token: "tok"})
+	ctx := context.Background()
 
 	if _, err := mcptools.Connect[app](ctx, mcptools.HTTP(url, nil), nil); err == nil {
 		t.Fatal("connected without the token")
