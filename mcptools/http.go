@@ -239,7 +239,10 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // slot for an initialize, and cancels the POST's calls when its client goes
 // away before they are answered.
 func (g *httpGuard) servePOST(w http.ResponseWriter, r *http.Request) {
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+	// One Content-Type (a singleton field, RFC 9110 §5.3): with two, a
+	// proxy may judge the body by the other one.
+	ct := r.Header.Values("Content-Type")
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); len(ct) != 1 || mt != "application/json" {
 		g.refuse(w, r, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 		return
 	}

@@ -81,6 +81,12 @@ func TestHTTPGuardRefusesRebindingForeignOriginsAndBadTokens(t *testing.T) {
 		{"no token", "127.0.0.1:8123", "", "", http.StatusUnauthorized, "missing or wrong bearer token"},
 		{"wrong token", "127.0.0.1:8123", "", "Bearer s3cre", http.StatusUnauthorized, "missing or wrong bearer token"},
 		{"basic auth", "127.0.0.1:8123", "", "Basic czNjcmV0", http.StatusUnauthorized, "missing or wrong bearer token"},
+		// RFC 9110 §11.1: the scheme is case-insensitive.
+		{"lower-case scheme", "127.0.0.1:8123", "", "bearer s3cret", http.StatusOK, ""},
+		{"upper-case scheme", "127.0.0.1:8123", "", "BEARER s3cret", http.StatusOK, ""},
+		{"scheme alone", "127.0.0.1:8123", "", "Bearer", http.StatusUnauthorized, "missing or wrong bearer token"},
+		{"scheme glued to token", "127.0.0.1:8123", "", "Bearers3cret", http.StatusUnauthorized, "missing or wrong bearer token"},
+		{"token with a suffix", "127.0.0.1:8123", "", "bearer s3cret x", http.StatusUnauthorized, "missing or wrong bearer token"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,4 +208,47 @@ func FuzzHTTPGuard(f *testing.F) {
 			t.Fatalf("authorization %q got through", auth)
 		}
 	})
+}
+
+// TestHTTPRefusesMalformedPOSTs: what is not a JSON-RPC message over JSON is
+// refused with a status that says why, before the SDK would take it.
+func TestHTTPRefusesMalformedPOSTs(t *testing.T) {
+	h := guardedHandler(t, "s3cret")
+	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("A", 10<<20) + `"}}`
+	const json = "application/json"
+	tests := []struct {
+		name        string
+		contentType []string
+		body        string
+		status      int
+		want        string
+	}{
+		{"initialize", []string{json}, initializeBody, http.StatusOK, `"result"`},
+		{"charset parameter", []string{"application/json; charset=utf-8"}, initializeBody, http.StatusOK, `"result"`},
+		{"no method", []string{json}, `{"jsonrpc":"2.0","id":1}`, http.StatusBadRequest, `"code":-32600`},
+		{"params but no method", []string{json}, `{"jsonrpc":"2.0","id":1,"params":{}}`, http.StatusBadRequest, `needs a \"method\"`},
+		{"method in capitals", []string{json}, `{"jsonrpc":"2.0","id":1,"Method":"initialize"}`, http.StatusBadRequest, `"id":1`},
+		{"no method in a batch", []string{json}, `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2}]`, http.StatusBadRequest, `"id":2`},
+		{"text/plain", []string{"text/plain"}, initializeBody, http.StatusUnsupportedMediaType, "Content-Type must be"},
+		{"no content type", nil, initializeBody, http.StatusUnsupportedMediaType, "Content-Type must be"},
+		// A proxy may read the last of two headers, the SDK reads the first.
+		{"two content types", []string{json, "text/plain"}, initializeBody, http.StatusUnsupportedMediaType, "Content-Type must be"},
+		{"10 MB body", []string{json}, big, http.StatusRequestEntityTooLarge, "request body exceeds"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/", strings.NewReader(tt.body))
+			r.Host = "127.0.0.1:8123"
+			for _, ct := range tt.contentType {
+				r.Header.Add("Content-Type", ct)
+			}
+			r.Header.Set("Accept", "application/json, text/event-stream")
+			r.Header.Set("Authorization", "Bearer s3cret")
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != tt.status || !strings.Contains(w.Body.String(), tt.want) {
+				t.Fatalf("status %d %.300q, want %d and %q", w.Code, w.Body.String(), tt.status, tt.want)
+			}
+		})
+	}
 }

@@ -86,20 +86,27 @@ func (c *rawClient) post(ctx context.Context, sid, body string) (*http.Response,
 	return c.hc.Do(r)
 }
 
-// open initializes a session and returns its ID.
-func (c *rawClient) open() string {
+// tryOpen sends an initialize and returns the answer and the new session's
+// ID.
+func (c *rawClient) tryOpen() (status int, body, sid string) {
 	c.t.Helper()
 	resp, err := c.post(context.Background(), "", initializeBody)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	body, _ := io.ReadAll(resp.Body)
+	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != http.StatusOK || sid == "" {
-		c.t.Fatalf("initialize: %d %q (session %q)", resp.StatusCode, body, sid)
+	return resp.StatusCode, string(b), resp.Header.Get("Mcp-Session-Id")
+}
+
+// open initializes a session and returns its ID.
+func (c *rawClient) open() string {
+	c.t.Helper()
+	status, body, sid := c.tryOpen()
+	if status != http.StatusOK || sid == "" {
+		c.t.Fatalf("initialize: %d %q (session %q)", status, body, sid)
 	}
-	resp, err = c.post(context.Background(), sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp, err := c.post(context.Background(), sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -274,4 +281,108 @@ func TestHTTPDeletedSessionKillsTheCommand(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("the call's POST: %v", err)
 	}
+}
+
+func liveSessions(srv *mcp.Server) int {
+	n := 0
+	for range srv.Sessions() {
+		n++
+	}
+	return n
+}
+
+// TestHTTPSessionCapHolds: of many clients opening sessions at once, exactly
+// the cap get one; the others are told what to do; a closed session frees
+// its slot.
+func TestHTTPSessionCapHolds(t *testing.T) {
+	const max = 8
+	srv, err := mcptools.NewServer(helikon.MustToolset(newKit(t).tools...), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := startHTTP(t, srv, &mcptools.HTTPOptions{MaxSessions: max, SessionTimeout: -1})
+	c := newRawClient(t, url, "")
+	type answer struct {
+		status   int
+		body, id string
+	}
+	answers := make(chan answer, 3*max)
+	for range 3 * max {
+		go func() {
+			status, body, sid := c.tryOpen()
+			answers <- answer{status, body, sid}
+		}()
+	}
+	var opened []string
+	for range 3 * max {
+		a := <-answers
+		switch a.status {
+		case http.StatusOK:
+			opened = append(opened, a.id)
+		case http.StatusServiceUnavailable:
+			var e struct {
+				ID    int
+				Error struct {
+					Code    int
+					Message string
+				}
+			}
+			if json.Unmarshal([]byte(a.body), &e) != nil || e.ID != 1 || !strings.Contains(e.Error.Message, "too many MCP sessions") ||
+				!strings.Contains(e.Error.Message, "DELETE") || !strings.Contains(e.Error.Message, "--http-max-sessions") {
+				t.Errorf("refusal %q", a.body)
+			}
+		default:
+			t.Errorf("initialize: %d %q", a.status, a.body)
+		}
+	}
+	if len(opened) != max || liveSessions(srv) != max {
+		t.Fatalf("%d sessions opened, %d live; want the cap, %d", len(opened), liveSessions(srv), max)
+	}
+	// The helikon client reports the refusal.
+	_, err = mcptools.Connect[app](context.Background(), mcptools.HTTP(url, nil), nil)
+	if err == nil || !strings.Contains(err.Error(), "too many MCP sessions") {
+		t.Errorf("connecting beyond the cap: %v", err)
+	}
+	for _, sid := range opened[:2] {
+		if code := c.delete(sid); code != http.StatusNoContent {
+			t.Fatalf("DELETE: %d", code)
+		}
+	}
+	waitFor(t, "the deleted sessions free their slots", func() bool {
+		status, _, sid := c.tryOpen()
+		if status == http.StatusOK {
+			opened = append(opened, sid)
+		}
+		return len(opened) == max+2
+	})
+	if status, body, _ := c.tryOpen(); status != http.StatusServiceUnavailable {
+		t.Fatalf("beyond the cap again: %d %q", status, body)
+	}
+}
+
+// TestHTTPAbandonedSessionsAreReclaimed opens sessions and abandons them,
+// round after round, each round as many as the cap allows: without idle
+// expiry (and the slot given back) the second round would be refused.
+func TestHTTPAbandonedSessionsAreReclaimed(t *testing.T) {
+	const max, rounds = 10, 5
+	srv, err := mcptools.NewServer(helikon.MustToolset(newKit(t).tools...), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := startHTTP(t, srv, &mcptools.HTTPOptions{MaxSessions: max, SessionTimeout: 100 * time.Millisecond})
+	for round := range rounds {
+		c := newRawClient(t, url, "")
+		for range max {
+			c.open() // and never closed
+		}
+		// The client vanishes with its connections.
+		c.hc.Transport.(*http.Transport).CloseIdleConnections()
+		waitFor(t, fmt.Sprintf("round %d's sessions are reclaimed", round), func() bool { return liveSessions(srv) == 0 })
+	}
+	// Reclaimed in the handler's count too, not only in the server's.
+	c := newRawClient(t, url, "")
+	waitFor(t, "every slot is free", func() bool {
+		status, _, _ := c.tryOpen()
+		return status == http.StatusOK
+	})
 }
