@@ -22,6 +22,7 @@ import (
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/backend/host"
 	"github.com/paigasus/helikon/bashtool"
+	"github.com/paigasus/helikon/internal/proctest"
 	"github.com/paigasus/helikon/mcptools"
 )
 
@@ -174,7 +175,7 @@ func sleeperCommand(t testing.TB, pidFile string) (cmd, arg string) {
 func readPid(t testing.TB, pidFile string) int {
 	t.Helper()
 	var pid int
-	waitFor(t, "the command writes its pid", func() bool {
+	proctest.WaitFor(t, "the command writes its pid", func() bool {
 		b, err := os.ReadFile(pidFile)
 		if err != nil || !bytes.HasSuffix(b, []byte("\n")) {
 			return false
@@ -246,14 +247,14 @@ func startSleeper(t *testing.T, c *rawClient, ctx context.Context, sid, root str
 			syscall.Kill(p, syscall.SIGKILL)
 		}
 	})
-	waitFor(t, "the sleep runs", func() bool { return len(sleepers(arg)) > 0 })
+	proctest.WaitFor(t, "the sleep runs", func() bool { return len(sleepers(arg)) > 0 })
 	return pid, arg, errc
 }
 
 // waitGone waits until the shell and its sleep are both gone.
 func waitGone(t *testing.T, pid int, arg string) {
 	t.Helper()
-	waitFor(t, "the command's processes are gone", func() bool { return !alive(pid) && len(sleepers(arg)) == 0 })
+	proctest.WaitFor(t, "the command's processes are gone", func() bool { return !alive(pid) && len(sleepers(arg)) == 0 })
 }
 
 func TestHTTPDroppedConnectionKillsTheCommand(t *testing.T) {
@@ -348,7 +349,7 @@ func TestHTTPSessionCapHolds(t *testing.T) {
 			t.Fatalf("DELETE: %d", code)
 		}
 	}
-	waitFor(t, "the deleted sessions free their slots", func() bool {
+	proctest.WaitFor(t, "the deleted sessions free their slots", func() bool {
 		status, _, sid := c.tryOpen()
 		if status == http.StatusOK {
 			opened = append(opened, sid)
@@ -377,11 +378,11 @@ func TestHTTPAbandonedSessionsAreReclaimed(t *testing.T) {
 		}
 		// The client vanishes with its connections.
 		c.hc.Transport.(*http.Transport).CloseIdleConnections()
-		waitFor(t, fmt.Sprintf("round %d's sessions are reclaimed", round), func() bool { return liveSessions(srv) == 0 })
+		proctest.WaitFor(t, fmt.Sprintf("round %d's sessions are reclaimed", round), func() bool { return liveSessions(srv) == 0 })
 	}
 	// Reclaimed in the handler's count too, not only in the server's.
 	c := newRawClient(t, url, "")
-	waitFor(t, "every slot is free", func() bool {
+	proctest.WaitFor(t, "every slot is free", func() bool {
 		status, _, _ := c.tryOpen()
 		return status == http.StatusOK
 	})

@@ -198,7 +198,7 @@ func TestMCPHTTPSIGTERMStopsRunningCommands(t *testing.T) {
 		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "Bash", Arguments: map[string]any{"command": "echo $$ > " + pidFile + "; sleep " + sleepArg + "; echo done"}})
 		called <- err
 	}()
-	waitUntil(t, "the command runs", func() bool {
+	proctest.WaitFor(t, "the command runs", func() bool {
 		_, err := os.Stat(pidFile)
 		return err == nil && len(proctest.PidsWith("sleep "+sleepArg)) > 0
 	})
@@ -213,20 +213,9 @@ func TestMCPHTTPSIGTERMStopsRunningCommands(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("after SIGTERM: %v, want exit 0", err)
 	}
-	waitUntil(t, "the command's processes are gone", func() bool {
+	proctest.WaitFor(t, "the command's processes are gone", func() bool {
 		return len(proctest.PidsWith("sleep "+sleepArg)) == 0 && len(proctest.PidsWith(pidFile)) == 0
 	})
 	<-called
 }
 
-// waitUntil polls cond; the deadline is a failure timeout, not a speed check.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
