@@ -1,7 +1,9 @@
 package mcptools_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -179,6 +181,8 @@ func FuzzHTTPGuard(f *testing.F) {
 		{"LOCALHOST.", "", "Bearer s3cret"},
 		{"127.1", "", "Bearer s3cret"},
 		{"0x7f000001", "", "Bearer s3cret"},
+		{"127.0.0.1", "", "bEaReR  s3cret"},
+		{"127.0.0.1", "", "Bearer\ts3cret"},
 	} {
 		f.Add(s[0], s[1], s[2])
 	}
@@ -204,7 +208,8 @@ func FuzzHTTPGuard(f *testing.F) {
 		if origin != "" && strings.ToLower(strings.TrimSuffix(origin, "/")) != "https://app.example" {
 			t.Fatalf("origin %q got through", origin)
 		}
-		if auth != "Bearer s3cret" {
+		// The scheme is case-insensitive, the token is not.
+		if len(auth) < 7 || !strings.EqualFold(auth[:7], "bearer ") || strings.TrimLeft(auth[7:], " ") != "s3cret" {
 			t.Fatalf("authorization %q got through", auth)
 		}
 	})
@@ -251,4 +256,52 @@ func TestHTTPRefusesMalformedPOSTs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzHTTPBody: whatever the body of a POST, a JSON-RPC message with
+// neither a method nor a result or error is refused with 400 and an Invalid
+// Request error (never 202, as if it answered a server request), and no
+// body makes the server fail.
+func FuzzHTTPBody(f *testing.F) {
+	for _, s := range []string{initializeBody, `{"jsonrpc":"2.0","id":1}`, `{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`[{"jsonrpc":"2.0","method":"ping","id":1},{"jsonrpc":"2.0","id":2}]`, `{"jsonrpc":"2.0","id":1,"Method":"ping"}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"x"}}`, `[]`, `[1]`, `null`, `{`} {
+		f.Add([]byte(s))
+	}
+	srv, err := mcptools.NewServer(helikon.MustToolset(newKit(f).tools...), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := mcptools.HTTPHandler(srv, "127.0.0.1:8123", &mcptools.HTTPOptions{Token: "s3cret", MaxSessions: -1})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/", bytes.NewReader(body))
+		r.Host = "127.0.0.1:8123"
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Authorization", "Bearer s3cret")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code >= 500 {
+			t.Fatalf("body %q: status %d %q", body, w.Code, w.Body.String())
+		}
+		var msgs []map[string]json.RawMessage
+		if json.Unmarshal(body, &msgs) != nil {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(body, &m) != nil || m == nil {
+				return
+			}
+			msgs = append(msgs, m)
+		}
+		for _, m := range msgs {
+			_, method := m["method"]
+			_, result := m["result"]
+			_, rerr := m["error"]
+			if !method && !result && !rerr {
+				if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), `"code":-32600`) {
+					t.Fatalf("body %q without a method: status %d %q", body, w.Code, w.Body.String())
+				}
+				return
+			}
+		}
+	})
 }
