@@ -275,10 +275,12 @@ func TestHTTPDeletedSessionKillsTheCommand(t *testing.T) {
 	c := newRawClient(t, url, "")
 	sid := c.open()
 	pid, arg, done := startSleeper(t, c, context.Background(), sid, root)
-	if code := c.delete(sid); code != http.StatusNoContent {
+	deleted := make(chan int, 1)
+	go func() { deleted <- c.delete(sid) }() // it returns once the call has ended
+	waitGone(t, pid, arg)
+	if code := <-deleted; code != http.StatusNoContent {
 		t.Fatalf("DELETE: %d", code)
 	}
-	waitGone(t, pid, arg)
 	if err := <-done; err != nil {
 		t.Fatalf("the call's POST: %v", err)
 	}
