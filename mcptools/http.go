@@ -115,8 +115,7 @@ func newHTTPGuard(srv *mcp.Server, listen string, opts *HTTPOptions) *httpGuard 
 	})
 	g := &httpGuard{
 		next:     next,
-		sessions: newSessionTable(srv, next, max),
-		idle:     timeout,
+		sessions: newSessionTable(srv, next, max, timeout),
 		token:    opts.Token,
 		hosts:    map[string]bool{},
 		origins:  map[string]bool{},
@@ -190,7 +189,6 @@ const shutdownGrace = 5 * time.Second
 type httpGuard struct {
 	next     http.Handler
 	sessions *sessionTable
-	idle     time.Duration // the session timeout, for the cap's error message
 	token    string
 	hosts    map[string]bool
 	origins  map[string]bool
@@ -263,9 +261,9 @@ func (g *httpGuard) servePOST(w http.ResponseWriter, r *http.Request) {
 	}
 	sid := r.Header.Get(sessionIDHeader)
 	if sid == "" {
-		if !g.sessions.reserve() {
-			g.log.Warn("mcp http session refused", slog.String("reason", "session cap reached"), slog.Int("max", g.sessions.max), slog.String("remote", r.RemoteAddr))
-			writeRPCError(w, http.StatusServiceUnavailable, msgs.first, codeServerBusy, errTooManySessions(g.sessions.max, g.idle))
+		if why := g.sessions.reserve(); why != "" {
+			g.log.Warn("mcp http session refused", slog.String("reason", why), slog.String("remote", r.RemoteAddr))
+			writeRPCError(w, http.StatusServiceUnavailable, msgs.first, codeServerBusy, why)
 			return
 		}
 		g.next.ServeHTTP(w, r)

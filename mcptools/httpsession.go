@@ -30,7 +30,8 @@ const (
 type sessionTable struct {
 	srv  *mcp.Server
 	next http.Handler
-	max  int // 0: no cap
+	max  int           // 0: no cap
+	idle time.Duration // the session timeout (0: never), for the refusal
 
 	mu      sync.Mutex
 	pending int // initialize requests under way, each holding a slot
@@ -44,27 +45,38 @@ type liveSession struct {
 }
 
 // postCalls are the JSON-RPC calls of one POST whose answers are still owed
-// on that POST's response.
+// on that POST's response, with what it takes to address their session
+// after the POST's handler has returned.
 type postCalls struct {
-	sid string
-	r   *http.Request
-	ids []json.RawMessage
+	sid       string
+	ids       []json.RawMessage
+	ctx       context.Context // the POST's values, without its cancellation
+	url, host string
+	remote    string
+	protocol  string // its Mcp-Protocol-Version
 }
 
-func newSessionTable(srv *mcp.Server, next http.Handler, max int) *sessionTable {
-	return &sessionTable{srv: srv, next: next, max: max, live: map[string]*liveSession{}}
+func newSessionTable(srv *mcp.Server, next http.Handler, max int, idle time.Duration) *sessionTable {
+	return &sessionTable{srv: srv, next: next, max: max, idle: idle, live: map[string]*liveSession{}}
 }
 
-// reserve takes a slot for a session about to be created; false means the
-// cap is reached (or the table is closed).
-func (t *sessionTable) reserve() bool {
+// errShuttingDown is the message of the refusal of a new session while the
+// server shuts down.
+const errShuttingDown = "the MCP server is shutting down; connect again when it is back"
+
+// reserve takes a slot for a session about to be created. It returns "" or
+// why there is none: the cap is reached or the table is closed.
+func (t *sessionTable) reserve() (refusal string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.closed || t.max > 0 && t.pending+len(t.live) >= t.max {
-		return false
+	switch {
+	case t.closed:
+		return errShuttingDown
+	case t.max > 0 && t.pending+len(t.live) >= t.max:
+		return errTooManySessions(t.max, t.idle)
 	}
 	t.pending++
-	return true
+	return ""
 }
 
 // settle ends a reservation: the slot goes to session sid when the SDK
@@ -115,7 +127,14 @@ func (t *sessionTable) begin(sid string, r *http.Request, ids []json.RawMessage)
 	if ls == nil {
 		return nil
 	}
-	p := &postCalls{sid: sid, r: r, ids: ids}
+	p := &postCalls{
+		sid: sid, ids: ids,
+		// The listener's address is among the values: the SDK's own
+		// rebinding check reads it.
+		ctx: context.WithoutCancel(r.Context()),
+		url: r.URL.String(), host: r.Host, remote: r.RemoteAddr,
+		protocol: r.Header.Get(protocolVersionHeader),
+	}
 	ls.posts[p] = struct{}{}
 	return p
 }
@@ -159,20 +178,18 @@ func (t *sessionTable) cancel(p *postCalls, reason string) {
 			"method":  "notifications/cancelled",
 			"params":  map[string]any{"requestId": id, "reason": reason},
 		})
-		// The notification travels as a POST of the same client, with the
-		// request's context values (the listener's address, which the SDK's
-		// own rebinding check reads) but not its cancellation.
-		r, err := http.NewRequestWithContext(context.WithoutCancel(p.r.Context()), http.MethodPost, p.r.URL.String(), bytes.NewReader(body))
+		// The notification travels as a POST of the same client.
+		r, err := http.NewRequestWithContext(p.ctx, http.MethodPost, p.url, bytes.NewReader(body))
 		if err != nil {
-			continue // p.r's URL parsed once already
+			continue // the URL was parsed once already
 		}
-		r.Host = p.r.Host
-		r.RemoteAddr = p.r.RemoteAddr
+		r.Host = p.host
+		r.RemoteAddr = p.remote
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Accept", "application/json, text/event-stream")
 		r.Header.Set(sessionIDHeader, p.sid)
-		if v := p.r.Header.Get(protocolVersionHeader); v != "" {
-			r.Header.Set(protocolVersionHeader, v)
+		if p.protocol != "" {
+			r.Header.Set(protocolVersionHeader, p.protocol)
 		}
 		t.next.ServeHTTP(discardResponse{http.Header{}}, r)
 	}
