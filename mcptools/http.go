@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -63,8 +64,8 @@ const DefaultSessionTimeout = 10 * time.Minute
 
 // DefaultMaxSessions is the default cap on live HTTP sessions: far more than
 // the clients one person runs at once (an editor, a few agents), and at
-// about 12 KB a session (measured with 5,000 abandoned ones) a bound of some
-// 12 MB on what abandoned sessions can hold.
+// about 12 KB a session (issue 18: 5,000 abandoned sessions grew the server
+// by 61 MB) a bound of some 12 MB on what abandoned sessions can hold.
 const DefaultMaxSessions = 1000
 
 // MaxRequestBytes is the largest request body the HTTP transport reads;
@@ -102,12 +103,12 @@ func newHTTPGuard(srv *mcp.Server, listen string, opts *HTTPOptions) *httpGuard 
 	case timeout < 0:
 		timeout = 0 // the SDK's "never"
 	}
-	max := opts.MaxSessions
+	limit := opts.MaxSessions
 	switch {
-	case max == 0:
-		max = DefaultMaxSessions
-	case max < 0:
-		max = 0
+	case limit == 0:
+		limit = DefaultMaxSessions
+	case limit < 0:
+		limit = 0
 	}
 	next := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      timeout,
@@ -115,7 +116,7 @@ func newHTTPGuard(srv *mcp.Server, listen string, opts *HTTPOptions) *httpGuard 
 	})
 	g := &httpGuard{
 		next:     next,
-		sessions: newSessionTable(srv, next, max, timeout),
+		sessions: newSessionTable(srv, next, limit, timeout),
 		token:    opts.Token,
 		hosts:    map[string]bool{},
 		origins:  map[string]bool{},
@@ -260,14 +261,17 @@ func (g *httpGuard) servePOST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sid := r.Header.Get(sessionIDHeader)
-	if sid == "" {
+	if sid == "" && msgs.initialize {
+		// Other requests without a session get one from the SDK that
+		// ends with the request; they hold no slot.
 		if why := g.sessions.reserve(); why != "" {
 			g.log.Warn("mcp http session refused", slog.String("reason", why), slog.String("remote", r.RemoteAddr))
 			writeRPCError(w, http.StatusServiceUnavailable, msgs.first, codeServerBusy, why)
 			return
 		}
-		g.next.ServeHTTP(w, r)
-		g.sessions.settle(w.Header().Get(sessionIDHeader))
+		sw := &settlingWriter{ResponseWriter: w, settle: g.sessions.settle}
+		g.next.ServeHTTP(sw, r)
+		sw.settleOnce()
 		return
 	}
 	p := g.sessions.begin(sid, r, msgs.calls)
@@ -279,6 +283,32 @@ func (g *httpGuard) servePOST(w http.ResponseWriter, r *http.Request) {
 		g.sessions.cancel(p, "the HTTP client disconnected")
 	}
 }
+
+// settlingWriter settles a session reservation when the initialize answer's
+// header is written: before the client can read the session ID and send the
+// session's first call, which must find its session in the table.
+type settlingWriter struct {
+	http.ResponseWriter
+	settle func(sid string)
+	once   sync.Once
+}
+
+func (w *settlingWriter) settleOnce() {
+	w.once.Do(func() { w.settle(w.Header().Get(sessionIDHeader)) })
+}
+
+func (w *settlingWriter) WriteHeader(code int) {
+	w.settleOnce()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *settlingWriter) Write(b []byte) (int, error) {
+	w.settleOnce()
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's Flush.
+func (w *settlingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // bearerToken returns the credentials of an Authorization header with the
 // Bearer scheme, whose name is case-insensitive (RFC 9110 §11.1).

@@ -15,7 +15,8 @@ const (
 // scanned is what the HTTP transport needs to know of a POST body before the
 // SDK reads it.
 type scanned struct {
-	calls   []json.RawMessage // the IDs of the requests that expect an answer
+	calls      []json.RawMessage // the IDs of the requests that expect an answer
+	initialize bool              // an initialize request is among them
 	first   json.RawMessage   // the first message's ID, if any
 	invalid *badMessage       // the first message that is no JSON-RPC message
 }
@@ -63,6 +64,7 @@ func scanMessages(body []byte) scanned {
 			if id != nil {
 				s.calls = append(s.calls, id)
 			}
+			s.initialize = s.initialize || string(bytes.TrimSpace(m["method"])) == `"initialize"`
 		case !hasResult && !hasError && s.invalid == nil:
 			s.invalid = &badMessage{id: id, why: `invalid request: a JSON-RPC message needs a "method" (a request or notification) or a "result" or "error" (a response to the server)`}
 		}

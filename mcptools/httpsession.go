@@ -28,10 +28,10 @@ const (
 // Mcp-Session-Id header of the initialize response and of its end from
 // [mcp.ServerSession.Wait].
 type sessionTable struct {
-	srv  *mcp.Server
-	next http.Handler
-	max  int           // 0: no cap
-	idle time.Duration // the session timeout (0: never), for the refusal
+	srv   *mcp.Server
+	next  http.Handler
+	limit int           // 0: no cap
+	idle  time.Duration // the session timeout (0: never), for the refusal
 
 	mu      sync.Mutex
 	pending int // initialize requests under way, each holding a slot
@@ -56,8 +56,8 @@ type postCalls struct {
 	protocol  string // its Mcp-Protocol-Version
 }
 
-func newSessionTable(srv *mcp.Server, next http.Handler, max int, idle time.Duration) *sessionTable {
-	return &sessionTable{srv: srv, next: next, max: max, idle: idle, live: map[string]*liveSession{}}
+func newSessionTable(srv *mcp.Server, next http.Handler, limit int, idle time.Duration) *sessionTable {
+	return &sessionTable{srv: srv, next: next, limit: limit, idle: idle, live: map[string]*liveSession{}}
 }
 
 // errShuttingDown is the message of the refusal of a new session while the
@@ -72,8 +72,8 @@ func (t *sessionTable) reserve() (refusal string) {
 	switch {
 	case t.closed:
 		return errShuttingDown
-	case t.max > 0 && t.pending+len(t.live) >= t.max:
-		return errTooManySessions(t.max, t.idle)
+	case t.limit > 0 && t.pending+len(t.live) >= t.limit:
+		return errTooManySessions(t.limit, t.idle)
 	}
 	t.pending++
 	return ""
@@ -230,10 +230,10 @@ func (discardResponse) WriteHeader(int)             {}
 
 // errTooManySessions is the message of the refusal when the session cap is
 // reached.
-func errTooManySessions(max int, idle time.Duration) string {
+func errTooManySessions(limit int, idle time.Duration) string {
 	wait := fmt.Sprintf("wait for idle ones to end (after %s)", idle)
 	if idle <= 0 {
 		wait = "restart the server (idle sessions never end)"
 	}
-	return fmt.Sprintf("too many MCP sessions: this server keeps at most %d; close sessions you no longer use (HTTP DELETE with their Mcp-Session-Id), %s, or raise the cap (HTTPOptions.MaxSessions, helikon mcp --http-max-sessions)", max, wait)
+	return fmt.Sprintf("too many MCP sessions: this server keeps at most %d; close sessions you no longer use (HTTP DELETE with their Mcp-Session-Id), %s, or raise the cap (HTTPOptions.MaxSessions, helikon mcp --http-max-sessions)", limit, wait)
 }
