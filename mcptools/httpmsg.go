@@ -17,8 +17,8 @@ const (
 type scanned struct {
 	calls      []json.RawMessage // the IDs of the requests that expect an answer
 	initialize bool              // an initialize request is among them
-	first   json.RawMessage   // the first message's ID, if any
-	invalid *badMessage       // the first message that is no JSON-RPC message
+	first      json.RawMessage   // the first message's ID, if any
+	invalid    *badMessage       // the first message that is no JSON-RPC message
 }
 
 type badMessage struct {
