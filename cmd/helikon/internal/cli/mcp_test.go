@@ -35,6 +35,8 @@ func TestMCPUsageErrors(t *testing.T) {
 		{"bad rule", []string{"--deny", "Bash(rm", "--tools", "add"}, "invalid rule"},
 		{"positional", []string{"--tools", "add", "extra"}, "unexpected arguments"},
 		{"public http without token", []string{"--tools", "add", "--http", "0.0.0.0:0"}, "without a bearer token"},
+		{"negative session cap", []string{"--tools", "add", "--http", "127.0.0.1:0", "--http-max-sessions", "-1"}, "cannot be negative"},
+		{"negative session timeout", []string{"--tools", "add", "--http", "127.0.0.1:0", "--http-session-timeout", "-1s"}, "cannot be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
