@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/internal/proctest"
 	"github.com/paigasus/helikon/mcptools"
 )
 
@@ -107,4 +109,37 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkHTTPAbandonedSessions opens b.N sessions over HTTP and abandons
+// them; it reports the heap each one holds while it lives and what is left
+// per session once all have idled out (2 s).
+func BenchmarkHTTPAbandonedSessions(b *testing.B) {
+	srv, err := mcptools.NewServer(helikon.MustToolset(newKit(b).tools...), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const idle = 2 * time.Second
+	url := startHTTP(b, srv, &mcptools.HTTPOptions{MaxSessions: -1, SessionTimeout: idle})
+	c := newRawClient(b, url, "")
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	before := heap()
+	b.ResetTimer()
+	for range b.N {
+		c.open()
+	}
+	b.StopTimer()
+	// Sessions opened first may have idled out already: divide by those
+	// still live.
+	n, live := liveSessions(srv), heap()
+	proctest.WaitFor(b, "the sessions idle out", func() bool { return liveSessions(srv) == 0 })
+	after := heap()
+	b.ReportMetric(float64(n), "sessions-live")
+	b.ReportMetric(float64(int64(live)-int64(before))/float64(max(n, 1)), "B-live/session")
+	b.ReportMetric(float64(int64(after)-int64(before))/float64(b.N), "B-left/session")
 }
