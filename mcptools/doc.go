@@ -49,7 +49,7 @@
 // call is cancelled (the handler sends its session notifications/cancelled,
 // the protocol's own cancellation) and a tool that runs processes kills them.
 // ServeHTTP does the same for every call when its context ends (SIGTERM in
-// `helikon mcp`), then ends the sessions. A session that receives no request
+// `helikon mcp`), then ends the sessions. A session that receives no message
 // for [HTTPOptions].SessionTimeout ([DefaultSessionTimeout]) ends; at most
 // [HTTPOptions].MaxSessions ([DefaultMaxSessions]) live at once, and an
 // initialize beyond that is answered 503 with a JSON-RPC error saying what

@@ -42,10 +42,10 @@ type HTTPOptions struct {
 	// requests are accepted. A request without an Origin header (any
 	// non-browser client) is not affected.
 	AllowedOrigins []string
-	// SessionTimeout ends a session that has received no request for that
-	// long (a running call keeps its session alive); 0 means
-	// [DefaultSessionTimeout] and a negative value keeps idle sessions
-	// until the client ends them.
+	// SessionTimeout ends a session that has received no message (no
+	// POST) for that long; a running call keeps its session alive, an open
+	// GET stream does not. 0 means [DefaultSessionTimeout] and a negative
+	// value keeps idle sessions until the client ends them.
 	SessionTimeout time.Duration
 	// MaxSessions caps the live sessions; 0 means [DefaultMaxSessions] and
 	// a negative value sets no cap. An initialize request beyond the cap is
@@ -87,7 +87,10 @@ var ErrInsecureListen = errors.New("refusing to serve MCP on a non-loopback addr
 // The calls of a POST whose client disconnects before they are answered are
 // cancelled (there is no event store to resume the stream from), and so are
 // the calls of a session ended by DELETE. Sessions idle for
-// opts.SessionTimeout end; at most opts.MaxSessions live at once.
+// opts.SessionTimeout end; at most opts.MaxSessions live at once. Ending
+// every session when the server stops is [ServeHTTP]'s: a handler mounted
+// elsewhere leaves its sessions to the SDK (and their calls running) when
+// its http.Server shuts down.
 func HTTPHandler(srv *mcp.Server, listen string, opts *HTTPOptions) http.Handler {
 	return newHTTPGuard(srv, listen, opts)
 }
