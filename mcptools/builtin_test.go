@@ -17,6 +17,7 @@ import (
 	"github.com/paigasus/helikon/backend/host"
 	"github.com/paigasus/helikon/bashtool"
 	"github.com/paigasus/helikon/filetool"
+	"github.com/paigasus/helikon/internal/proctest"
 	"github.com/paigasus/helikon/mcptools"
 	"github.com/paigasus/helikon/sandbox"
 )
@@ -112,18 +113,6 @@ func sleepers(arg string) []int {
 	return pids
 }
 
-// waitFor polls cond; the deadline is a failure timeout, not a speed check.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // cancelKillsSleep starts a Bash sleep through cs with a progress token,
 // waits for progress and for the sleep process, cancels the call and waits
 // for the process to be gone.
@@ -141,7 +130,7 @@ func cancelKillsSleep(t *testing.T, cs *mcp.ClientSession, progress <-chan *mcp.
 		_, err := cs.CallTool(ctx, params)
 		done <- err
 	}()
-	waitFor(t, "the sleep runs", func() bool { return len(sleepers(arg)) > 0 })
+	proctest.WaitFor(t, "the sleep runs", func() bool { return len(sleepers(arg)) > 0 })
 	if p := <-progress; p.ProgressToken != "bash-1" || !strings.Contains(p.Message, "Bash still running") {
 		t.Errorf("progress %+v", p)
 	}
@@ -149,7 +138,7 @@ func cancelKillsSleep(t *testing.T, cs *mcp.ClientSession, progress <-chan *mcp.
 	if err := <-done; err == nil {
 		t.Error("the cancelled call returned no error")
 	}
-	waitFor(t, "the sleep is killed", func() bool { return len(sleepers(arg)) == 0 })
+	proctest.WaitFor(t, "the sleep is killed", func() bool { return len(sleepers(arg)) == 0 })
 }
 
 func TestServedBashCancellationKillsSleep(t *testing.T) {

@@ -1,10 +1,12 @@
 package mcptools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -74,24 +76,23 @@ func HTTP(endpoint string, opts *HTTPClientOptions) Dialer {
 		opts = &HTTPClientOptions{}
 	}
 	return func() (mcp.Transport, error) {
-		hc := opts.Client
-		if hc == nil {
-			hc = http.DefaultClient
+		hc := http.Client{}
+		if opts.Client != nil {
+			hc = *opts.Client
+		}
+		base := hc.Transport
+		if base == nil {
+			base = http.DefaultTransport
 		}
 		if opts.Token != "" {
 			u, err := url.Parse(endpoint)
 			if err != nil {
 				return nil, fmt.Errorf("mcp endpoint %q: %w", endpoint, err)
 			}
-			c := *hc
-			base := c.Transport
-			if base == nil {
-				base = http.DefaultTransport
-			}
-			c.Transport = bearerTransport{base: base, token: opts.Token, scheme: u.Scheme, host: strings.ToLower(u.Host)}
-			hc = &c
+			base = bearerTransport{base: base, token: opts.Token, scheme: u.Scheme, host: strings.ToLower(u.Host)}
 		}
-		return &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, nil
+		hc.Transport = busyTransport{base}
+		return &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &hc}, nil
 	}
 }
 
@@ -113,6 +114,31 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.base.RoundTrip(r)
+}
+
+// busyTransport turns a 503 or 429 answer whose body is a JSON-RPC error
+// into an error with that message. The go-sdk client takes those statuses
+// for transient and drops the body, where a server at its session cap (see
+// [HTTPOptions].MaxSessions) says what to do.
+type busyTransport struct{ base http.RoundTripper }
+
+// maxRefusalBytes bounds the body of a refusal read by busyTransport: a
+// JSON-RPC error is a few hundred bytes.
+const maxRefusalBytes = 64 << 10
+
+func (b busyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := b.base.RoundTrip(r)
+	if err != nil || resp.StatusCode != http.StatusServiceUnavailable && resp.StatusCode != http.StatusTooManyRequests {
+		return resp, err
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBytes))
+	resp.Body.Close()
+	var e rpcErrorResponse
+	if json.Unmarshal(body, &e) != nil || e.Error.Message == "" {
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		return resp, nil
+	}
+	return nil, fmt.Errorf("%s (HTTP %d)", e.Error.Message, resp.StatusCode)
 }
 
 // Transport returns a Dialer that always returns t. Use it for transports

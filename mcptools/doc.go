@@ -44,6 +44,19 @@
 // of one's own, does the same checks and, without a token, serves loopback
 // peers only. The stdio transport is the SDK's own (mcp.StdioTransport).
 //
+// Over HTTP, a call ends with its client: when the POST that carries it is
+// dropped before the answer is sent, or its session is ended by DELETE, the
+// call is cancelled (the handler sends its session notifications/cancelled,
+// the protocol's own cancellation) and a tool that runs processes kills them.
+// ServeHTTP does the same for every call when its context ends (SIGTERM in
+// `helikon mcp`), then ends the sessions. A session that receives no message
+// for [HTTPOptions].SessionTimeout ([DefaultSessionTimeout]) ends; at most
+// [HTTPOptions].MaxSessions ([DefaultMaxSessions]) live at once, and an
+// initialize beyond that is answered 503 with a JSON-RPC error saying what
+// to do. Bodies over [MaxRequestBytes] are answered 413, a body that is not
+// application/json 415, and a message with no method (and no result or
+// error) 400. The scheme of "Authorization: Bearer" is case-insensitive.
+//
 // # Using MCP servers' tools
 //
 // [Connect] connects to an MCP server (a spawned command over stdio with
@@ -92,6 +105,15 @@
 //
 // A call whose connection drops while it runs is reported as failed: it may
 // or may not have run on the server, and it is not retried.
+//
+// The HTTP server keeps no event store, so a stream cannot be resumed: a
+// client that loses the connection of a running call loses the call (it is
+// cancelled, not left running for a result nobody can fetch). A running call
+// keeps its session from idling out, however long it runs. A call that
+// arrives in the same instant as the DELETE of its session may escape the
+// cancellation and run to its end (the session's end waits for it). The
+// session cap counts sessions, not clients: one client that opens sessions
+// and abandons them can hold every slot until they idle out.
 //
 // The helikon client does not answer a foreign server's own elicitation,
 // sampling or roots requests (it declares none of those capabilities), and

@@ -1,14 +1,18 @@
 package mcptools
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,17 +42,36 @@ type HTTPOptions struct {
 	// requests are accepted. A request without an Origin header (any
 	// non-browser client) is not affected.
 	AllowedOrigins []string
-	// SessionTimeout closes a session idle for that long; 0 means
-	// DefaultSessionTimeout.
+	// SessionTimeout ends a session that has received no message (no
+	// POST) for that long; a running call keeps its session alive, an open
+	// GET stream does not. 0 means [DefaultSessionTimeout] and a negative
+	// value keeps idle sessions until the client ends them.
 	SessionTimeout time.Duration
+	// MaxSessions caps the live sessions; 0 means [DefaultMaxSessions] and
+	// a negative value sets no cap. An initialize request beyond the cap is
+	// refused with 503 Service Unavailable and a JSON-RPC error that says
+	// what to do.
+	MaxSessions int
 	// Logger receives refused requests; nil means slog.Default.
 	Logger *slog.Logger
 }
 
-// DefaultSessionTimeout is how long an idle HTTP session is kept: long enough
-// for a person to come back to an editor, short enough that abandoned
-// sessions do not accumulate for the server's lifetime.
-const DefaultSessionTimeout = time.Hour
+// DefaultSessionTimeout is how long an idle HTTP session is kept. Clients
+// start a new session when theirs has ended (the specification requires it
+// on 404), so a short timeout costs an idle client one initialize; a long
+// one lets abandoned sessions hold slots under [DefaultMaxSessions].
+const DefaultSessionTimeout = 10 * time.Minute
+
+// DefaultMaxSessions is the default cap on live HTTP sessions: far more than
+// the clients one person runs at once (an editor, a few agents), and at
+// about 12 KB a session (issue 18: 5,000 abandoned sessions grew the server
+// by 61 MB) a bound of some 12 MB on what abandoned sessions can hold.
+const DefaultMaxSessions = 1000
+
+// MaxRequestBytes is the largest request body the HTTP transport reads;
+// a larger one is answered 413. It is the go-sdk's default (4 MiB): a tool
+// call's arguments are far smaller.
+const MaxRequestBytes = mcp.DefaultMaxRequestBodyBytes
 
 // ErrInsecureListen is returned by [ServeHTTP] for a non-loopback address
 // without a bearer token.
@@ -60,20 +83,47 @@ var ErrInsecureListen = errors.New("refusing to serve MCP on a non-loopback addr
 // headers); it may be "". Without a token it serves only requests from
 // loopback peers, wherever it is mounted: the Host check stops browsers
 // (DNS rebinding), not a remote client that writes Host: 127.0.0.1.
+//
+// The calls of a POST whose client disconnects before they are answered are
+// cancelled (there is no event store to resume the stream from), and so are
+// the calls of a session ended by DELETE. Sessions idle for
+// opts.SessionTimeout end; at most opts.MaxSessions live at once. Ending
+// every session when the server stops is [ServeHTTP]'s: a handler mounted
+// elsewhere leaves its sessions to the SDK (and their calls running) when
+// its http.Server shuts down.
 func HTTPHandler(srv *mcp.Server, listen string, opts *HTTPOptions) http.Handler {
+	return newHTTPGuard(srv, listen, opts)
+}
+
+func newHTTPGuard(srv *mcp.Server, listen string, opts *HTTPOptions) *httpGuard {
 	if opts == nil {
 		opts = &HTTPOptions{}
 	}
 	timeout := opts.SessionTimeout
-	if timeout == 0 {
+	switch {
+	case timeout == 0:
 		timeout = DefaultSessionTimeout
+	case timeout < 0:
+		timeout = 0 // the SDK's "never"
 	}
+	limit := opts.MaxSessions
+	switch {
+	case limit == 0:
+		limit = DefaultMaxSessions
+	case limit < 0:
+		limit = 0
+	}
+	next := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		SessionTimeout:      timeout,
+		MaxRequestBodyBytes: MaxRequestBytes,
+	})
 	g := &httpGuard{
-		next:    mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{SessionTimeout: timeout}),
-		token:   opts.Token,
-		hosts:   map[string]bool{},
-		origins: map[string]bool{},
-		log:     opts.Logger,
+		next:     next,
+		sessions: newSessionTable(srv, next, limit, timeout),
+		token:    opts.Token,
+		hosts:    map[string]bool{},
+		origins:  map[string]bool{},
+		log:      opts.Logger,
 	}
 	if g.log == nil {
 		g.log = slog.Default()
@@ -112,8 +162,9 @@ func ServeHTTP(ctx context.Context, srv *mcp.Server, opts *HTTPOptions, ready fu
 	if err != nil {
 		return fmt.Errorf("mcptools: %w", err)
 	}
+	g := newHTTPGuard(srv, ln.Addr().String(), opts)
 	hs := &http.Server{
-		Handler:           HTTPHandler(srv, ln.Addr().String(), opts),
+		Handler:           g,
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	if ready != nil {
@@ -125,19 +176,27 @@ func ServeHTTP(ctx context.Context, srv *mcp.Server, opts *HTTPOptions, ready fu
 	case err := <-errc:
 		return fmt.Errorf("mcptools: %w", err)
 	case <-ctx.Done():
-		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Stop the calls first: Shutdown waits for the POSTs that carry
+		// them, and ending a session waits for its calls.
+		g.sessions.closeAll()
+		shut, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
 		hs.Shutdown(shut)
 		return nil
 	}
 }
 
+// shutdownGrace bounds how long ServeHTTP waits, once its calls are
+// cancelled, for responses still being written.
+const shutdownGrace = 5 * time.Second
+
 type httpGuard struct {
-	next    http.Handler
-	token   string
-	hosts   map[string]bool
-	origins map[string]bool
-	log     *slog.Logger
+	next     http.Handler
+	sessions *sessionTable
+	token    string
+	hosts    map[string]bool
+	origins  map[string]bool
+	log      *slog.Logger
 }
 
 func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -157,14 +216,111 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if g.token != "" {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		got, ok := bearerToken(r.Header.Get("Authorization"))
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(g.token)) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="helikon"`)
 			g.refuse(w, r, http.StatusUnauthorized, "missing or wrong bearer token")
 			return
 		}
 	}
+	switch r.Method {
+	case http.MethodPost:
+		g.servePOST(w, r)
+	case http.MethodDelete:
+		// Ending a session waits for its calls: stop them first.
+		for _, p := range g.sessions.takePosts(r.Header.Get(sessionIDHeader)) {
+			g.sessions.cancel(p, "the client ended the session")
+		}
+		g.next.ServeHTTP(w, r)
+	default:
+		g.next.ServeHTTP(w, r)
+	}
+}
+
+// servePOST checks a POST's body before the SDK sees it, holds a session
+// slot for an initialize, and cancels the POST's calls when its client goes
+// away before they are answered.
+func (g *httpGuard) servePOST(w http.ResponseWriter, r *http.Request) {
+	// One Content-Type (a singleton field, RFC 9110 §5.3): with two, a
+	// proxy may judge the body by the other one.
+	ct := r.Header.Values("Content-Type")
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); len(ct) != 1 || mt != "application/json" {
+		g.refuse(w, r, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+	if err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			g.refuse(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
+			return
+		}
+		g.refuse(w, r, http.StatusBadRequest, "failed to read the request body")
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	msgs := scanMessages(body)
+	if bad := msgs.invalid; bad != nil {
+		writeRPCError(w, http.StatusBadRequest, bad.id, codeInvalidRequest, bad.why)
+		return
+	}
+	sid := r.Header.Get(sessionIDHeader)
+	if sid == "" && msgs.initialize {
+		// Other requests without a session get one from the SDK that
+		// ends with the request; they hold no slot.
+		if why := g.sessions.reserve(); why != "" {
+			g.log.Warn("mcp http session refused", slog.String("reason", why), slog.String("remote", r.RemoteAddr))
+			writeRPCError(w, http.StatusServiceUnavailable, msgs.first, codeServerBusy, why)
+			return
+		}
+		sw := &settlingWriter{ResponseWriter: w, settle: g.sessions.settle}
+		g.next.ServeHTTP(sw, r)
+		sw.settleOnce()
+		return
+	}
+	p := g.sessions.begin(sid, r, msgs.calls)
 	g.next.ServeHTTP(w, r)
+	g.sessions.end(p)
+	if p != nil && r.Context().Err() != nil {
+		// The client went away: the answers cannot reach it (no event
+		// store keeps them for a resumed stream), so stop the work.
+		g.sessions.cancel(p, "the HTTP client disconnected")
+	}
+}
+
+// settlingWriter settles a session reservation when the initialize answer's
+// header is written: before the client can read the session ID and send the
+// session's first call, which must find its session in the table.
+type settlingWriter struct {
+	http.ResponseWriter
+	settle func(sid string)
+	once   sync.Once
+}
+
+func (w *settlingWriter) settleOnce() {
+	w.once.Do(func() { w.settle(w.Header().Get(sessionIDHeader)) })
+}
+
+func (w *settlingWriter) WriteHeader(code int) {
+	w.settleOnce()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *settlingWriter) Write(b []byte) (int, error) {
+	w.settleOnce()
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's Flush.
+func (w *settlingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// bearerToken returns the credentials of an Authorization header with the
+// Bearer scheme, whose name is case-insensitive (RFC 9110 §11.1).
+func bearerToken(h string) (string, bool) {
+	scheme, cred, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimLeft(cred, " "), true
 }
 
 func (g *httpGuard) originOK(o string) bool {

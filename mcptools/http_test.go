@@ -1,7 +1,9 @@
 package mcptools_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -81,6 +83,12 @@ func TestHTTPGuardRefusesRebindingForeignOriginsAndBadTokens(t *testing.T) {
 		{"no token", "127.0.0.1:8123", "", "", http.StatusUnauthorized, "missing or wrong bearer token"},
 		{"wrong token", "127.0.0.1:8123", "", "Bearer s3cre", http.StatusUnauthorized, "missing or wrong bearer token"},
 		{"basic auth", "127.0.0.1:8123", "", "Basic czNjcmV0", http.StatusUnauthorized, "missing or wrong bearer token"},
+		// RFC 9110 §11.1: the scheme is case-insensitive.
+		{"lower-case scheme", "127.0.0.1:8123", "", "bearer s3cret", http.StatusOK, ""},
+		{"upper-case scheme", "127.0.0.1:8123", "", "BEARER s3cret", http.StatusOK, ""},
+		{"scheme alone", "127.0.0.1:8123", "", "Bearer", http.StatusUnauthorized, "missing or wrong bearer token"},
+		{"scheme glued to token", "127.0.0.1:8123", "", "Bearers3cret", http.StatusUnauthorized, "missing or wrong bearer token"},
+		{"token with a suffix", "127.0.0.1:8123", "", "bearer s3cret x", http.StatusUnauthorized, "missing or wrong bearer token"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -140,25 +148,8 @@ func TestHTTPEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	addrc := make(chan net.Addr, 1)
-	served := make(chan error, 1)
-	go func() {
-		served <- mcptools.ServeHTTP(ctx, srv, &mcptools.HTTPOptions{Addr: "127.0.0.1:0", Token: "tok"}, func(a net.Addr) { addrc <- a })
-	}()
-	var addr net.Addr
-	select {
-	case addr = <-addrc:
-	case err := <-served:
-		t.Fatal(err)
-	}
-	defer func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Error(err)
-		}
-	}()
-	url := "http://" + addr.String() + "/"
+	url := startHTTP(t, srv, &mcptools.HTTPOptions{Token: "tok"})
+	ctx := context.Background()
 
 	if _, err := mcptools.Connect[app](ctx, mcptools.HTTP(url, nil), nil); err == nil {
 		t.Fatal("connected without the token")
@@ -190,6 +181,8 @@ func FuzzHTTPGuard(f *testing.F) {
 		{"LOCALHOST.", "", "Bearer s3cret"},
 		{"127.1", "", "Bearer s3cret"},
 		{"0x7f000001", "", "Bearer s3cret"},
+		{"127.0.0.1", "", "bEaReR  s3cret"},
+		{"127.0.0.1", "", "Bearer\ts3cret"},
 	} {
 		f.Add(s[0], s[1], s[2])
 	}
@@ -215,8 +208,100 @@ func FuzzHTTPGuard(f *testing.F) {
 		if origin != "" && strings.ToLower(strings.TrimSuffix(origin, "/")) != "https://app.example" {
 			t.Fatalf("origin %q got through", origin)
 		}
-		if auth != "Bearer s3cret" {
+		// The scheme is case-insensitive, the token is not.
+		if len(auth) < 7 || !strings.EqualFold(auth[:7], "bearer ") || strings.TrimLeft(auth[7:], " ") != "s3cret" {
 			t.Fatalf("authorization %q got through", auth)
+		}
+	})
+}
+
+// TestHTTPRefusesMalformedPOSTs: what is not a JSON-RPC message over JSON is
+// refused with a status that says why, before the SDK would take it.
+func TestHTTPRefusesMalformedPOSTs(t *testing.T) {
+	h := guardedHandler(t, "s3cret")
+	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("A", 10<<20) + `"}}`
+	const json = "application/json"
+	tests := []struct {
+		name        string
+		contentType []string
+		body        string
+		status      int
+		want        string
+	}{
+		{"initialize", []string{json}, initializeBody, http.StatusOK, `"result"`},
+		{"charset parameter", []string{"application/json; charset=utf-8"}, initializeBody, http.StatusOK, `"result"`},
+		{"no method", []string{json}, `{"jsonrpc":"2.0","id":1}`, http.StatusBadRequest, `"code":-32600`},
+		{"params but no method", []string{json}, `{"jsonrpc":"2.0","id":1,"params":{}}`, http.StatusBadRequest, `needs a \"method\"`},
+		{"method in capitals", []string{json}, `{"jsonrpc":"2.0","id":1,"Method":"initialize"}`, http.StatusBadRequest, `"id":1`},
+		{"no method in a batch", []string{json}, `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2}]`, http.StatusBadRequest, `"id":2`},
+		{"text/plain", []string{"text/plain"}, initializeBody, http.StatusUnsupportedMediaType, "Content-Type must be"},
+		{"no content type", nil, initializeBody, http.StatusUnsupportedMediaType, "Content-Type must be"},
+		// A proxy may read the last of two headers, the SDK reads the first.
+		{"two content types", []string{json, "text/plain"}, initializeBody, http.StatusUnsupportedMediaType, "Content-Type must be"},
+		{"10 MB body", []string{json}, big, http.StatusRequestEntityTooLarge, "request body exceeds"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/", strings.NewReader(tt.body))
+			r.Host = "127.0.0.1:8123"
+			for _, ct := range tt.contentType {
+				r.Header.Add("Content-Type", ct)
+			}
+			r.Header.Set("Accept", "application/json, text/event-stream")
+			r.Header.Set("Authorization", "Bearer s3cret")
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != tt.status || !strings.Contains(w.Body.String(), tt.want) {
+				t.Fatalf("status %d %.300q, want %d and %q", w.Code, w.Body.String(), tt.status, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzHTTPBody: whatever the body of a POST, a JSON-RPC message with
+// neither a method nor a result or error is refused with 400 and an Invalid
+// Request error (never 202, as if it answered a server request), and no
+// body makes the server fail.
+func FuzzHTTPBody(f *testing.F) {
+	for _, s := range []string{initializeBody, `{"jsonrpc":"2.0","id":1}`, `{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`[{"jsonrpc":"2.0","method":"ping","id":1},{"jsonrpc":"2.0","id":2}]`, `{"jsonrpc":"2.0","id":1,"Method":"ping"}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"x"}}`, `[]`, `[1]`, `null`, `{`} {
+		f.Add([]byte(s))
+	}
+	srv, err := mcptools.NewServer(helikon.MustToolset(newKit(f).tools...), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := mcptools.HTTPHandler(srv, "127.0.0.1:8123", &mcptools.HTTPOptions{Token: "s3cret", MaxSessions: -1})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/", bytes.NewReader(body))
+		r.Host = "127.0.0.1:8123"
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Authorization", "Bearer s3cret")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code >= 500 {
+			t.Fatalf("body %q: status %d %q", body, w.Code, w.Body.String())
+		}
+		var msgs []map[string]json.RawMessage
+		if json.Unmarshal(body, &msgs) != nil {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(body, &m) != nil || m == nil {
+				return
+			}
+			msgs = append(msgs, m)
+		}
+		for _, m := range msgs {
+			_, method := m["method"]
+			_, result := m["result"]
+			_, rerr := m["error"]
+			if !method && !result && !rerr {
+				if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), `"code":-32600`) {
+					t.Fatalf("body %q without a method: status %d %q", body, w.Code, w.Body.String())
+				}
+				return
+			}
 		}
 	})
 }

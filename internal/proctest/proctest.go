@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
+	"time"
 )
 
 // PidsWith returns the pids (as named under /proc) of the live processes
@@ -21,4 +23,18 @@ func PidsWith(s string) []string {
 		}
 	}
 	return pids
+}
+
+// WaitFor polls cond until it holds and fails t if it does not within 30 s.
+// The deadline is a failure timeout, not a speed check: what a test waits
+// for (a process to die, a session to end) takes milliseconds.
+func WaitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -24,7 +25,7 @@ func init() {
 const mcpTokenEnv = "HELIKON_MCP_TOKEN"
 
 func runMCP(ctx context.Context, env *Env, args []string) int {
-	fs := NewFlagSet("mcp", "mcp [flags]\n\nServes the built-in tools over the Model Context Protocol: on stdin/stdout by\ndefault, or over streamable HTTP with --http. Every call goes through the\npermission pipeline (--mode, --deny, --allow, guards); a call that needs\napproval is asked of the client by elicitation when it supports it, and\ndenied otherwise. Diagnostics go to stderr.\n\nWith --http, the server listens on loopback unless told otherwise; a\nnon-loopback address needs a bearer token in $"+mcpTokenEnv+" (clients send\n\"Authorization: Bearer TOKEN\"). Requests whose Host is not loopback or the\nlisten address, or that carry a browser Origin not given with --http-allow-origin,\nare refused.", env.Stderr)
+	fs := NewFlagSet("mcp", "mcp [flags]\n\nServes the built-in tools over the Model Context Protocol: on stdin/stdout by\ndefault, or over streamable HTTP with --http. Every call goes through the\npermission pipeline (--mode, --deny, --allow, guards); a call that needs\napproval is asked of the client by elicitation when it supports it, and\ndenied otherwise. Diagnostics go to stderr.\n\nWith --http, the server listens on loopback unless told otherwise; a\nnon-loopback address needs a bearer token in $"+mcpTokenEnv+" (clients send\n\"Authorization: Bearer TOKEN\"). Requests whose Host is not loopback or the\nlisten address, or that carry a browser Origin not given with --http-allow-origin,\nare refused. A client that disconnects during a call, or ends its session,\ncancels the call and kills the processes it started. Sessions idle for\n--http-session-timeout end; beyond --http-max-sessions live sessions, a new\nclient is refused with 503 until one ends.", env.Stderr)
 	common := AddCommonFlags(fs)
 	bflags := AddBackendFlags(fs)
 	tflags := AddToolFlags(fs)
@@ -32,6 +33,8 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	httpAddr := fs.String("http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8080) instead of stdio")
 	origins := Multi(fs, "http-allow-origin", "accept browser requests from `ORIGIN` such as https://app.example (repeatable, HTTP only)")
 	hosts := Multi(fs, "http-allow-host", "accept requests addressed to `HOST` (repeatable, HTTP only)")
+	sessionTimeout := fs.Duration("http-session-timeout", mcptools.DefaultSessionTimeout, "end an HTTP session after `DURATION` without requests (0: never)")
+	maxSessions := fs.Int("http-max-sessions", mcptools.DefaultMaxSessions, "refuse new HTTP sessions while `N` are live (0: no cap)")
 	progress := fs.Duration("progress-interval", mcptools.DefaultProgressInterval, "send progress notifications every `DURATION` while a call runs, to clients that ask for them")
 	pos, done, status := ParseArgs(fs, env, args)
 	if done {
@@ -39,6 +42,9 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	}
 	if len(pos) > 0 {
 		return Failf(env, ExitUsage, "mcp: unexpected arguments %q", pos)
+	}
+	if *sessionTimeout < 0 || *maxSessions < 0 {
+		return Failf(env, ExitUsage, "mcp: --http-session-timeout and --http-max-sessions cannot be negative (0 means never and no cap)")
 	}
 	root, err := common.RootDir()
 	if err != nil {
@@ -85,6 +91,8 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 		Token:          env.getenv(mcpTokenEnv),
 		AllowedOrigins: *origins,
 		AllowedHosts:   *hosts,
+		SessionTimeout: zeroMeansNone(*sessionTimeout),
+		MaxSessions:    zeroMeansNone(*maxSessions),
 		Logger:         logger,
 	}, func(a net.Addr) {
 		fmt.Fprintf(env.Stderr, "helikon: serving MCP over streamable HTTP at http://%s/ (%d tools)\n", a, set.Len())
@@ -93,6 +101,15 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 		return Failf(env, ExitUsage, "mcp: %v", err)
 	}
 	return ExitOK
+}
+
+// zeroMeansNone maps a flag's 0 ("never", "no cap") to the negative value
+// that means it in [mcptools.HTTPOptions], where 0 means the default.
+func zeroMeansNone[T int | time.Duration](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
 }
 
 type nopWriteCloser struct{ io.Writer }
