@@ -206,7 +206,7 @@ func alive(pid int) bool {
 // that is not killed outlives the test.
 func bashServer(t testing.TB, root string) *mcp.Server {
 	t.Helper()
-	b, err := host.NewDir(root, &host.Options{Timeout: time.Hour})
+	b, err := host.New(root, &host.Options{Timeout: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
