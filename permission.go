@@ -155,6 +155,8 @@ type Decision struct {
 	Reason string
 	// Asked is true when the approval handler was consulted.
 	Asked bool
+	// Rule is the rule that decided, when a deny, ask or allow rule did.
+	Rule Rule
 }
 
 // Err returns a *DeniedError for a denial, and nil when the call is allowed.
@@ -230,7 +232,7 @@ func (p *Permissions) Check(ctx context.Context, call Call) Decision {
 	}
 
 	if r, ok := allowMatch(p.Allow, call.Tool, ti); ok {
-		return Decision{Allowed: true, Args: args, Stage: StageAllowRule, Reason: "allowed by rule " + r.String()}
+		return Decision{Allowed: true, Args: args, Stage: StageAllowRule, Reason: "allowed by rule " + r.String(), Rule: r}
 	}
 
 	switch call.Mode {
@@ -295,7 +297,9 @@ func (p *Permissions) checkDenyAndGuards(ctx context.Context, call *Call, ti *ta
 			if !ti.known && r.Pattern != "" {
 				reason += " (" + ti.why + "; refusing to be safe)"
 			}
-			return deny(StageDenyRule, reason), true
+			d := deny(StageDenyRule, reason)
+			d.Rule = r
+			return d, true
 		}
 	}
 	if hit := protectedHit(p.Protected, &ti.t); hit != "" {
@@ -326,7 +330,9 @@ func (p *Permissions) checkAskRules(ctx context.Context, call *Call, ti *targets
 			if !ti.known && r.Pattern != "" {
 				reason += " (" + ti.why + ")"
 			}
-			return p.ask(ctx, call, ti, StageAskRule, reason, false, r.String()), true
+			d := p.ask(ctx, call, ti, StageAskRule, reason, false, r.String())
+			d.Rule = r
+			return d, true
 		}
 	}
 	return Decision{}, false
