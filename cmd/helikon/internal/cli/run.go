@@ -92,6 +92,14 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 		return Failf(env, ExitUsage, "run: want a PROMPT")
 	}
 	prompt := strings.Join(pos, " ")
+	root, err := common.RootDir()
+	if err != nil {
+		return Failf(env, ExitUsage, "run: %v", err)
+	}
+	perms, mode, err := common.Permissions()
+	if err != nil {
+		return Failf(env, ExitUsage, "run: %v", err)
+	}
 	spec := *modelSpec
 	if spec == "" {
 		spec = env.getenv(ModelEnv)
@@ -100,14 +108,6 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 		return Failf(env, ExitUsage, "run: no model; %s", modelHelp)
 	}
 	model, err := NewModel(spec, env.getenv)
-	if err != nil {
-		return Failf(env, ExitUsage, "run: %v", err)
-	}
-	root, err := common.RootDir()
-	if err != nil {
-		return Failf(env, ExitUsage, "run: %v", err)
-	}
-	perms, mode, err := common.Permissions()
 	if err != nil {
 		return Failf(env, ExitUsage, "run: %v", err)
 	}
@@ -178,7 +178,16 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 	}
 	term := env.IsTerminal != nil && env.IsTerminal()
 	out := &renderer{env: env, spin: term && !*jsonOut}
-	perms.Approver = out.approver(NewTerminalApprover(env))
+	ta := NewTerminalApprover(env)
+	save := SaveAllowRules(root)
+	ta.Save = func(rules []helikon.Rule) (string, error) {
+		where, err := save(rules)
+		if err == nil && !common.TrustProject {
+			where += " (a project file's allow rules apply to runs that trust the project: --trust-project, or trustedProjects in your user policy file)"
+		}
+		return where, err
+	}
+	perms.Approver = out.approver(ta)
 	perms.Policy = askUnlessReadOnly
 	// The command reports failures itself; the runner's log would repeat them.
 	r, err := runner.New(runner.Config[App]{Agent: agent, Store: store, Permissions: perms, Mode: mode, Tracer: tracer, Logger: slog.New(slog.DiscardHandler)})
