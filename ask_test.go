@@ -45,6 +45,9 @@ func TestAskRules(t *testing.T) {
 			if asked != nil && (asked.Rule == "" || !strings.Contains(asked.Reason, "ask rule")) {
 				t.Errorf("request does not name the ask rule: %+v", asked)
 			}
+			if (d.Stage == helikon.StageAskRule || d.Stage == helikon.StageDenyRule || d.Stage == helikon.StageAllowRule) && d.Rule.Tool == "" {
+				t.Errorf("decision by a rule does not name it: %+v", d)
+			}
 		})
 	}
 }

@@ -122,7 +122,8 @@ func isRootOrHome(op, home string) bool {
 // redirection to it, literal cd's followed), and any argument of a shell
 // command, other than a command known to only read (cat, grep, ls…), that
 // names Path or a directory between Dir and Path, absolute or relative to
-// Dir, literally or as a glob (sed -i … .claude/settings*.json, mv .claude x).
+// Dir, literally or as a glob (sed -i … .claude/settings*.json, mv .claude x),
+// alone or after an = (--out=…, dd of=…).
 // Names compare without case, as on a case-insensitive file system.
 //
 // What is not: a command that reaches the file under a name it computes at
@@ -175,10 +176,16 @@ func protectedHit(files []ProtectedFile, t *Targets) string {
 // namesProtected reports whether the command argument arg names f.Path or a
 // directory between f.Dir and it, literally or as a glob.
 func namesProtected(arg string, f ProtectedFile) bool {
-	arg = strings.ToLower(arg)
-	if _, v, ok := strings.Cut(arg, "="); ok && strings.HasPrefix(arg, "-") {
-		arg = v // --file=.claude/settings.json
+	// --file=.claude/settings.json, dd of=.claude/settings.json
+	if k, v, ok := strings.Cut(arg, "="); ok && (namesProtected(k, f) || namesProtected(v, f)) {
+		return true
 	}
+	return namesPath(strings.ToLower(arg), f)
+}
+
+// namesPath reports whether the lower-cased argument arg names f.Path or a
+// directory between f.Dir and it.
+func namesPath(arg string, f ProtectedFile) bool {
 	target := strings.ToLower(path.Clean(f.Path))
 	dir := strings.ToLower(path.Clean(f.Dir))
 	if !path.IsAbs(arg) {
@@ -188,20 +195,19 @@ func namesProtected(arg string, f ProtectedFile) bool {
 		arg = dir + "/" + arg
 	}
 	arg = path.Clean(arg)
-	for p := target; ; p = path.Dir(p) {
-		if f.Dir != "" && !strictlyUnder(p, dir) {
-			return false
-		}
-		if p == "/" || p == "." {
-			return false
+	inside := f.Dir != "" && strictlyUnder(target, dir)
+	for p := target; p != "/" && p != "."; p = path.Dir(p) {
+		if p != target && !strictlyUnder(p, dir) {
+			return false // directories between Dir and the file only
 		}
 		if ok, err := path.Match(arg, p); ok || err != nil && arg == p {
 			return true
 		}
-		if f.Dir == "" {
-			return false // only the file itself, without a directory to stop at
+		if !inside {
+			return false // the file itself only
 		}
 	}
+	return false
 }
 
 // strictlyUnder reports whether clean path p lies beneath directory dir.

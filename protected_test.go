@@ -18,6 +18,7 @@ func TestProtectedFilesCannotBeWritten(t *testing.T) {
 		{Path: root + "/.helikon/settings.json", Dir: root},
 		{Path: root + "/.claude/settings.json", Dir: root},
 		{Path: root + "/.claude/settings.local.json", Dir: root},
+		{Path: "/home/u/.config/helikon/settings.json", Dir: root},
 	}
 	write := func(p string) helikon.Targets {
 		return helikon.Targets{Paths: []helikon.PathTarget{{Path: p, Root: root, Access: helikon.AccessWrite}}}
@@ -44,6 +45,9 @@ func TestProtectedFilesCannotBeWritten(t *testing.T) {
 		{"move the directory away", "Bash", sh("mv", ".claude", "old"), true},
 		{"remove the directory", "Bash", sh("rm", "-rf", "./.helikon/"), true},
 		{"option=value", "Bash", sh("tool", "--out=.claude/settings.json"), true},
+		{"dd of=", "Bash", sh("dd", "if=/tmp/x", "of=.helikon/settings.json"), true},
+		{"the user's file, outside the root", "Bash", sh("sed", "-i", "x", "/home/u/.config/helikon/settings.json"), true},
+		{"the user's config directory is not protected", "Bash", sh("rm", "-r", "/home/u/.config/other"), false},
 		{"Read is fine", "Read", read(root + "/.claude/settings.json"), false},
 		{"cat is fine", "Bash", sh("cat", ".claude/settings.json"), false},
 		{"other files in the directory", "Write", write(root + "/.claude/commands/x.md"), false},

@@ -48,7 +48,8 @@
 //     allow, and the host with its subdomains for deny and ask.
 //   - mcp__server__tool names that tool; helikon names an MCP server's tools
 //     --mcp-prefix + name, so the rule applies with --mcp-prefix
-//     mcp__server__. A whole server (mcp__server) or a wildcard is refused.
+//     mcp__server__ (helikon run refuses a deny or ask rule that names none
+//     of its tools). A whole server (mcp__server) or a wildcard is refused.
 //   - defaultMode is the mode (default, acceptEdits, plan, dontAsk,
 //     bypassPermissions); disableBypassPermissionsMode "disable" makes the
 //     bypass mode an error. additionalDirectories are not granted: every

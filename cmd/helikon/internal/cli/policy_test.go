@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,12 +101,18 @@ func TestBadPolicyFilesStopCommands(t *testing.T) {
 		{"unknown backend", map[string]string{".helikon/settings.json": `{"backend": "nope"}`}, nil, `unknown backend "nope"`},
 	}
 	for _, tt := range tests {
-		for _, cmd := range [][]string{{"policy", "check"}, {"tool"}, {"mcp"}, {"run", "--model", "openai:x"}} {
+		for _, cmd := range [][]string{{"policy", "check"}, {"tool"}, {"mcp"}, {"run", "--model", "openai:x"}, {"exec"}} {
+			if cmd[0] == "exec" && slices.Contains(tt.flags, "--mode") {
+				continue // exec has no mode: it runs the operator's command
+			}
 			t.Run(tt.name+" "+cmd[0], func(t *testing.T) {
 				root := projectDir(t, tt.files)
 				args := append(append(append(cmd, "--root", root, "--user-settings", "none"), tt.flags...), "Read", `{"path": "x"}`)
-				if cmd[0] == "mcp" {
+				switch cmd[0] {
+				case "mcp":
 					args = args[:len(args)-2]
+				case "exec":
+					args = append(args[:len(args)-2], "--", "true")
 				}
 				code, _, stderr := runCLI(t, "", args...)
 				if code != cli.ExitUsage || !strings.Contains(stderr, tt.want) {
@@ -171,5 +178,27 @@ func TestAgentCannotWriteItsPolicyFiles(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, ".claude")); err == nil {
 		t.Error("a Claude settings file was created")
+	}
+}
+
+// TestMCPDenyRuleMustNameARunTool: a deny rule for an MCP tool that the run
+// does not have would deny nothing; run refuses to start instead.
+func TestMCPDenyRuleMustNameARunTool(t *testing.T) {
+	root := projectDir(t, map[string]string{".claude/settings.json": `{"permissions": {"deny": ["mcp__github__delete_repo"]}}`})
+	code, _, stderr := runCLI(t, "", "run", "--root", root, "--user-settings", "none", "--claude-settings", "--backend", "host", "--model", "ollama:x", "hello")
+	if code != cli.ExitUsage || !strings.Contains(stderr, "--mcp-prefix mcp__github__") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+func TestExecTakesTheBackendAndLimitsFromTheFiles(t *testing.T) {
+	root := projectDir(t, map[string]string{".helikon/settings.json": `{"backend": "host", "limits": {"timeout": "50ms"}}`})
+	code, _, stderr := runCLI(t, "", "exec", "--root", root, "--user-settings", "none", "--trust-project", "--", "sleep", "5")
+	if code != cli.ExitTimeout {
+		t.Errorf("exit %d (%s), want the file's timeout on the file's backend", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "", "exec", "--root", root, "--user-settings", "none", "--", "true")
+	if code != cli.ExitUsage || !strings.Contains(stderr, "backend host") {
+		t.Errorf("untrusted project picking the host backend: exit %d (%s), want 125", code, stderr)
 	}
 }

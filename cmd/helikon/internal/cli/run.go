@@ -134,12 +134,16 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 		sources = append(sources, src)
 		mcpSources = append(mcpSources, src)
 	}
+	allTools := toolset
 	if len(mcpSources) > 0 {
 		// Name clashes between the built-in tools and the servers' are an
 		// error now, not when the model calls one of them.
-		if _, err := mcptools.Toolset(ctx, toolset.Tools(), mcpSources...); err != nil {
+		if allTools, err = mcptools.Toolset(ctx, toolset.Tools(), mcpSources...); err != nil {
 			return Failf(env, ExitUsage, "run: %v", err)
 		}
+	}
+	if err := checkMCPRules(perms, allTools.Names()); err != nil {
+		return Failf(env, ExitUsage, "run: %v", err)
 	}
 	tracer, stopTracing, err := setupTracing(ctx, env)
 	if err != nil {
