@@ -43,7 +43,9 @@
 //     and p/q are anchored at the root, a bare name (.env, *.pem) matches at
 //     any depth within the root (/**/.env); ./ is dropped. Negations (!p),
 //     . and .. are refused, as are directory-only patterns (p/) in allow.
-//     A bare Edit rule covers Write too, as in Claude Code.
+//     A bare Edit rule covers Write too, as in Claude Code. helikon compares
+//     paths without case (as a case-insensitive file system would); a
+//     mapped rule differs from a case-sensitive reading in case only.
 //   - WebFetch(domain:example.com) is that host only (=example.com) for
 //     allow, and the host with its subdomains for deny and ask.
 //   - mcp__server__tool names that tool; helikon names an MCP server's tools
