@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"path"
+	"strings"
 	"testing"
 
 	"github.com/paigasus/helikon"
 )
 
 func FuzzParseRule(f *testing.F) {
-	for _, s := range []string{"Bash", "Bash(rm)", "Read(.env)", "Edit(src/**)", "WebFetch(*.example.com)", "Bash(", "X()", "Bash(a(b))"} {
+	for _, s := range []string{"Bash", "Bash(rm)", "Read(.env)", "Edit(src/**)", "WebFetch(*.example.com)", "Bash(", "X()", "Bash(a(b))", "Bash(=npm run build)", "WebFetch(=example.com)", "Read(=x)"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -48,6 +49,36 @@ func FuzzPathRules(f *testing.F) {
 		clean := path.Join(root, rel)
 		if check(clean) != check(root+"/"+rel) {
 			t.Fatalf("rule %s matches %q and %q differently", r, clean, root+"/"+rel)
+		}
+	})
+}
+
+// FuzzProtectedSpellings checks that every spelling of a protected file's
+// path that cleans to it, given to a shell command or written by a tool, is
+// refused by the policy-file guard.
+func FuzzProtectedSpellings(f *testing.F) {
+	for _, s := range []string{".claude/settings.json", "./.claude/../.claude/settings.json", ".CLAUDE/SETTINGS.JSON", "/w/root/.claude//settings.json"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, arg string) {
+		root := "/w/root"
+		target := root + "/.claude/settings.json"
+		abs := arg
+		if !path.IsAbs(arg) {
+			abs = root + "/" + arg
+		}
+		if !strings.EqualFold(path.Clean(abs), target) {
+			return
+		}
+		p := helikon.Permissions{Protected: []helikon.ProtectedFile{{Path: target, Dir: root}}, NoGuards: true}
+		for _, tg := range []helikon.Targets{
+			{Commands: []helikon.Command{{Args: []string{"sed", "-i", "x", arg}}}},
+			{Paths: []helikon.PathTarget{{Path: abs, Root: root, Access: helikon.AccessWrite}}},
+		} {
+			d := p.Check(context.Background(), helikon.Call{Tool: "Bash", Mode: helikon.ModeBypass, Targeter: fakeTargeter{t: tg}})
+			if d.Allowed {
+				t.Fatalf("%q names %s and was allowed", arg, target)
+			}
 		}
 	})
 }

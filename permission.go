@@ -102,6 +102,14 @@ type ApprovalRequest struct {
 	// agent does); a handler may show it, since sub-agents ask through the
 	// run's handler too.
 	Agent string
+	// Rule is the ask rule that asked, when one did (see
+	// [Permissions].Ask): the operator wants this call asked every time, so
+	// a handler should not answer it from a remembered "always".
+	Rule string
+	// Targets is what the call would touch, as its tool reported it; nil
+	// when the tool could not say. A handler may use it to offer a rule
+	// (see [AllowedBy]).
+	Targets *Targets
 }
 
 // Approver resolves "ask" decisions, typically by asking a human. Approve
@@ -127,6 +135,7 @@ type Stage string
 const (
 	StageDenyRule  Stage = "deny_rule"
 	StageGuard     Stage = "guard"
+	StageAskRule   Stage = "ask_rule"
 	StageAllowRule Stage = "allow_rule"
 	StageMode      Stage = "mode"
 	StagePolicy    Stage = "policy"
@@ -146,6 +155,8 @@ type Decision struct {
 	Reason string
 	// Asked is true when the approval handler was consulted.
 	Asked bool
+	// Rule is the rule that decided, when a deny, ask or allow rule did.
+	Rule Rule
 	// Targets is what the tool reported the call with Args touches, when
 	// the call is allowed and the tool reported it (see [Targeter]); nil
 	// otherwise. [CheckedCall.Invoke] hands it to the tool.
@@ -168,22 +179,36 @@ func (d Decision) Err() error {
 // Evaluation order, first match wins:
 //
 //  1. deny rules: a matching deny rule denies, in every mode.
-//  2. guards: a guard that fires asks the approval handler, in every mode,
-//     even when an allow rule matches; without a handler (or in DontAsk)
-//     the call is denied. Approval lets evaluation continue.
-//  3. allow rules: a matching allow rule allows (even in Plan and DontAsk).
-//  4. mode: Bypass allows; DontAsk denies; Plan denies anything not
+//  2. guards: a write to a protected file is denied, in every mode and even
+//     with NoGuards. Any other guard that fires asks the approval handler,
+//     in every mode, even when an allow rule matches; without a handler (or
+//     in DontAsk) the call is denied. Approval lets evaluation continue.
+//  3. ask rules: a matching ask rule asks the approval handler, in every
+//     mode (Bypass included) and even when an allow rule matches; approval
+//     allows the call, and DontAsk or no handler denies it.
+//  4. allow rules: a matching allow rule allows (even in Plan and DontAsk).
+//  5. mode: Bypass allows; DontAsk denies; Plan denies anything not
 //     read-only; AcceptEdits allows write-effect tools.
-//  5. policy: allow, deny, ask or replace the arguments (which then pass
-//     steps 1 and 2 again). No policy allows.
-//  6. approval: "ask" goes to the approval handler; no handler denies.
+//  6. policy: allow, deny, ask or replace the arguments (which then pass
+//     steps 1 to 3 again). No policy allows.
+//  7. approval: "ask" goes to the approval handler; no handler denies.
 type Permissions struct {
 	// Deny rules refuse matching calls in every mode; a pattern rule also
 	// refuses calls whose targets are unknown.
 	Deny []Rule
+	// Ask rules send matching calls to the approval handler even where an
+	// allow rule or the mode would allow them; they match as deny rules do
+	// (any target, and every call whose targets are unknown for a pattern
+	// rule).
+	Ask []Rule
 	// Allow rules permit matching calls without asking, even in Plan and
 	// DontAsk; a call passes only when every target it reports is covered.
 	Allow []Rule
+	// Protected are files no call may write, in any mode and even with
+	// NoGuards: the CLI puts its policy files here, so that an agent cannot
+	// loosen its own policy. See [ProtectedFile] for what is and is not
+	// seen.
+	Protected []ProtectedFile
 	// NoGuards switches the built-in guards off.
 	NoGuards bool
 	// Home is the home directory the remove guard protects; "" means the
@@ -217,9 +242,12 @@ func (p *Permissions) check(ctx context.Context, call Call) (Decision, *targetsI
 	if d, done := p.checkDenyAndGuards(ctx, &call, ti); done {
 		return d, ti
 	}
+	if d, done := p.checkAskRules(ctx, &call, ti); done {
+		return d, ti
+	}
 
 	if r, ok := allowMatch(p.Allow, call.Tool, ti); ok {
-		return Decision{Allowed: true, Args: args, Stage: StageAllowRule, Reason: "allowed by rule " + r.String()}, ti
+		return Decision{Allowed: true, Args: args, Stage: StageAllowRule, Reason: "allowed by rule " + r.String(), Rule: r}, ti
 	}
 
 	switch call.Mode {
@@ -262,13 +290,16 @@ func (p *Permissions) check(ctx context.Context, call Call) (Decision, *targetsI
 		if d, done := p.checkDenyAndGuards(ctx, &call, ti2); done {
 			return d, ti2
 		}
+		if d, done := p.checkAskRules(ctx, &call, ti2); done {
+			return d, ti2
+		}
 		return Decision{Allowed: true, Args: pd.Args, Stage: StagePolicy, Reason: "arguments replaced by the permission policy"}, ti2
 	default:
 		prompt := pd.Reason
 		if prompt == "" {
 			prompt = "the permission policy asks for approval"
 		}
-		return p.ask(ctx, &call, StageApproval, prompt, false), ti
+		return p.ask(ctx, &call, ti, StageApproval, prompt, false, ""), ti
 	}
 }
 
@@ -281,8 +312,13 @@ func (p *Permissions) checkDenyAndGuards(ctx context.Context, call *Call, ti *ta
 			if !ti.known && r.Pattern != "" {
 				reason += " (" + ti.why + "; refusing to be safe)"
 			}
-			return deny(StageDenyRule, reason), true
+			d := deny(StageDenyRule, reason)
+			d.Rule = r
+			return d, true
 		}
+	}
+	if hit := protectedHit(p.Protected, &ti.t); hit != "" {
+		return deny(StageGuard, call.Tool+" was refused: "+hit), true
 	}
 	if p.NoGuards {
 		return Decision{}, false
@@ -292,7 +328,7 @@ func (p *Permissions) checkDenyAndGuards(ctx context.Context, call *Call, ti *ta
 		home, _ = os.UserHomeDir()
 	}
 	if hit := guardHit(&ti.t, home); hit != "" {
-		d := p.ask(ctx, call, StageGuard, hit, true)
+		d := p.ask(ctx, call, ti, StageGuard, hit, true, "")
 		if !d.Allowed {
 			return d, true
 		}
@@ -300,14 +336,36 @@ func (p *Permissions) checkDenyAndGuards(ctx context.Context, call *Call, ti *ta
 	return Decision{}, false
 }
 
-func (p *Permissions) ask(ctx context.Context, call *Call, stage Stage, reason string, guard bool) Decision {
+// checkAskRules runs step 3: the first matching ask rule asks, and its
+// answer decides.
+func (p *Permissions) checkAskRules(ctx context.Context, call *Call, ti *targetsInfo) (Decision, bool) {
+	for _, r := range p.Ask {
+		if r.denyMatch(call.Tool, ti) {
+			reason := "ask rule " + r.String()
+			if !ti.known && r.Pattern != "" {
+				reason += " (" + ti.why + ")"
+			}
+			d := p.ask(ctx, call, ti, StageAskRule, reason, false, r.String())
+			d.Rule = r
+			return d, true
+		}
+	}
+	return Decision{}, false
+}
+
+func (p *Permissions) ask(ctx context.Context, call *Call, ti *targetsInfo, stage Stage, reason string, guard bool, rule string) Decision {
 	if call.Mode == ModeDontAsk {
 		return deny(stage, fmt.Sprintf("%s needs approval (%s) and dont-ask mode never asks", call.Tool, reason))
 	}
 	if p.Approver == nil {
 		return deny(stage, fmt.Sprintf("%s needs approval (%s) and there is no one to ask", call.Tool, reason))
 	}
-	ok, err := p.Approver.Approve(ctx, &ApprovalRequest{Tool: call.Tool, Effect: call.Effect, Args: call.Args, Reason: reason, Guard: guard, AgentDepth: call.AgentDepth})
+	req := &ApprovalRequest{Tool: call.Tool, Effect: call.Effect, Args: call.Args, Reason: reason, Guard: guard, AgentDepth: call.AgentDepth, Rule: rule}
+	if ti.known {
+		t := ti.t
+		req.Targets = &t
+	}
+	ok, err := p.Approver.Approve(ctx, req)
 	switch {
 	case err != nil:
 		d := deny(stage, fmt.Sprintf("%s needs approval (%s) and asking failed: %v", call.Tool, reason, err))

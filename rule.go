@@ -29,6 +29,11 @@ import (
 //     of tools that report no targets at all are left to their own rules.
 //   - WebFetch, WebSearch: a host pattern: "example.com" matches the host and
 //     its subdomains, "*.example.com" subdomains only.
+//   - Bash, WebFetch and WebSearch patterns beginning with "=" match exactly:
+//     "Bash(=npm run build)" matches that command with no further arguments
+//     (a deny or ask rule also matches when the only further words are
+//     computed at run time, since they may expand to nothing), and
+//     "WebFetch(=example.com)" that host and none of its subdomains.
 //   - any other tool: the pattern is matched as a path glob, a host pattern
 //     and a program name against whatever the tool reports as its targets.
 //
@@ -62,11 +67,20 @@ func ParseRule(s string) (Rule, error) {
 	if r.Pattern == "" {
 		return Rule{}, fmt.Errorf("invalid rule %q: empty pattern; write %s alone to match every call", s, r.Tool)
 	}
-	if r.family() == familyHost && !hostmatch.Valid(r.Pattern) {
-		return Rule{}, fmt.Errorf("invalid rule %q: %q is not a host pattern such as example.com or *.example.com", s, r.Pattern)
-	}
-	if r.family() == familyCommand && len(strings.Fields(r.Pattern)) == 0 {
-		return Rule{}, fmt.Errorf("invalid rule %q: empty program", s)
+	body, exact := strings.CutPrefix(r.Pattern, "=")
+	switch r.family() {
+	case familyHost:
+		if !hostmatch.Valid(body) || exact && strings.HasPrefix(body, "*") {
+			return Rule{}, fmt.Errorf("invalid rule %q: %q is not a host pattern such as example.com, *.example.com or =example.com", s, r.Pattern)
+		}
+	case familyCommand:
+		if len(strings.Fields(body)) == 0 {
+			return Rule{}, fmt.Errorf("invalid rule %q: empty program", s)
+		}
+	default:
+		if exact {
+			return Rule{}, fmt.Errorf("invalid rule %q: a pattern beginning with = (exact match) is for Bash, WebFetch and WebSearch rules", s)
+		}
 	}
 	return r, nil
 }
@@ -149,8 +163,7 @@ type targetsInfo struct {
 func (r Rule) matchItems(ti *targetsInfo, deny bool) (n int, matched func(i int) bool) {
 	switch r.family() {
 	case familyCommand:
-		words := strings.Fields(r.Pattern)
-		return len(ti.t.Commands), func(i int) bool { return ti.t.Commands[i].matchPattern(words, deny) }
+		return len(ti.t.Commands), func(i int) bool { return matchCommand(ti.t.Commands[i], r.Pattern, deny) }
 	case familyReadPath, familyWritePath:
 		write := r.family() == familyWritePath
 		var idx []int
@@ -161,7 +174,7 @@ func (r Rule) matchItems(ti *targetsInfo, deny bool) (n int, matched func(i int)
 		}
 		return len(idx), func(i int) bool { return globMatch(r.Pattern, ti.t.Paths[idx[i]]) }
 	case familyHost:
-		return len(ti.t.Hosts), func(i int) bool { return hostmatch.Match(r.Pattern, ti.t.Hosts[i]) }
+		return len(ti.t.Hosts), func(i int) bool { return matchHost(r.Pattern, ti.t.Hosts[i]) }
 	}
 	np, nh, nc := len(ti.t.Paths), len(ti.t.Hosts), len(ti.t.Commands)
 	return np + nh + nc, func(i int) bool {
@@ -171,9 +184,48 @@ func (r Rule) matchItems(ti *targetsInfo, deny bool) (n int, matched func(i int)
 		case i < np+nh:
 			return hostmatch.Match(r.Pattern, ti.t.Hosts[i-np])
 		default:
-			return ti.t.Commands[i-np-nh].matchPattern(strings.Fields(r.Pattern), deny)
+			return matchCommand(ti.t.Commands[i-np-nh], r.Pattern, deny)
 		}
 	}
+}
+
+// matchCommand matches a Bash rule's pattern against c: a program and
+// leading arguments, or with a leading "=" the whole argument vector. For a
+// deny (or ask) pattern an exact match also holds when every further word is
+// computed at run time (unquoted, it may expand to nothing), and whenever
+// matchPattern matched on a computed word.
+func matchCommand(c Command, pattern string, deny bool) bool {
+	body, exact := strings.CutPrefix(pattern, "=")
+	words := strings.Fields(body)
+	if !c.matchPattern(words, deny) {
+		return false
+	}
+	if !exact || len(c.Args) == len(words) {
+		return true
+	}
+	if !deny || len(c.Args) < len(words) {
+		return false
+	}
+	for i := range c.Args {
+		computed := i < len(c.Dynamic) && c.Dynamic[i]
+		if i < len(words) && computed {
+			return true // the words compared may have shifted
+		}
+		if i >= len(words) && !computed {
+			return false
+		}
+	}
+	return true
+}
+
+// matchHost matches a host pattern; with a leading "=" it matches the host
+// itself only (an address pattern only ever matches the same address).
+func matchHost(pattern, host string) bool {
+	body, exact := strings.CutPrefix(pattern, "=")
+	if !hostmatch.Match(body, host) {
+		return false
+	}
+	return !exact || hostmatch.IsIP(body) || hostmatch.Normalize(body) == hostmatch.Normalize(host)
 }
 
 // denyMatch reports whether deny rule r matches the call, failing closed when
@@ -251,6 +303,21 @@ func allowMatch(rules []Rule, tool string, ti *targetsInfo) (Rule, bool) {
 		}
 	}
 	return applicable[0], true
+}
+
+// AllowedBy reports whether rules, read as allow rules, permit a call of tool
+// whose targets are t, as step 4 of [Permissions.Check] decides it, and
+// returns the rule that did. A nil t, or one with Unresolved set, is a call
+// whose targets are unknown: only a bare rule for the tool permits it. It
+// lets an approval handler keep rules of its own (an "always" answer) and
+// match them exactly as the pipeline matches its allow rules.
+func AllowedBy(rules []Rule, tool string, t *Targets) (Rule, bool) {
+	ti := &targetsInfo{why: "the targets are unknown"}
+	if t != nil {
+		ti.t = *t
+		ti.known = t.Unresolved == ""
+	}
+	return allowMatch(rules, tool, ti)
 }
 
 // globMatch matches a rule's path pattern against a path target.

@@ -10,7 +10,7 @@ import (
 // git --help push as git help push). Where the subcommand may not be the
 // command that runs, it is listed as a word computed at run time, which a
 // deny pattern naming a git subcommand matches and an allow pattern does
-// not (see [helikon.Command.MatchPattern]):
+// not (see [helikon.Command.DeniedBy]):
 //
 //   - a name that is not one of git's own commands may be an alias, which
 //     the configuration defines (git -c alias.p=push p, or a git config

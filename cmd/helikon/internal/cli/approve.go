@@ -25,11 +25,17 @@ var ErrNoTerminal = errors.New("approval needed but there is no terminal to ask 
 const maxShownArgs = 2000
 
 // TerminalApprover asks the user on a terminal whether a tool call may run. It
-// shows the tool, its arguments and the reason, and reads y (yes), n (no) or
-// a (always: yes now and for every later call of the same tool in this
-// process, except calls a built-in guard stopped, which are always asked).
-// Without a terminal it denies with [ErrNoTerminal]. It asks one question at a
-// time.
+// shows the tool, its arguments and the reason, and reads y (yes), n (no),
+// a (always) or s (always, and save). "Always" adds the narrowest useful
+// rule that allows the call (see alwaysRules: Bash(npm run test) for
+// npm run test -- --watch=false, Edit(/src/a/**) for src/a/b.go), shown in
+// the prompt, to the session's rules: later questions those rules answer
+// are not asked again. "Save" also writes the rules to the project policy
+// file, through Save. Neither is offered for a question a built-in guard or
+// an ask rule asked, and the session's rules answer only the questions the
+// pipeline asks after its deny rules, guards and ask rules, so they never
+// reach across one. Without a terminal it denies with [ErrNoTerminal]. It
+// asks one question at a time.
 type TerminalApprover struct {
 	In  *bufio.Reader // where answers are read from
 	Out io.Writer     // where prompts are written
@@ -37,9 +43,12 @@ type TerminalApprover struct {
 	IsTerminal func() bool
 	// Before is called before a prompt is shown (to stop a spinner).
 	Before func()
+	// Save, when set, keeps rules in the project policy file and says
+	// where; nil offers no "save".
+	Save func(rules []helikon.Rule) (string, error)
 
 	mu     sync.Mutex
-	always map[string]bool
+	always []helikon.Rule // the session's rules
 	// reading carries the result of a read of In that a cancelled prompt
 	// left running; the next prompt takes its line instead of starting a
 	// second, concurrent read that would lose the answer.
@@ -57,8 +66,12 @@ func NewTerminalApprover(env *Env) *TerminalApprover {
 func (a *TerminalApprover) Approve(ctx context.Context, req *helikon.ApprovalRequest) (bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !req.Guard && a.always[req.Tool] {
-		return true, nil
+	askedByRule := req.Guard || req.Rule != ""
+	if !askedByRule {
+		if r, ok := helikon.AllowedBy(a.always, req.Tool, req.Targets); ok {
+			fmt.Fprintf(a.Out, "helikon: %s allowed by the session rule %s\n", safeText(req.Tool), safeText(r.String()))
+			return true, nil
+		}
 	}
 	if a.IsTerminal == nil || !a.IsTerminal() {
 		return false, fmt.Errorf("%w: rerun on a terminal, or permit the call with --allow %s or --mode", ErrNoTerminal, req.Tool)
@@ -78,10 +91,22 @@ func (a *TerminalApprover) Approve(ctx context.Context, req *helikon.ApprovalReq
 	fmt.Fprintf(&pretty, "\nhelikon: %s wants to run (%s).\n", req.Tool, req.Effect)
 	fmt.Fprintf(&pretty, "  why asked: %s\n", req.Reason)
 	fmt.Fprintf(&pretty, "  arguments: %s\n", args)
-	choices := "[y]es, [n]o, [a]lways for " + req.Tool
-	if req.Guard {
-		choices = "[y]es, [n]o"
+	var offer []helikon.Rule
+	if !askedByRule {
+		offer = alwaysRules(req)
 	}
+	choices := "[y]es, [n]o"
+	if len(offer) > 0 {
+		names := make([]string, len(offer))
+		for i, r := range offer {
+			names[i] = r.String()
+		}
+		choices += ", [a]lways (this session: " + strings.Join(names, ", ") + ")"
+		if a.Save != nil {
+			choices += ", [s]ave that rule to the project"
+		}
+	}
+	choices = safeText(choices)
 	prompt := safeText(pretty.String())
 	for {
 		fmt.Fprintf(a.Out, "%s  allow? %s: ", prompt, choices)
@@ -91,19 +116,26 @@ func (a *TerminalApprover) Approve(ctx context.Context, req *helikon.ApprovalReq
 			fmt.Fprintln(a.Out)
 			return false, fmt.Errorf("reading the answer: %w", err)
 		}
-		switch strings.ToLower(strings.TrimSpace(line)) {
+		ans := strings.ToLower(strings.TrimSpace(line))
+		save := ans == "s" || ans == "save"
+		switch ans {
 		case "y", "yes":
 			return true, nil
 		case "n", "no", "":
 			return false, nil
-		case "a", "always":
-			if req.Guard {
+		case "a", "always", "s", "save":
+			if len(offer) == 0 || save && a.Save == nil {
 				break
 			}
-			if a.always == nil {
-				a.always = map[string]bool{}
+			a.always = append(a.always, offer...)
+			if save {
+				where, err := a.Save(offer)
+				if err != nil {
+					fmt.Fprintf(a.Out, "  not saved: %v (the rule holds for this session)\n", err)
+				} else {
+					fmt.Fprintf(a.Out, "  saved to %s\n", safeText(where))
+				}
 			}
-			a.always[req.Tool] = true
 			return true, nil
 		}
 		fmt.Fprintf(a.Out, "  please answer %s\n", choices)

@@ -13,9 +13,13 @@ func init() {
 }
 
 func runExec(ctx context.Context, env *Env, args []string) int {
-	fs := NewFlagSet("exec", "exec [flags] -- PROGRAM [ARG...]\n\nRuns PROGRAM with its arguments (no shell) in the --root directory under the\nchosen backend, with standard input, output and error passed through. It\nexits with the program's status: 128+N when a signal N killed it, 124 on\ntimeout, 125 when the backend is unavailable here.", env.Stderr)
+	fs := NewFlagSet("exec", "exec [flags] -- PROGRAM [ARG...]\n\nRuns PROGRAM with its arguments (no shell) in the --root directory under the\nchosen backend, with standard input, output and error passed through. It\nexits with the program's status: 128+N when a signal N killed it, 124 on\ntimeout, 125 when the backend is unavailable here. The policy files of --root\n(see helikon doctor) give the backend and limits the flags do not; no\npermission rule applies: the command is yours, not an agent's.", env.Stderr)
 	root := fs.String("root", ".", "the working `DIR` (the sandbox root)")
 	bflags := AddBackendFlags(fs)
+	// exec runs the operator's own command, not an agent's call, so no
+	// rule applies to it; the policy files' backend and limits do.
+	common := &CommonFlags{fs: fs}
+	common.PolicyFileFlags.add(fs)
 	argv, done, status := ParseArgs(fs, env, args)
 	if done {
 		return status
@@ -23,12 +27,15 @@ func runExec(ctx context.Context, env *Env, args []string) int {
 	if len(argv) == 0 || argv[0] == "" {
 		return Failf(env, ExitUsage, "exec: name the program to run after --, as in: helikon exec --backend host -- ls -la")
 	}
-	common := &CommonFlags{Root: *root}
+	common.Root = *root
 	dir, err := common.RootDir()
 	if err != nil {
 		return Failf(env, ExitUsage, "exec: %v", err)
 	}
-	b, err := BuildBackend(ctx, env, dir, bflags)
+	if _, err := common.Policy(); err != nil {
+		return Failf(env, ExitUsage, "exec: %v", err)
+	}
+	b, err := BuildBackend(ctx, env, dir, common.withFileSettings(bflags))
 	if err != nil {
 		status := ExitOther
 		if errors.Is(err, backend.ErrUnavailable) {

@@ -77,9 +77,11 @@ func runGuarantees(ctx context.Context, env *Env, args []string) int {
 }
 
 func runDoctor(ctx context.Context, env *Env, args []string) int {
-	fs := NewFlagSet("doctor", "doctor [--json] [--root DIR]\n\nReports, in words, what this machine supports (Landlock ABI, seccomp, user\nand mount namespaces, pids cgroup) and what each backend would guarantee\nhere. Exits 0 whether or not the OS sandbox is available.", env.Stderr)
+	fs := NewFlagSet("doctor", "doctor [--json] [--root DIR] [--claude-settings] [--user-settings FILE]\n\nReports, in words, what this machine supports (Landlock ABI, seccomp, user\nand mount namespaces, pids cgroup) and what each backend would guarantee\nhere, and the policy files the commands in the root read: which, in what\norder, and where each setting and rule comes from. Exits 0 whether or not\nthe OS sandbox is available, 125 when a policy file is invalid.", env.Stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	root := fs.String("root", ".", "the sandbox root `DIR` to try the backends on")
+	root := fs.String("root", ".", "the sandbox root `DIR` to try the backends on, and whose policy files to report")
+	common := &CommonFlags{fs: fs}
+	common.PolicyFileFlags.add(fs)
 	pos, done, status := ParseArgs(fs, env, args)
 	if done {
 		return status
@@ -87,6 +89,7 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	if len(pos) > 0 {
 		return Failf(env, ExitUsage, "doctor: unexpected argument %q", pos[0])
 	}
+	common.Root = *root
 	dir, err := (&CommonFlags{Root: *root}).RootDir()
 	if err != nil {
 		return Failf(env, ExitUsage, "doctor: %v", err)
@@ -115,10 +118,15 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 		g := b.Guarantees()
 		reports = append(reports, backendReport{Name: name, Guarantees: &g})
 	}
+	policy := reportPolicy(common)
+	policyStatus := ExitOK
+	if policy.Error != "" {
+		policyStatus = ExitUsage // a policy file that stops every command
+	}
 	if *asJSON {
-		out, _ := json.MarshalIndent(map[string]any{"machine": sup, "backends": reports}, "", "  ")
+		out, _ := json.MarshalIndent(map[string]any{"machine": sup, "backends": reports, "policy": policy}, "", "  ")
 		fmt.Fprintln(env.Stdout, string(out))
-		return ExitOK
+		return policyStatus
 	}
 	w := env.Stdout
 	fmt.Fprintf(w, "This machine (%s, running as %s):\n", sup.OS, map[bool]string{true: "root", false: "an unprivileged user"}[sup.Root])
@@ -160,7 +168,8 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	if !sup.Available {
 		fmt.Fprintln(w, "\nTo fix: "+doctorHint(sup))
 	}
-	return ExitOK
+	policy.print(w)
+	return policyStatus
 }
 
 // doctorHint says what would make the OS sandbox available.

@@ -94,6 +94,14 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 		return Failf(env, ExitUsage, "run: want a PROMPT")
 	}
 	prompt := strings.Join(pos, " ")
+	root, err := common.RootDir()
+	if err != nil {
+		return Failf(env, ExitUsage, "run: %v", err)
+	}
+	perms, mode, err := common.Permissions()
+	if err != nil {
+		return Failf(env, ExitUsage, "run: %v", err)
+	}
 	spec := *modelSpec
 	if spec == "" {
 		spec = env.getenv(ModelEnv)
@@ -102,14 +110,6 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 		return Failf(env, ExitUsage, "run: no model; %s", modelHelp)
 	}
 	llm, err := NewModel(spec, env.getenv)
-	if err != nil {
-		return Failf(env, ExitUsage, "run: %v", err)
-	}
-	root, err := common.RootDir()
-	if err != nil {
-		return Failf(env, ExitUsage, "run: %v", err)
-	}
-	perms, mode, err := common.Permissions()
 	if err != nil {
 		return Failf(env, ExitUsage, "run: %v", err)
 	}
@@ -136,12 +136,16 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 		sources = append(sources, src)
 		mcpSources = append(mcpSources, src)
 	}
+	allTools := toolset
 	if len(mcpSources) > 0 {
 		// Name clashes between the built-in tools and the servers' are an
 		// error now, not when the model calls one of them.
-		if _, err := mcptools.Toolset(ctx, toolset.Tools(), mcpSources...); err != nil {
+		if allTools, err = mcptools.Toolset(ctx, toolset.Tools(), mcpSources...); err != nil {
 			return Failf(env, ExitUsage, "run: %v", err)
 		}
+	}
+	if err := checkMCPRules(perms, allTools.Names()); err != nil {
+		return Failf(env, ExitUsage, "run: %v", err)
 	}
 	tracer, stopTracing, err := setupTracing(ctx, env)
 	if err != nil {
@@ -180,7 +184,16 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 	}
 	term := env.IsTerminal != nil && env.IsTerminal()
 	out := &renderer{env: env, spin: term && !*jsonOut}
-	perms.Approver = out.approver(NewTerminalApprover(env))
+	ta := NewTerminalApprover(env)
+	save := SaveAllowRules(root)
+	ta.Save = func(rules []helikon.Rule) (string, error) {
+		where, err := save(rules)
+		if err == nil && !common.TrustProject {
+			where += " (a project file's allow rules apply to runs that trust the project: --trust-project, or trustedProjects in your user policy file)"
+		}
+		return where, err
+	}
+	perms.Approver = out.approver(ta)
 	perms.Policy = askUnlessReadOnly
 	// The command reports failures itself; the runner's log would repeat them.
 	r, err := runner.New(runner.Config[App]{Agent: assistant, Store: store, Permissions: perms, Mode: mode, Tracer: tracer, Logger: slog.New(slog.DiscardHandler)})

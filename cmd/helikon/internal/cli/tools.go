@@ -22,6 +22,9 @@ type ToolEnv struct {
 	Root         string        // absolute sandbox root
 	Common       *CommonFlags  // the parsed shared flags
 	BackendFlags *BackendFlags // the parsed backend flags, for tools that run commands
+	// DryRun builds tools to be checked, never invoked (helikon policy
+	// check): commands get the host backend, which is not started.
+	DryRun bool
 
 	backendOnce sync.Once
 	backend     backend.Backend
@@ -40,11 +43,19 @@ func (te *ToolEnv) Sandbox() (*sandbox.Sandbox, error) {
 	return te.sandbox, te.sandboxErr
 }
 
-// Backend returns the execution backend the flags select, built once and
-// shared by every tool of the command.
+// Backend returns the execution backend the flags (and, where they are not
+// given, the policy files) select, built once and shared by every tool of
+// the command.
 func (te *ToolEnv) Backend() (backend.Backend, error) {
 	te.backendOnce.Do(func() {
-		te.backend, te.backendErr = BuildBackend(te.Ctx, te.Env, te.Root, te.BackendFlags)
+		f := te.BackendFlags
+		switch {
+		case te.DryRun:
+			f = &BackendFlags{Name: "host"}
+		case te.Common != nil:
+			f = te.Common.withFileSettings(f)
+		}
+		te.backend, te.backendErr = BuildBackend(te.Ctx, te.Env, te.Root, f)
 	})
 	return te.backend, te.backendErr
 }

@@ -127,6 +127,9 @@ func webToolFlags(fs *flag.FlagSet) ToolBuilder {
 	return func(te *ToolEnv, name string) (helikon.Tool[App], error) {
 		if name == webfetch.Name {
 			opts := ff.options()
+			if te.Common != nil {
+				opts.AllowedHosts, opts.DeniedHosts = te.Common.fetchHosts(opts.AllowedHosts, opts.DeniedHosts)
+			}
 			opts.Timeout = te.BackendFlags.Timeout
 			return webfetch.New[App](opts)
 		}

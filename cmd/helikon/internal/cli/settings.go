@@ -1,0 +1,295 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/policyfile"
+)
+
+// PolicyFileFlags select the policy files a command reads (package
+// policyfile): helikon's project file in the root and the user's file
+// always, Claude Code's settings when asked.
+type PolicyFileFlags struct {
+	ClaudeSettings bool   // --claude-settings
+	TrustProject   bool   // --trust-project
+	UserSettings   string // --user-settings FILE, "none" for no user file
+
+	loaded    bool
+	policy    *policyfile.Policy
+	policyErr error
+}
+
+func (pf *PolicyFileFlags) add(fs *flag.FlagSet) {
+	fs.BoolVar(&pf.ClaudeSettings, "claude-settings", false, "also read the permissions of Claude Code's .claude/settings.json and .claude/settings.local.json in the root (trusting them)")
+	fs.BoolVar(&pf.TrustProject, "trust-project", false, "let the root's policy files loosen the policy (allow rules, accept-edits or bypass mode, the host backend)")
+	fs.StringVar(&pf.UserSettings, "user-settings", "", "the user's policy `FILE` (default: helikon/settings.json in the user config directory; none: no user file)")
+}
+
+// Policy reads the policy files for the root, once.
+func (c *CommonFlags) Policy() (*policyfile.Policy, error) {
+	if !c.loaded {
+		c.loaded = true
+		root, err := c.RootDir()
+		if err != nil {
+			c.policyErr = err
+			return nil, err
+		}
+		o := &policyfile.Options{Root: root, Claude: c.ClaudeSettings, TrustProject: c.TrustProject, UserFile: c.UserSettings}
+		if c.UserSettings == "none" {
+			o.UserFile, o.NoUserFile = "", true
+		}
+		c.policy, c.policyErr = policyfile.Load(o)
+		if c.policyErr == nil {
+			if b := c.policy.Backend; b.Value != "" && backendFactories[b.Value] == nil {
+				c.policyErr = fmt.Errorf("%s: unknown backend %q (available: %s)", b.From, b.Value, strings.Join(BackendNames(), ", "))
+			}
+		}
+	}
+	return c.policy, c.policyErr
+}
+
+// given reports whether the flag name was set on the command line.
+func (c *CommonFlags) given(name string) bool {
+	found := false
+	if c.fs != nil {
+		c.fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	}
+	return found
+}
+
+// withFileSettings returns b with the policy files' backend and limits filling
+// in what the flags left unset.
+func (c *CommonFlags) withFileSettings(b *BackendFlags) *BackendFlags {
+	pol, err := c.Policy()
+	if err != nil || pol == nil {
+		return b
+	}
+	out := *b
+	if !c.given("backend") && pol.Backend.Value != "" {
+		out.Name = pol.Backend.Value
+	}
+	if !c.given("timeout") && pol.Timeout.From != "" {
+		out.Timeout = pol.Timeout.Value
+	}
+	for _, l := range []struct {
+		flag string
+		set  policyfile.Setting[int64]
+		dst  *int64
+	}{{"cpu", pol.CPUSeconds, &out.CPU}, {"fsize", pol.FileSize, &out.FSize}, {"mem", pol.Memory, &out.Mem}} {
+		if !c.given(l.flag) && l.set.From != "" {
+			*l.dst = l.set.Value
+		}
+	}
+	return &out
+}
+
+// fetchHosts returns WebFetch's host lists: the flags', the files' where
+// --allow-host is not given, and every file's denied hosts.
+func (c *CommonFlags) fetchHosts(allow, deny []string) ([]string, []string) {
+	pol, err := c.Policy()
+	if err != nil || pol == nil {
+		return allow, deny
+	}
+	if !c.given("allow-host") && pol.AllowHosts.From != "" {
+		allow = pol.AllowHosts.Value
+	}
+	return allow, append(slices.Clone(deny), pol.DenyHosts...)
+}
+
+// policyReport is the policy part of helikon doctor's report.
+type policyReport struct {
+	Files    []policyFileReport `json:"files"`
+	Settings []settingReport    `json:"settings"`
+	Rules    []ruleReport       `json:"rules"`
+	Error    string             `json:"error,omitempty"`
+}
+
+type policyFileReport struct {
+	Kind  string   `json:"kind"`
+	Path  string   `json:"path"`
+	Read  bool     `json:"read"`
+	Notes []string `json:"notes,omitempty"`
+}
+
+type settingReport struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	From  string `json:"from"` // "flag", "default" or path:line:column
+}
+
+type ruleReport struct {
+	List string `json:"list"`
+	Rule string `json:"rule"`
+	From string `json:"from"`           // "flag" or path:line:column
+	Text string `json:"text,omitempty"` // as written in the file, when it differs
+}
+
+// reportPolicy describes the policy c's files and flags make.
+func reportPolicy(c *CommonFlags) policyReport {
+	var rep policyReport
+	pol, err := c.Policy()
+	if err != nil {
+		rep.Error = err.Error()
+		return rep
+	}
+	for _, s := range pol.Sources {
+		rep.Files = append(rep.Files, policyFileReport{Kind: string(s.Kind), Path: s.Path, Read: true, Notes: s.Notes})
+	}
+	for _, a := range pol.Absent {
+		rep.Files = append(rep.Files, policyFileReport{Kind: "absent", Path: a})
+	}
+	setting := func(name, flagName, value, from, def string) {
+		switch {
+		case flagName != "" && c.given(flagName):
+			value, from = c.fs.Lookup(flagName).Value.String(), "flag --"+flagName
+		case from == "":
+			value, from = def, "default"
+		}
+		rep.Settings = append(rep.Settings, settingReport{name, value, from})
+	}
+	setting("mode", "mode", pol.Mode.Value.String(), pol.Mode.From, "default")
+	setting("backend", "backend", pol.Backend.Value, pol.Backend.From, DefaultBackend+" where available")
+	setting("timeout", "timeout", pol.Timeout.Value.String(), pol.Timeout.From, "the backend's")
+	setting("cpu seconds", "cpu", fmt.Sprint(pol.CPUSeconds.Value), pol.CPUSeconds.From, "timeout + 5s")
+	setting("file size", "fsize", fmt.Sprint(pol.FileSize.Value), pol.FileSize.From, "1 GiB")
+	setting("memory", "mem", fmt.Sprint(pol.Memory.Value), pol.Memory.From, "no limit")
+	setting("WebFetch hosts", "allow-host", strings.Join(pol.AllowHosts.Value, ", "), pol.AllowHosts.From, "any")
+	for i, rules := range [3][]helikon.Rule{pol.Deny, pol.Ask, pol.Allow} {
+		for _, r := range rules {
+			o := pol.Origins[r]
+			rr := ruleReport{List: [3]string{"deny", "ask", "allow"}[i], Rule: r.String(), From: o.From}
+			if o.Text != r.String() {
+				rr.Text = o.Text
+			}
+			rep.Rules = append(rep.Rules, rr)
+		}
+	}
+	for i, flagRules := range [3]*[]string{c.Deny, c.Ask, c.Allow} {
+		if flagRules == nil {
+			continue
+		}
+		for _, r := range *flagRules {
+			rep.Rules = append(rep.Rules, ruleReport{List: [3]string{"deny", "ask", "allow"}[i], Rule: r, From: "flag"})
+		}
+	}
+	return rep
+}
+
+// print writes the report for a person.
+func (rep policyReport) print(w io.Writer) {
+	fmt.Fprintln(w, "\nPolicy files (lowest precedence first; flags override them all, rules from all of them apply):")
+	if rep.Error != "" {
+		fmt.Fprintf(w, "  ERROR: %s\n", rep.Error)
+		return
+	}
+	for _, f := range rep.Files {
+		state := "read"
+		if !f.Read {
+			state = "not there"
+		}
+		fmt.Fprintf(w, "  %-8s %s (%s)\n", f.Kind, f.Path, state)
+		for _, n := range f.Notes {
+			fmt.Fprintf(w, "           note: %s\n", n)
+		}
+	}
+	fmt.Fprintln(w, "Settings:")
+	for _, s := range rep.Settings {
+		fmt.Fprintf(w, "  %-15s %s (%s)\n", s.Name+":", s.Value, s.From)
+	}
+	if len(rep.Rules) > 0 {
+		fmt.Fprintln(w, "Rules:")
+	}
+	for _, r := range rep.Rules {
+		text := ""
+		if r.Text != "" {
+			text = ", written " + r.Text
+		}
+		fmt.Fprintf(w, "  %-5s %s (%s%s)\n", r.List, r.Rule, r.From, text)
+	}
+}
+
+// SaveAllowRules returns a [TerminalApprover].Save that adds rules to the
+// allow list of the project policy file in root, creating it if need be, and
+// returns the file's path. The file is
+// rewritten whole (its keys sorted, two-space indented) through a temporary
+// file renamed over it. It is the CLI writing on the user's answer, not a
+// tool call: the policy-file guard stops tools, not this.
+func SaveAllowRules(root string) func(rules []helikon.Rule) (string, error) {
+	return func(rules []helikon.Rule) (string, error) { return saveAllowRules(root, rules) }
+}
+
+func saveAllowRules(root string, rules []helikon.Rule) (string, error) {
+	path := filepath.Join(root, filepath.FromSlash(policyfile.ProjectFile))
+	top := map[string]json.RawMessage{}
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, &top); err != nil {
+			return "", fmt.Errorf("%s: %w", path, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	perms := map[string]json.RawMessage{}
+	if raw, ok := top["permissions"]; ok {
+		if err := json.Unmarshal(raw, &perms); err != nil {
+			return "", fmt.Errorf("%s: permissions: %w", path, err)
+		}
+	}
+	var allow []string
+	if raw, ok := perms["allow"]; ok {
+		if err := json.Unmarshal(raw, &allow); err != nil {
+			return "", fmt.Errorf("%s: permissions.allow: %w", path, err)
+		}
+	}
+	for _, r := range rules {
+		if !slices.Contains(allow, r.String()) {
+			allow = append(allow, r.String())
+		}
+	}
+	perms["allow"], _ = json.Marshal(allow)
+	top["permissions"], _ = json.Marshal(perms)
+	out, err := json.MarshalIndent(top, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".settings-*.json")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(out, '\n')); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	return path, os.Rename(tmp.Name(), path)
+}
+
+// checkMCPRules fails when a deny or ask rule names an MCP tool (mcp__…, as
+// Claude Code spells them) that no tool of the run is called: it would
+// silently apply to nothing, the run's MCP tools being named --mcp-prefix
+// plus the server's name for them.
+func checkMCPRules(p *helikon.Permissions, tools []string) error {
+	for i, rules := range [2][]helikon.Rule{p.Deny, p.Ask} {
+		for _, r := range rules {
+			if strings.HasPrefix(r.Tool, "mcp__") && !slices.Contains(tools, r.Tool) {
+				server, _, _ := strings.Cut(strings.TrimPrefix(r.Tool, "mcp__"), "__")
+				return fmt.Errorf("%s rule %s names no tool of this run, so it would apply to nothing; helikon names an MCP server's tools --mcp-prefix plus the server's name for them: pass --mcp-prefix mcp__%s__ for that server, or remove the rule", [2]string{"deny", "ask"}[i], r, server)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,534 @@
+// Package policyfile reads the files a helikon permission policy is kept in:
+// helikon's project file (.helikon/settings.json in the root), the user's
+// file (helikon/settings.json in [os.UserConfigDir]) and, when asked, Claude
+// Code's project settings (.claude/settings.json and
+// .claude/settings.local.json in the root), and merges them into one
+// [Policy]. It sits above the permission pipeline and below the CLI, which
+// applies its flags on top.
+//
+// # Precedence
+//
+// Rules merge: a deny, ask or allow rule from any file applies (and a deny
+// rule beats every allow rule, wherever each comes from). A single setting
+// (mode, backend, limits, WebFetch's allowed hosts) comes from the file of
+// highest precedence that sets it, lowest first: the user's file, Claude's
+// settings.json, Claude's settings.local.json, helikon's project file.
+// Command-line flags override them all.
+//
+// # Trust
+//
+// The project's files come with the project, which may not be the user's
+// own: a cloned repository could ship a file that allows every command. So
+// what a project file loosens — allow rules, the accept-edits or bypass
+// mode, the host backend — applies only to a trusted project: one the user's
+// file lists under trustedProjects, or one the caller says is trusted
+// ([Options].TrustProject; for Claude's files, asking for them,
+// [Options].Claude, is trusting them). For an untrusted project [Load]
+// fails naming what would loosen, rather than silently dropping it. What
+// tightens (deny and ask rules, plan and dont-ask) always applies.
+//
+// # Claude Code's rules
+//
+// Each Claude Code rule is mapped to helikon rules with the same meaning,
+// and a rule helikon cannot honour exactly is an error naming it, never a
+// broader rule. Deny and ask rules may become broader (they then refuse or
+// ask about more), allow rules never do:
+//
+//   - Bash(cmd args) is that command exactly: Bash(=cmd args) for allow,
+//     Bash(cmd args) (also with further arguments) for deny and ask;
+//     Bash(cmd args:*) and Bash(cmd args *) are it followed by anything,
+//     helikon's Bash(cmd args). Other wildcards, quotes, $ and shell
+//     operators are refused.
+//   - Read(p), Edit(p): //abs is absolute, ~/p is in the home directory, /p
+//     and p/q are anchored at the root, a bare name (.env, *.pem) matches at
+//     any depth within the root (/**/.env); ./ is dropped. Negations (!p),
+//     . and .. are refused, as are directory-only patterns (p/) in allow.
+//     A bare Edit rule covers Write too, as in Claude Code. helikon compares
+//     paths without case (as a case-insensitive file system would); a
+//     mapped rule differs from a case-sensitive reading in case only.
+//   - WebFetch(domain:example.com) is that host only (=example.com) for
+//     allow, and the host with its subdomains for deny and ask.
+//   - mcp__server__tool names that tool; helikon names an MCP server's tools
+//     --mcp-prefix + name, so the rule applies with --mcp-prefix
+//     mcp__server__ (helikon run refuses a deny or ask rule that names none
+//     of its tools). A whole server (mcp__server) or a wildcard is refused.
+//   - defaultMode is the mode (default, acceptEdits, plan, dontAsk,
+//     bypassPermissions); disableBypassPermissionsMode "disable" makes the
+//     bypass mode an error. additionalDirectories are not granted: every
+//     tool stays confined to the root (a note says so).
+//
+// Codex execpolicy files (prefix_rule(...)) are not read: they are Starlark
+// programs, whose evaluation helikon would have to reproduce exactly to
+// honour them, and their prefix rules say nothing of files or hosts.
+package policyfile
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/internal/hostmatch"
+)
+
+// ProjectFile is helikon's project policy file, relative to the root.
+const ProjectFile = ".helikon/settings.json"
+
+// ClaudeFiles are Claude Code's project settings, relative to the root,
+// lowest precedence first.
+var ClaudeFiles = []string{".claude/settings.json", ".claude/settings.local.json"}
+
+// maxFileBytes bounds a policy file; a settings file is a few kilobytes.
+const maxFileBytes = 1 << 20
+
+// UserFile returns the path of the user's policy file,
+// helikon/settings.json in [os.UserConfigDir].
+func UserFile() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("user policy file: %w", err)
+	}
+	return filepath.Join(dir, "helikon", "settings.json"), nil
+}
+
+// Kind says where a file comes from.
+type Kind string
+
+// The kinds of policy file.
+const (
+	KindUser    Kind = "user"
+	KindProject Kind = "project"
+	KindClaude  Kind = "claude"
+)
+
+// Setting is a single setting and the place it was set at
+// ("path:line:column"), "" when no file set it.
+type Setting[T any] struct {
+	Value T
+	From  string
+}
+
+// Origin is where a rule of a [Policy] comes from.
+type Origin struct {
+	From string // "path:line:column"
+	List string // allow, ask or deny
+	Text string // the rule as written there
+}
+
+// Source is one file that was read.
+type Source struct {
+	Path  string
+	Kind  Kind
+	Notes []string // what the file asks that is not applied, and why
+}
+
+// Policy is the merged content of the policy files.
+type Policy struct {
+	// Sources are the files read, lowest precedence first.
+	Sources []Source
+	// Absent are the files looked for and not found.
+	Absent []string
+	// Deny, Ask and Allow are every file's rules.
+	Deny, Ask, Allow []helikon.Rule
+	// Origins says where each rule comes from.
+	Origins map[helikon.Rule]Origin
+	// Mode is the permission mode.
+	Mode Setting[helikon.PermissionMode]
+	// NoBypass, when not "", is where bypass mode was disabled.
+	NoBypass string
+	// Backend names the execution backend.
+	Backend Setting[string]
+	// Timeout, CPUSeconds, FileSize and Memory are the command limits.
+	Timeout    Setting[time.Duration]
+	CPUSeconds Setting[int64]
+	FileSize   Setting[int64]
+	Memory     Setting[int64]
+	// AllowHosts are the only hosts WebFetch may fetch (empty: any).
+	AllowHosts Setting[[]string]
+	// DenyHosts are hosts WebFetch never fetches, from every file.
+	DenyHosts []string
+	// Protected are the absolute paths of every policy file that applies
+	// to the root, read or not: no tool call may write them.
+	Protected []string
+}
+
+// Options says which files [Load] reads.
+type Options struct {
+	// Root is the absolute sandbox root, where project files are.
+	Root string
+	// UserFile is the user's file; "" means [UserFile]'s. NoUserFile skips it.
+	UserFile   string
+	NoUserFile bool
+	// Claude reads Claude Code's settings (they are also read when a
+	// helikon file sets claudeSettings) and trusts them.
+	Claude bool
+	// TrustProject trusts the project's files (see the package doc).
+	TrustProject bool
+	// Home resolves ~ in Claude Code rules; "" means the user's.
+	Home string
+}
+
+// settings is helikon's file format.
+type settings struct {
+	Permissions struct {
+		Allow []string `json:"allow"`
+		Ask   []string `json:"ask"`
+		Deny  []string `json:"deny"`
+		Mode  string   `json:"mode"`
+	} `json:"permissions"`
+	ClaudeSettings bool   `json:"claudeSettings"`
+	Backend        string `json:"backend"`
+	Limits         struct {
+		Timeout       string `json:"timeout"`
+		CPUSeconds    int64  `json:"cpuSeconds"`
+		FileSizeBytes int64  `json:"fileSizeBytes"`
+		MemoryBytes   int64  `json:"memoryBytes"`
+	} `json:"limits"`
+	WebFetch struct {
+		AllowHosts []string `json:"allowHosts"`
+		DenyHosts  []string `json:"denyHosts"`
+	} `json:"webFetch"`
+	TrustedProjects []string `json:"trustedProjects"`
+}
+
+// parsed is one file read, before merging.
+type parsed struct {
+	src      Source
+	doc      *doc
+	rules    [3][]ruleAt // deny, ask, allow
+	mode     *Setting[helikon.PermissionMode]
+	noBypass string
+	claude   bool
+	set      settings
+	trusted  []string
+}
+
+type ruleAt struct {
+	rules []helikon.Rule
+	o     Origin
+}
+
+var lists = [3]string{"deny", "ask", "allow"}
+
+// Load reads the policy files o names. A file that does not exist is
+// skipped; one that cannot be read, or whose content is invalid (an error
+// wrapping [ErrInvalid], with its line and column), is an error.
+func Load(o *Options) (*Policy, error) {
+	home := o.Home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	pol := &Policy{Origins: map[helikon.Rule]Origin{}}
+	var files []*parsed
+	read := func(path string, kind Kind) (*parsed, error) {
+		p, err := readFile(path, kind, home)
+		if p == nil && err == nil {
+			pol.Absent = append(pol.Absent, path)
+		}
+		if p != nil {
+			files = append(files, p)
+		}
+		return p, err
+	}
+	var user *parsed
+	if !o.NoUserFile {
+		path := o.UserFile
+		if path == "" {
+			var err error
+			if path, err = UserFile(); err != nil {
+				return nil, err
+			}
+		}
+		var err error
+		if user, err = read(path, KindUser); err != nil {
+			return nil, err
+		}
+		pol.Protected = append(pol.Protected, path)
+	}
+	projectPath := filepath.Join(o.Root, filepath.FromSlash(ProjectFile))
+	project, err := readFile(projectPath, KindProject, home)
+	if err != nil {
+		return nil, err
+	}
+	claude := o.Claude || user != nil && user.claude || project != nil && project.claude
+	for _, f := range ClaudeFiles {
+		path := filepath.Join(o.Root, filepath.FromSlash(f))
+		pol.Protected = append(pol.Protected, path)
+		if claude {
+			if _, err := read(path, KindClaude); err != nil {
+				return nil, err
+			}
+		}
+	}
+	pol.Protected = append(pol.Protected, projectPath)
+	if project != nil {
+		files = append(files, project)
+	} else {
+		pol.Absent = append(pol.Absent, projectPath)
+	}
+	trusted := o.TrustProject
+	if user != nil {
+		for _, t := range user.trusted {
+			trusted = trusted || filepath.Clean(t) == filepath.Clean(o.Root)
+		}
+	}
+	for _, f := range files {
+		if f.src.Kind == KindUser || trusted || f.src.Kind == KindClaude && o.Claude {
+			continue
+		}
+		if err := f.checkTightenOnly(); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range files {
+		pol.merge(f)
+	}
+	return pol, nil
+}
+
+// readFile reads and parses one file; it returns nil, nil when the file does
+// not exist.
+func readFile(path string, kind Kind, home string) (*parsed, error) {
+	fh, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading policy file: %w", err)
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, maxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading policy file %s: %w", path, err)
+	}
+	if len(data) > maxFileBytes {
+		return nil, &Error{Path: path, Msg: fmt.Sprintf("larger than %d bytes", maxFileBytes)}
+	}
+	d, err := parseDoc(path, data)
+	if err != nil {
+		return nil, err
+	}
+	p := &parsed{src: Source{Path: path, Kind: kind}, doc: d}
+	if kind == KindClaude {
+		return p, p.parseClaude(home)
+	}
+	return p, p.parseHelikon()
+}
+
+// parseHelikon reads helikon's format.
+func (p *parsed) parseHelikon() error {
+	d := p.doc
+	var top map[string]json.RawMessage
+	if err := d.decode("", d.data, &top); err != nil {
+		return err
+	}
+	known := []string{"permissions", "claudeSettings", "backend", "limits", "webFetch"}
+	if p.src.Kind == KindUser {
+		known = append(known, "trustedProjects")
+	}
+	if err := d.checkKeys("", top, known...); err != nil {
+		return err
+	}
+	for _, sub := range [][2]string{{"permissions", "allow ask deny mode"}, {"limits", "timeout cpuSeconds fileSizeBytes memoryBytes"}, {"webFetch", "allowHosts denyHosts"}} {
+		if raw, ok := top[sub[0]]; ok {
+			var obj map[string]json.RawMessage
+			if err := d.decode(sub[0], raw, &obj); err != nil {
+				return err
+			}
+			if err := d.checkKeys(sub[0], obj, strings.Fields(sub[1])...); err != nil {
+				return err
+			}
+		}
+	}
+	if err := d.decode("", d.data, &p.set); err != nil {
+		return err
+	}
+	s := &p.set
+	for i, list := range [3][]string{s.Permissions.Deny, s.Permissions.Ask, s.Permissions.Allow} {
+		for j, text := range list {
+			key := fmt.Sprintf("permissions.%s[%d]", lists[i], j)
+			r, err := helikon.ParseRule(text)
+			if err != nil {
+				return d.errKey(key, "%v", err)
+			}
+			p.rules[i] = append(p.rules[i], ruleAt{[]helikon.Rule{r}, Origin{From: p.at(key), List: lists[i], Text: text}})
+		}
+	}
+	if s.Permissions.Mode != "" {
+		m, err := helikon.ParseMode(s.Permissions.Mode)
+		if err != nil {
+			return d.errKey("permissions.mode", "%v", err)
+		}
+		p.mode = &Setting[helikon.PermissionMode]{m, p.at("permissions.mode")}
+	}
+	if s.Limits.Timeout != "" {
+		if _, err := time.ParseDuration(s.Limits.Timeout); err != nil {
+			return d.errKey("limits.timeout", "limits.timeout: %v (write it as 30s or 2m)", err)
+		}
+	}
+	for _, k := range [][2]any{{"limits.cpuSeconds", s.Limits.CPUSeconds}, {"limits.fileSizeBytes", s.Limits.FileSizeBytes}, {"limits.memoryBytes", s.Limits.MemoryBytes}} {
+		if k[1].(int64) < 0 {
+			return d.errKey(k[0].(string), "%s must not be negative", k[0])
+		}
+	}
+	for i, hosts := range [2][]string{s.WebFetch.AllowHosts, s.WebFetch.DenyHosts} {
+		for j, h := range hosts {
+			if !hostmatch.Valid(h) {
+				key := fmt.Sprintf("webFetch.%s[%d]", [2]string{"allowHosts", "denyHosts"}[i], j)
+				return d.errKey(key, "%q is not a host pattern such as example.com or *.example.com", h)
+			}
+		}
+	}
+	for j, t := range s.TrustedProjects {
+		if !filepath.IsAbs(t) {
+			return d.errKey(fmt.Sprintf("trustedProjects[%d]", j), "trustedProjects holds absolute directories, not %q", t)
+		}
+	}
+	p.trusted = s.TrustedProjects
+	p.claude = s.ClaudeSettings
+	return nil
+}
+
+// parseClaude reads the permissions of a Claude Code settings file; its other
+// settings are Claude Code's own.
+func (p *parsed) parseClaude(home string) error {
+	d := p.doc
+	var top map[string]json.RawMessage
+	if err := d.decode("", d.data, &top); err != nil {
+		return err
+	}
+	raw, ok := top["permissions"]
+	if !ok {
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if err := d.decode("permissions", raw, &obj); err != nil {
+		return err
+	}
+	if err := d.checkKeys("permissions", obj, "allow", "ask", "deny", "defaultMode", "additionalDirectories", "disableBypassPermissionsMode"); err != nil {
+		return err
+	}
+	var perms struct {
+		Allow                        []string `json:"allow"`
+		Ask                          []string `json:"ask"`
+		Deny                         []string `json:"deny"`
+		DefaultMode                  string   `json:"defaultMode"`
+		AdditionalDirectories        []string `json:"additionalDirectories"`
+		DisableBypassPermissionsMode string   `json:"disableBypassPermissionsMode"`
+	}
+	if err := d.decode("permissions", raw, &perms); err != nil {
+		return err
+	}
+	for i, list := range [3][]string{perms.Deny, perms.Ask, perms.Allow} {
+		for j, text := range list {
+			key := fmt.Sprintf("permissions.%s[%d]", lists[i], j)
+			rules, err := claudeRule(text, lists[i], home)
+			if err != nil {
+				return d.errKey(key, "%v", err)
+			}
+			for _, r := range rules {
+				if _, err := helikon.ParseRule(r.String()); err != nil {
+					return d.errKey(key, "rule %q maps to %s, which helikon cannot read: %v", text, r, err)
+				}
+			}
+			p.rules[i] = append(p.rules[i], ruleAt{rules, Origin{From: p.at(key), List: lists[i], Text: text}})
+		}
+	}
+	if perms.DefaultMode != "" {
+		m, err := helikon.ParseMode(perms.DefaultMode)
+		if err != nil {
+			return d.errKey("permissions.defaultMode", "defaultMode %q has no helikon equivalent: %v", perms.DefaultMode, err)
+		}
+		p.mode = &Setting[helikon.PermissionMode]{m, p.at("permissions.defaultMode")}
+	}
+	switch perms.DisableBypassPermissionsMode {
+	case "":
+	case "disable":
+		p.noBypass = p.at("permissions.disableBypassPermissionsMode")
+	default:
+		return d.errKey("permissions.disableBypassPermissionsMode", "disableBypassPermissionsMode must be \"disable\"")
+	}
+	if len(perms.AdditionalDirectories) > 0 {
+		p.src.Notes = append(p.src.Notes, fmt.Sprintf("additionalDirectories %v are not granted: helikon confines every tool to the root", perms.AdditionalDirectories))
+	}
+	return nil
+}
+
+// at returns "path:line:column" of the value at key.
+func (p *parsed) at(key string) string {
+	e := p.doc.errKey(key, "")
+	return fmt.Sprintf("%s:%d:%d", e.Path, e.Line, e.Column)
+}
+
+// checkTightenOnly fails when an untrusted project file loosens the policy.
+func (p *parsed) checkTightenOnly() error {
+	var loosen []string
+	for _, r := range p.rules[2] {
+		loosen = append(loosen, "allow rule "+r.o.Text+" ("+r.o.From+")")
+	}
+	if p.mode != nil && (p.mode.Value == helikon.ModeAcceptEdits || p.mode.Value == helikon.ModeBypass) {
+		loosen = append(loosen, "mode "+p.mode.Value.String()+" ("+p.mode.From+")")
+	}
+	if p.set.Backend == "host" {
+		loosen = append(loosen, "backend host ("+p.at("backend")+")")
+	}
+	if len(loosen) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is a project file of a project not trusted, and it would loosen the policy: %s; if you trust this project, pass --trust-project or list %s under trustedProjects in your user policy file", ErrUntrusted, p.src.Path, strings.Join(loosen, ", "), filepath.Dir(filepath.Dir(p.src.Path)))
+}
+
+// ErrUntrusted is wrapped by the error [Load] returns when a project file of
+// an untrusted project would loosen the policy.
+var ErrUntrusted = errors.New("untrusted project policy")
+
+// merge adds f to the policy; f has higher precedence than what came before.
+func (pol *Policy) merge(f *parsed) {
+	pol.Sources = append(pol.Sources, f.src)
+	dst := [3]*[]helikon.Rule{&pol.Deny, &pol.Ask, &pol.Allow}
+	for i := range f.rules {
+		for _, ra := range f.rules[i] {
+			for _, r := range ra.rules {
+				if !slices.Contains(*dst[i], r) {
+					*dst[i] = append(*dst[i], r)
+				}
+				if _, ok := pol.Origins[r]; !ok {
+					pol.Origins[r] = ra.o
+				}
+			}
+		}
+	}
+	if f.mode != nil {
+		pol.Mode = *f.mode
+	}
+	if f.noBypass != "" {
+		pol.NoBypass = f.noBypass
+	}
+	s := &f.set
+	if s.Backend != "" {
+		pol.Backend = Setting[string]{s.Backend, f.at("backend")}
+	}
+	if s.Limits.Timeout != "" {
+		d, _ := time.ParseDuration(s.Limits.Timeout)
+		pol.Timeout = Setting[time.Duration]{d, f.at("limits.timeout")}
+	}
+	for _, l := range []struct {
+		v   int64
+		key string
+		dst *Setting[int64]
+	}{{s.Limits.CPUSeconds, "limits.cpuSeconds", &pol.CPUSeconds}, {s.Limits.FileSizeBytes, "limits.fileSizeBytes", &pol.FileSize}, {s.Limits.MemoryBytes, "limits.memoryBytes", &pol.Memory}} {
+		if l.v > 0 {
+			*l.dst = Setting[int64]{l.v, f.at(l.key)}
+		}
+	}
+	if len(s.WebFetch.AllowHosts) > 0 {
+		pol.AllowHosts = Setting[[]string]{s.WebFetch.AllowHosts, f.at("webFetch.allowHosts")}
+	}
+	pol.DenyHosts = append(pol.DenyHosts, s.WebFetch.DenyHosts...)
+}
