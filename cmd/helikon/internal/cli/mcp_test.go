@@ -220,4 +220,3 @@ func TestMCPHTTPSIGTERMStopsRunningCommands(t *testing.T) {
 	})
 	<-called
 }
-
