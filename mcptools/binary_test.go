@@ -93,7 +93,10 @@ func TestHelikonMCPCommand(t *testing.T) {
 		case progress <- r.Params:
 		default:
 		}
-	}}, "--root", root, "--backend", "host", "--tools", "Bash,add", "--deny", "Bash(rm)", "--progress-interval", "50ms")
+	}}, "--root", root, "--backend", "host", "--tools", "Bash,Read", "--deny", "Bash(rm)", "--progress-interval", "50ms")
+	if err := os.WriteFile(filepath.Join(root, "n.txt"), []byte("5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	list, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -103,26 +106,26 @@ func TestHelikonMCPCommand(t *testing.T) {
 	for _, def := range list.Tools {
 		names = append(names, def.Name)
 		want := helikon.EffectSideEffect
-		if def.Name == "add" {
+		if def.Name == "Read" {
 			want = helikon.EffectReadOnly
 		}
 		if got := mcptools.EffectOf(def.Annotations); got != want {
 			t.Errorf("%s: effect %s, want %s", def.Name, got, want)
 		}
 	}
-	if !slices.Equal(names, []string{"Bash", "add"}) {
+	if !slices.Equal(names, []string{"Bash", "Read"}) {
 		t.Fatalf("tools %v", names)
 	}
 
 	t.Run("call", func(t *testing.T) {
-		res := callTool(t, cs, "add", map[string]any{"a": 1.5, "b": 2})
-		if res.IsError || normJSON(t, res.StructuredContent) != `{"total":3.5}` {
-			t.Fatalf("add: %v %q %v", res.IsError, text(res), res.StructuredContent)
+		res := callTool(t, cs, "Read", map[string]any{"path": "n.txt"})
+		if res.IsError || !strings.Contains(normJSON(t, res.StructuredContent), `"content":"5\n"`) {
+			t.Fatalf("Read: %v %q %v", res.IsError, text(res), res.StructuredContent)
 		}
 	})
 	t.Run("invalid arguments", func(t *testing.T) {
-		res := callTool(t, cs, "add", map[string]any{"a": "one", "c": 3})
-		for _, s := range []string{"invalid arguments for tool add", `"a"`, `"b"`, `"c"`} {
+		res := callTool(t, cs, "Read", map[string]any{"path": 1, "c": 3})
+		for _, s := range []string{"invalid arguments for tool Read", `"path"`, `"c"`} {
 			if !res.IsError || !strings.Contains(text(res), s) {
 				t.Errorf("want %q in %q", s, text(res))
 			}
@@ -147,7 +150,7 @@ func TestHelikonMCPCommand(t *testing.T) {
 
 func TestHelikonMCPPlanModeRefusesWrites(t *testing.T) {
 	root := t.TempDir()
-	tools := "Bash,add"
+	tools := "Bash,Read"
 	write := hasBuiltin(t, "Write")
 	if write {
 		tools += ",Write"
@@ -155,7 +158,10 @@ func TestHelikonMCPPlanModeRefusesWrites(t *testing.T) {
 		t.Log("the Write built-in is not registered in this build; checking Bash only")
 	}
 	cs := helikonMCP(t, nil, "--root", root, "--backend", "host", "--tools", tools, "--mode", "plan")
-	if res := callTool(t, cs, "add", map[string]any{"a": 1, "b": 2}); res.IsError {
+	if err := os.WriteFile(filepath.Join(root, "n.txt"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res := callTool(t, cs, "Read", map[string]any{"path": "n.txt"}); res.IsError {
 		t.Fatalf("read-only tool in plan mode: %q", text(res))
 	}
 	res := callTool(t, cs, "Bash", map[string]any{"command": "touch made.txt"})
@@ -261,33 +267,36 @@ func TestTypeScriptSDKDrivesHelikonMCP(t *testing.T) {
 	root := t.TempDir()
 	sleepCmd, sleepArg := uniqueSleep(t)
 	guarded := "mkdir -p .git && echo approved > .git/note"
+	if err := os.WriteFile(filepath.Join(root, "n.txt"), []byte("5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, answer := range []string{"accept", "decline"} {
 		t.Run(answer, func(t *testing.T) {
 			os.RemoveAll(filepath.Join(root, ".git"))
 			calls := []e2eCall{
-				{Name: "add", Arguments: map[string]any{"a": 2, "b": 3}},
-				{Name: "add", Arguments: map[string]any{"a": "two"}},
+				{Name: "Read", Arguments: map[string]any{"path": "n.txt"}},
+				{Name: "Read", Arguments: map[string]any{"path": 2, "c": 3}},
 				{Name: "Bash", Arguments: map[string]any{"command": guarded}},
 				{Name: "Bash", Arguments: map[string]any{"command": "rm -f x"}},
 			}
 			if answer == "accept" {
 				calls = append(calls, e2eCall{Name: "Bash", Arguments: map[string]any{"command": sleepCmd}, CancelOnProgress: true, SleepArg: sleepArg})
 			}
-			out := runE2E(t, answer, calls, "--root", root, "--backend", "host", "--tools", "add,Bash", "--deny", "Bash(rm)", "--progress-interval", "50ms")
+			out := runE2E(t, answer, calls, "--root", root, "--backend", "host", "--tools", "Read,Bash", "--deny", "Bash(rm)", "--progress-interval", "50ms")
 			if out.Server.Name != "helikon" || len(out.Tools) != 2 {
 				t.Fatalf("server %+v, tools %+v", out.Server, out.Tools)
 			}
 			for _, tool := range out.Tools {
-				if tool.Name == "add" && (!tool.Annotations.ReadOnlyHint || tool.InputSchema["type"] != "object") {
-					t.Errorf("add as listed: %+v", tool)
+				if tool.Name == "Read" && (!tool.Annotations.ReadOnlyHint || tool.InputSchema["type"] != "object") {
+					t.Errorf("Read as listed: %+v", tool)
 				}
 			}
 			c := out.Calls
-			if c[0].Result == nil || c[0].Result.IsError || c[0].Result.StructuredContent["total"] != 5.0 {
-				t.Errorf("add: %+v", c[0])
+			if c[0].Result == nil || c[0].Result.IsError || c[0].Result.StructuredContent["content"] != "5\n" {
+				t.Errorf("Read: %+v", c[0])
 			}
-			if c[1].Result == nil || !c[1].Result.IsError || !strings.Contains(c[1].Result.Content[0].Text, `"b"`) || !strings.Contains(c[1].Result.Content[0].Text, `"a"`) {
-				t.Errorf("invalid add: %+v", c[1])
+			if c[1].Result == nil || !c[1].Result.IsError || !strings.Contains(c[1].Result.Content[0].Text, `"path"`) || !strings.Contains(c[1].Result.Content[0].Text, `"c"`) {
+				t.Errorf("invalid Read: %+v", c[1])
 			}
 			if len(out.Elicitations) != 1 || !strings.Contains(out.Elicitations[0], "guard sensitive-path") {
 				t.Errorf("elicitations %q", out.Elicitations)
@@ -311,11 +320,11 @@ func TestTypeScriptSDKDrivesHelikonMCP(t *testing.T) {
 	}
 	t.Run("plan mode", func(t *testing.T) {
 		out := runE2E(t, "", []e2eCall{
-			{Name: "add", Arguments: map[string]any{"a": 1, "b": 1}},
+			{Name: "Read", Arguments: map[string]any{"path": "n.txt"}},
 			{Name: "Bash", Arguments: map[string]any{"command": "touch made.txt"}},
-		}, "--root", root, "--backend", "host", "--tools", "add,Bash", "--mode", "plan")
+		}, "--root", root, "--backend", "host", "--tools", "Read,Bash", "--mode", "plan")
 		if r := out.Calls[0].Result; r == nil || r.IsError {
-			t.Errorf("add in plan mode: %+v", out.Calls[0])
+			t.Errorf("Read in plan mode: %+v", out.Calls[0])
 		}
 		if r := out.Calls[1].Result; r == nil || !r.IsError || !strings.Contains(r.Content[0].Text, "plan mode") {
 			t.Errorf("Bash in plan mode: %+v", out.Calls[1])

@@ -8,7 +8,8 @@ import (
 	"github.com/paigasus/helikon/functiontool"
 )
 
-// The example tools are the seed's budget-assistant tools: typed function
+// The example tools, registered in the tests only (the shipped binary does
+// not carry them), are the budget-assistant tools of examples/: typed function
 // tools that need nothing but the CLI, so the tool contract and the
 // permission pipeline can be exercised end to end on any machine.
 
