@@ -41,3 +41,23 @@ func BenchmarkToolDispatch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCheckedCall measures the whole path every caller takes
+// (helikon.CallTool): the JSON check, the permission pipeline with its
+// guards, the call as in BenchmarkToolDispatch, and the output check.
+func BenchmarkCheckedCall(b *testing.B) {
+	add := functiontool.Must(functiontool.New("add", "Add two amounts.",
+		func(_ *helikon.ToolContext[struct{}], in addArgs) (addOut, error) {
+			return addOut{Total: in.A + in.B}, nil
+		}, &functiontool.Options{Effect: helikon.EffectReadOnly}))
+	tc := helikon.NewToolContext(context.Background(), struct{}{}, nil)
+	perms := &helikon.Permissions{Home: "/home/bench"}
+	args := json.RawMessage(`{"a": 19.99, "b": 4.5}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := helikon.CallTool(tc, perms, add, args)
+		if err != nil || string(out) != `{"total":24.49}` {
+			b.Fatalf("got %s, %v", out, err)
+		}
+	}
+}

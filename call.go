@@ -67,9 +67,12 @@ func (c *CheckedCall[C]) Invoke(tc *ToolContext[C]) (out json.RawMessage, err er
 			out, err = nil, &PanicError{Tool: name, Value: v, Stack: debug.Stack()}
 		}
 	}()
-	checked := *tc
-	checked.targets = c.decision.Targets
-	out, err = c.tool.Invoke(&checked, c.decision.Args)
+	if tc.targets != c.decision.Targets {
+		withTargets := *tc
+		withTargets.targets = c.decision.Targets
+		tc = &withTargets
+	}
+	out, err = c.tool.Invoke(tc, c.decision.Args)
 	if err != nil {
 		if ia := (*InvalidArgsError)(nil); errors.As(err, &ia) && ia.Tool == "" {
 			ia.Tool = name
