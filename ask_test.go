@@ -57,7 +57,7 @@ func TestApprovalRequestCarriesTargets(t *testing.T) {
 	var got *helikon.ApprovalRequest
 	p := helikon.Permissions{
 		Policy: helikon.PolicyFunc(func(context.Context, *helikon.Call, *helikon.Targets) (helikon.PolicyDecision, error) {
-			return helikon.Ask("?"), nil
+			return helikon.PolicyAsk("?"), nil
 		}),
 		Approver: helikon.ApproverFunc(func(_ context.Context, r *helikon.ApprovalRequest) (bool, error) { got = r; return true, nil }),
 	}

@@ -65,7 +65,7 @@ func TestCallToolParsesTargetsOnceAndHandsThemToTheTool(t *testing.T) {
 func TestReplacedArgumentsCarryTheirOwnTargets(t *testing.T) {
 	p := newProbe()
 	perms := &helikon.Permissions{Policy: helikon.PolicyFunc(func(context.Context, *helikon.Call, *helikon.Targets) (helikon.PolicyDecision, error) {
-		return helikon.ReplaceArgs(json.RawMessage(`{"path":"safe.txt"}`)), nil
+		return helikon.PolicyReplace(json.RawMessage(`{"path":"safe.txt"}`)), nil
 	})}
 	out, err := helikon.CallTool(helikon.NewToolContext(context.Background(), struct{}{}, nil), perms, p, json.RawMessage(`{"path":"a.txt"}`))
 	if err != nil {

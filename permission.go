@@ -31,19 +31,20 @@ type PolicyDecision struct {
 	Args     json.RawMessage // the replacement arguments for BehaviorReplace
 }
 
-// Allow returns a decision that allows the call.
-func Allow() PolicyDecision { return PolicyDecision{Behavior: BehaviorAllow} }
+// PolicyAllow returns a decision that allows the call.
+func PolicyAllow() PolicyDecision { return PolicyDecision{Behavior: BehaviorAllow} }
 
-// Deny returns a decision that refuses the call for reason.
-func Deny(reason string) PolicyDecision {
+// PolicyDeny returns a decision that refuses the call for reason. (A tool
+// refuses with the error [Denied]; a policy with this decision.)
+func PolicyDeny(reason string) PolicyDecision {
 	return PolicyDecision{Behavior: BehaviorDeny, Reason: reason}
 }
 
-// Ask returns a decision that asks the approval handler with prompt.
-func Ask(prompt string) PolicyDecision { return PolicyDecision{Behavior: BehaviorAsk, Reason: prompt} }
+// PolicyAsk returns a decision that asks the approval handler with prompt.
+func PolicyAsk(prompt string) PolicyDecision { return PolicyDecision{Behavior: BehaviorAsk, Reason: prompt} }
 
-// ReplaceArgs returns a decision that runs the call with args instead.
-func ReplaceArgs(args json.RawMessage) PolicyDecision {
+// PolicyReplace returns a decision that runs the call with args instead.
+func PolicyReplace(args json.RawMessage) PolicyDecision {
 	return PolicyDecision{Behavior: BehaviorReplace, Args: args}
 }
 

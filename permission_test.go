@@ -42,7 +42,7 @@ func TestModeByEffect(t *testing.T) {
 		helikon.ModeBypass:      {true, true, true},
 	}
 	asker := helikon.PolicyFunc(func(context.Context, *helikon.Call, *helikon.Targets) (helikon.PolicyDecision, error) {
-		return helikon.Ask("may I?"), nil
+		return helikon.PolicyAsk("may I?"), nil
 	})
 	for mode, row := range want {
 		for i, eff := range effects {
@@ -170,17 +170,17 @@ func TestPolicyDecisions(t *testing.T) {
 		args    string
 		asked   bool
 	}{
-		{"allow", helikon.Permissions{Policy: pol(helikon.Allow(), nil)}, true, `{"path":"a"}`, false},
-		{"deny", helikon.Permissions{Policy: pol(helikon.Deny("no"), nil)}, false, "", false},
-		{"error denies", helikon.Permissions{Policy: pol(helikon.Allow(), errors.New("boom"))}, false, "", false},
+		{"allow", helikon.Permissions{Policy: pol(helikon.PolicyAllow(), nil)}, true, `{"path":"a"}`, false},
+		{"deny", helikon.Permissions{Policy: pol(helikon.PolicyDeny("no"), nil)}, false, "", false},
+		{"error denies", helikon.Permissions{Policy: pol(helikon.PolicyAllow(), errors.New("boom"))}, false, "", false},
 		{"zero decision asks, no approver denies", helikon.Permissions{Policy: pol(helikon.PolicyDecision{}, nil)}, false, "", false},
-		{"ask approved", helikon.Permissions{Policy: pol(helikon.Ask("ok?"), nil), Approver: approver(true, nil)}, true, `{"path":"a"}`, true},
-		{"ask declined", helikon.Permissions{Policy: pol(helikon.Ask("ok?"), nil), Approver: approver(false, nil)}, false, "", true},
-		{"ask errors", helikon.Permissions{Policy: pol(helikon.Ask("ok?"), nil), Approver: approver(true, errors.New("no tty"))}, false, "", true},
-		{"replace", helikon.Permissions{Policy: pol(helikon.ReplaceArgs(json.RawMessage(`{"path":"b"}`)), nil)}, true, `{"path":"b"}`, false},
-		{"replace re-checks deny rules", helikon.Permissions{Deny: must(helikon.ParseRules("Write(secret)")), Policy: pol(helikon.ReplaceArgs(json.RawMessage(`{"path":"secret"}`)), nil)}, false, "", false},
-		{"replace re-checks guards", helikon.Permissions{Policy: pol(helikon.ReplaceArgs(json.RawMessage(`{"path":".env"}`)), nil)}, false, "", false},
-		{"replace with invalid JSON denied", helikon.Permissions{Policy: pol(helikon.ReplaceArgs(json.RawMessage(`{`)), nil)}, false, "", false},
+		{"ask approved", helikon.Permissions{Policy: pol(helikon.PolicyAsk("ok?"), nil), Approver: approver(true, nil)}, true, `{"path":"a"}`, true},
+		{"ask declined", helikon.Permissions{Policy: pol(helikon.PolicyAsk("ok?"), nil), Approver: approver(false, nil)}, false, "", true},
+		{"ask errors", helikon.Permissions{Policy: pol(helikon.PolicyAsk("ok?"), nil), Approver: approver(true, errors.New("no tty"))}, false, "", true},
+		{"replace", helikon.Permissions{Policy: pol(helikon.PolicyReplace(json.RawMessage(`{"path":"b"}`)), nil)}, true, `{"path":"b"}`, false},
+		{"replace re-checks deny rules", helikon.Permissions{Deny: must(helikon.ParseRules("Write(secret)")), Policy: pol(helikon.PolicyReplace(json.RawMessage(`{"path":"secret"}`)), nil)}, false, "", false},
+		{"replace re-checks guards", helikon.Permissions{Policy: pol(helikon.PolicyReplace(json.RawMessage(`{"path":".env"}`)), nil)}, false, "", false},
+		{"replace with invalid JSON denied", helikon.Permissions{Policy: pol(helikon.PolicyReplace(json.RawMessage(`{`)), nil)}, false, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

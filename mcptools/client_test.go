@@ -428,7 +428,7 @@ func TestClosedWorldToolsOfOtherServersAreNotWriteTools(t *testing.T) {
 		t.Fatalf("drop_table has effect %s, want side_effect", e)
 	}
 	askAll := helikon.PolicyFunc(func(context.Context, *helikon.Call, *helikon.Targets) (helikon.PolicyDecision, error) {
-		return helikon.Ask("asks about everything"), nil
+		return helikon.PolicyAsk("asks about everything"), nil
 	})
 	d := (&helikon.Permissions{Policy: askAll}).Check(context.Background(), helikon.CallFor(tool, json.RawMessage(`{}`), helikon.ModeAcceptEdits))
 	if d.Allowed {

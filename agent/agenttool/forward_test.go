@@ -409,9 +409,9 @@ func TestSubAgentApprovalsGoThroughTheParentsHandler(t *testing.T) {
 		perms := &helikon.Permissions{
 			Policy: helikon.PolicyFunc(func(_ context.Context, c *helikon.Call, _ *helikon.Targets) (helikon.PolicyDecision, error) {
 				if c.Tool == "probe" {
-					return helikon.Ask("probing needs a yes"), nil
+					return helikon.PolicyAsk("probing needs a yes"), nil
 				}
-				return helikon.Allow(), nil
+				return helikon.PolicyAllow(), nil
 			}),
 			Approver: helikon.ApproverFunc(func(_ context.Context, req *helikon.ApprovalRequest) (bool, error) {
 				if !seenRequest.Load() {

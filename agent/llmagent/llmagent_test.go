@@ -388,7 +388,7 @@ func TestAcceptEditsLetsWriteThroughAndAsksForBash(t *testing.T) {
 		var asked []string
 		perms := &helikon.Permissions{
 			Policy: helikon.PolicyFunc(func(ctx context.Context, c *helikon.Call, _ *helikon.Targets) (helikon.PolicyDecision, error) {
-				return helikon.Ask("run " + c.Tool + "?"), nil
+				return helikon.PolicyAsk("run " + c.Tool + "?"), nil
 			}),
 			Approver: helikon.ApproverFunc(func(ctx context.Context, req *helikon.ApprovalRequest) (bool, error) {
 				asked = append(asked, req.Tool)

@@ -246,9 +246,9 @@ func printRun(env *Env, out *renderer, jsonOut bool, seq iter.Seq2[*agent.Event,
 // asks (AcceptEdits has already let writes through, Bypass everything).
 var askUnlessReadOnly = helikon.PolicyFunc(func(_ context.Context, c *helikon.Call, _ *helikon.Targets) (helikon.PolicyDecision, error) {
 	if c.Effect == helikon.EffectReadOnly {
-		return helikon.Allow(), nil
+		return helikon.PolicyAllow(), nil
 	}
-	return helikon.Ask(fmt.Sprintf("%s has effect %s; --mode accept-edits approves writes, --allow %s permits it", c.Tool, c.Effect, c.Tool)), nil
+	return helikon.PolicyAsk(fmt.Sprintf("%s has effect %s; --mode accept-edits approves writes, --allow %s permits it", c.Tool, c.Effect, c.Tool)), nil
 })
 
 func defaultSessionDB(env *Env) (string, error) {
