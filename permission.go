@@ -41,7 +41,9 @@ func PolicyDeny(reason string) PolicyDecision {
 }
 
 // PolicyAsk returns a decision that asks the approval handler with prompt.
-func PolicyAsk(prompt string) PolicyDecision { return PolicyDecision{Behavior: BehaviorAsk, Reason: prompt} }
+func PolicyAsk(prompt string) PolicyDecision {
+	return PolicyDecision{Behavior: BehaviorAsk, Reason: prompt}
+}
 
 // PolicyReplace returns a decision that runs the call with args instead.
 func PolicyReplace(args json.RawMessage) PolicyDecision {
