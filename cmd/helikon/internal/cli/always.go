@@ -47,6 +47,14 @@ func alwaysRules(req *helikon.ApprovalRequest) []helikon.Rule {
 	switch req.Tool {
 	case "Bash":
 		for _, c := range t.Commands {
+			if len(c.Args) == 2 && c.Args[0] == ">" {
+				// A redirect: that target only, never every redirect.
+				if len(c.Dynamic) > 1 && c.Dynamic[1] {
+					return nil
+				}
+				add(helikon.Rule{Tool: "Bash", Pattern: "> " + c.Args[1]})
+				continue
+			}
 			words := commandWords(c)
 			if words == "" {
 				return nil

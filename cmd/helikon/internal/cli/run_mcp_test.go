@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -34,13 +35,16 @@ func TestRunUsesToolsOfAnMCPServer(t *testing.T) {
 	bin := buildHelikon(t)
 	dir := t.TempDir()
 	srv := openaitest.NewServer(
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "calc_add", Args: `{"a":19.99,"b":4.5}`}}},
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "srv_Read", Args: `{"path":"n.txt"}`}}},
 		openaitest.Reply{Text: "24.49"},
 	)
 	defer srv.Close()
-	mcp := bin + " mcp --root " + dir + " --backend host --tools add"
+	if err := os.WriteFile(filepath.Join(dir, "n.txt"), []byte("24.49\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mcp := bin + " mcp --root " + dir + " --backend host --tools Read"
 	code, stdout, stderr := runAgentCLI(t, runEnv{vars: openaiEnv(t, srv)}, "--root", dir, "--backend", "host", "--json",
-		"--mcp", mcp, "--mcp-prefix", "calc_", "add two amounts")
+		"--mcp", mcp, "--mcp-prefix", "srv_", "read n.txt")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
@@ -55,7 +59,7 @@ func TestRunUsesToolsOfAnMCPServer(t *testing.T) {
 			result = ev.ToolResult
 		}
 	}
-	if result == nil || result.IsError || !strings.Contains(result.Content, `"total":24.49`) {
+	if result == nil || result.IsError || !strings.Contains(result.Content, `24.49\n`) {
 		t.Fatalf("tool result of the MCP tool: %+v", result)
 	}
 	// A clash between a server's tool and a built-in one is refused before the run.

@@ -110,7 +110,7 @@ func TestRunApprovals(t *testing.T) {
 	}{
 		{"no terminal denies", false, "", "default", 0, "no terminal"},
 		{"yes then no", true, "y\nn\n", "default", 1, "Bash wants to run"},
-		{"always", true, "a\n", "default", 2, "[a]lways (this session: Bash(echo ran))"},
+		{"always", true, "a\n", "default", 2, "[a]lways (this session: Bash(echo ran), Bash(> DIR/marker))"},
 		{"accept-edits still asks for Bash", true, "n\nn\n", "accept-edits", 0, "declined"},
 		{"plan denies without asking", true, "y\ny\n", "plan", 0, "plan mode"},
 		{"bypass never asks", false, "", "bypass", 2, ""},
@@ -130,7 +130,7 @@ func TestRunApprovals(t *testing.T) {
 				t.Errorf("Bash ran %d times, want %d\nstderr %s", got, tt.wantRuns, stderr)
 			}
 			all := stderr + string(srv.Requests()[1].Raw)
-			if tt.wantErr != "" && !strings.Contains(all, tt.wantErr) {
+			if want := strings.ReplaceAll(tt.wantErr, "DIR", dir); want != "" && !strings.Contains(all, want) {
 				t.Errorf("%q not shown or told to the model\nstderr %s", tt.wantErr, stderr)
 			}
 			if strings.TrimSpace(stdout) != "done" {
