@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/backend/ossandbox/internal/launcher"
 	"github.com/paigasus/helikon/egress"
 	"github.com/paigasus/helikon/internal/landlock"
 	"github.com/paigasus/helikon/internal/proc"
@@ -372,7 +372,7 @@ func (b *Backend) probe() error {
 		return err
 	}
 	defer rs.Close()
-	return onDiscardedThread(func() error {
+	return launcher.OnDiscardedThread(func() error {
 		h, err := b.confineThread(rs, td, "")
 		go h.close() // the namespace's teardown waits for RCU: not here
 		return err
@@ -407,35 +407,8 @@ func (h held) close() {
 	}
 }
 
-// onDiscardedThread runs f on an OS thread locked for it that is never
-// unlocked: when f returns, the Go runtime terminates the thread instead of
-// running other goroutines on it. The main thread is the exception (the
-// runtime parks it forever instead of terminating it, and it would stay in
-// the namespaces and cgroup), so f never runs there.
-func onDiscardedThread(f func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		if unix.Gettid() != unix.Getpid() {
-			errc <- f()
-			return
-		}
-		// Hold the main thread, untouched, so that the goroutine below
-		// cannot be scheduled on it, then give it back.
-		inner := make(chan error, 1)
-		go func() {
-			runtime.LockOSThread()
-			inner <- f()
-		}()
-		err := <-inner
-		runtime.UnlockOSThread()
-		errc <- err
-	}()
-	return <-errc
-}
-
 // rules returns what a command may access; a tmpfs temporary directory is
-// granted by descriptor once it is mounted (mountTmpfs).
+// granted by descriptor once it is mounted (launcher.MountTmpfs).
 func (b *Backend) rules(tmp tempDir) landlock.Config {
 	c := b.ownRules(tmp)
 	c.Rules = append(c.Rules, systemRules()...)
@@ -552,15 +525,15 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string
 		if tmp.tmpfs {
 			viewTmp = "" // mounted below, writable
 		}
-		if err := readOnlyView(b.root, viewTmp, b.rootRW, b.tmpRW); err != nil {
+		if err := launcher.ReadOnlyView(b.root, viewTmp, b.rootRW, b.tmpRW); err != nil {
 			return h, err
 		}
 		if tmp.tmpfs {
-			if err := mountTmpfs(rs, tmp); err != nil {
+			if err := launcher.MountTmpfs(rs, tmp.path, tmp.size); err != nil {
 				return h, err
 			}
 		}
-		if err := dropCapabilities(b.lastCap); err != nil {
+		if err := launcher.DropCapabilities(b.lastCap); err != nil {
 			return h, err
 		}
 	}
@@ -571,69 +544,6 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string
 		return h, err
 	}
 	return h, seccomp.InstallThread(b.filter)
-}
-
-// readOnlyView makes every mount of the thread's (private) mount namespace
-// read-only and nosuid, then mounts the root and the temporary directory
-// over themselves writable again (tmp only when it is not ""). Landlock
-// does not cover chmod, chown,
-// utimes, extended attributes or mknod; a read-only mount refuses them all.
-//
-// The caller's thread must be in a mount namespace of its own, with
-// CAP_SYS_ADMIN over it: a root caller's confining thread, or the launcher
-// of an unprivileged caller's command in its user namespace.
-func readOnlyView(root, tmp string, rootRW, tmpRW bool) error {
-	// Private, so that nothing done here propagates to the host, and
-	// read-only and nosuid, in one pass over the tree (mount attributes
-	// never propagate).
-	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID, Propagation: unix.MS_PRIVATE}); err != nil {
-		return fmt.Errorf("make mounts private and read-only: %w", err)
-	}
-	for _, d := range []struct {
-		path string
-		rw   bool
-	}{{root, rootRW}, {tmp, tmpRW}} {
-		if d.path == "" {
-			continue
-		}
-		fd, err := unix.OpenTree(unix.AT_FDCWD, d.path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
-		if err != nil {
-			return fmt.Errorf("clone mount of %s: %w", d.path, err)
-		}
-		if d.rw {
-			// Only where the host mount was writable: the view never
-			// grants what the host does not.
-			err = unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY})
-		}
-		if err == nil {
-			err = unix.MoveMount(fd, "", unix.AT_FDCWD, d.path, unix.MOVE_MOUNT_F_EMPTY_PATH)
-		}
-		unix.Close(fd)
-		if err != nil {
-			return fmt.Errorf("mount %s writable: %w", d.path, err)
-		}
-	}
-	return nil
-}
-
-// dropCapabilities empties the thread's bounding, ambient, effective,
-// permitted and inheritable capability sets. uid 0 keeps owning root's
-// files, which the read-only view protects.
-func dropCapabilities(lastCap int) error {
-	for c := 0; c <= lastCap; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
-			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
-		}
-	}
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-		return fmt.Errorf("clear ambient capabilities: %w", err)
-	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("drop capabilities: %w", err)
-	}
-	return nil
 }
 
 // Run runs req confined. The command's working directory is the root; HOME
@@ -780,7 +690,7 @@ func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp tempDir
 	// already are, and os/exec passes the command's descriptors by dup2.
 	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	h = none
-	err = onDiscardedThread(func() error {
+	err = launcher.OnDiscardedThread(func() error {
 		var err error
 		if h, err = b.confineThread(rs, tmp, cgroup); err != nil {
 			return fmt.Errorf("%w: confine: %w", backend.ErrUnavailable, err)
