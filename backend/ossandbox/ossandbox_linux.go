@@ -57,6 +57,9 @@ type Backend struct {
 	g          backend.Guarantees
 	log        *slog.Logger
 	seq        atomic.Uint64
+	envs       proc.ExportCache // what bash exports, per environment (the direct path)
+	noDirect   bool             // tests: run every command line through bash
+	directRuns atomic.Int64     // command lines run without bash
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -552,6 +555,20 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 	if (req.Command == "") == (len(req.Argv) == 0) {
 		return nil, errors.New("ossandbox: exactly one of Command and Argv must be set")
 	}
+	res, err, ran := b.run(ctx, req, !b.noDirect)
+	if !ran {
+		// The direct start of a literal command failed before anything
+		// ran (the program is not executable in the sandbox, say): bash
+		// runs it and reports as bash does.
+		res, err, _ = b.run(ctx, req, false)
+	}
+	return res, err
+}
+
+// run is Run; with direct, a literal command (see proc.Literal) is started
+// without bash where limits are set at exec (traceMe), and ran is false
+// when that start failed and nothing ran.
+func (b *Backend) run(ctx context.Context, req *backend.Request, direct bool) (res *backend.Result, err error, ran bool) {
 	timeout := backend.EffectiveTimeout(b.opts.Timeout, req.Timeout)
 	base := b.opts.Limits.WithDefaults(timeout)
 	if base.Processes == 0 {
@@ -565,14 +582,14 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 
 	td, err := b.tempDir(limits.FileSize)
 	if err != nil {
-		return nil, err
+		return nil, err, true
 	}
 	defer td.remove()
 	tmp := td.path
 	var rs *landlock.Ruleset // the launcher builds its own
 	if !b.userns {
 		if rs, err = b.buildRuleset(td); err != nil {
-			return nil, fmt.Errorf("ossandbox: %w", err)
+			return nil, fmt.Errorf("ossandbox: %w", err), true
 		}
 		defer rs.Close()
 	}
@@ -582,7 +599,7 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 	if b.pids != "" {
 		cgroup, err = b.newPidsCgroup(procs)
 		if err != nil {
-			return nil, err
+			return nil, err, true
 		}
 		// The confining thread leaves the cgroup when the runtime has
 		// terminated it, shortly after the command started: by the time
@@ -625,23 +642,24 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 
 	h := none
 	var proxy *egress.Proxy
-	allow := b.opts.EnvAllowlist
-	if allow == nil {
-		allow = backend.DefaultEnvAllowlist
-	}
-	allow = append(allow[:len(allow):len(allow)], req.Env...)
-	set := []string{"HOME=" + tmp, "TMPDIR=" + tmp}
-	if b.egress != nil {
-		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
-			set = append(set, k+"="+ProxyURL)
+	env := b.env(req, tmp)
+	path := ""
+	if direct && traceMe && req.Command != "" && req.Stdin == nil && limits.AddressSpace <= 0 && td.tmpfs {
+		// Where the limits are set at exec, a literal command runs as
+		// bash would run it, without bash (see proc.Literal). Only with
+		// the tmpfs, whose path (HOME, TMPDIR) is the same for every
+		// command: what bash exports is learnt once per environment.
+		if words, p, ok := proc.Literal(req.Command, env, b.root); ok {
+			if e := b.exported(ctx, req, env); e != nil {
+				argv, path, env = words, p, e.For(p)
+			}
 		}
-		set = append(set, "NO_PROXY=", "no_proxy=")
 	}
-	set = append(set, req.SetEnv...)
 	spec := &proc.Spec{
 		Argv:      argv,
+		Path:      path,
 		Dir:       b.root,
-		Env:       backend.ScrubEnv(os.Environ(), allow, set),
+		Env:       env,
 		Stdin:     req.Stdin,
 		Stdout:    req.Stdout,
 		Stderr:    req.Stderr,
@@ -668,15 +686,66 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 			return err
 		},
 	}
-	b.log.DebugContext(ctx, "ossandbox: run", "argv0", argv[0], "timeout", timeout, "privileged", b.privileged)
-	res, err := proc.Run(ctx, spec)
+	b.log.DebugContext(ctx, "ossandbox: run", "argv0", argv[0], "timeout", timeout, "privileged", b.privileged, "direct", spec.Path != "")
+	res, err = proc.Run(ctx, spec)
 	stopProxy(proxy)
 	go h.close() // the namespaces' teardown, off the caller's path
 	if errors.Is(err, backend.ErrUnavailable) {
-		return nil, fmt.Errorf("ossandbox: %w", err) // nothing ran
+		return nil, fmt.Errorf("ossandbox: %w", err), true // nothing ran
 	}
-	return res, err
+	var se *proc.StartError
+	if spec.Path != "" && errors.As(err, &se) {
+		return nil, nil, false
+	}
+	if spec.Path != "" {
+		b.directRuns.Add(1)
+	}
+	return res, err, true
 }
+
+// env is the environment of req's command, whose temporary directory is tmp.
+func (b *Backend) env(req *backend.Request, tmp string) []string {
+	allow := b.opts.EnvAllowlist
+	if allow == nil {
+		allow = backend.DefaultEnvAllowlist
+	}
+	allow = append(allow[:len(allow):len(allow)], req.Env...)
+	set := []string{"HOME=" + tmp, "TMPDIR=" + tmp}
+	if b.egress != nil {
+		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
+			set = append(set, k+"="+ProxyURL)
+		}
+		set = append(set, "NO_PROXY=", "no_proxy=")
+	}
+	set = append(set, req.SetEnv...)
+	return backend.ScrubEnv(os.Environ(), allow, set)
+}
+
+// exported returns what bash, run confined like req's command with env,
+// exports to a program it executes: learnt once per environment by running
+// proc.ExportProbe's command through bash in the sandbox. Bash that
+// executes it in place leaves this program its parent: the command's pid
+// namespace has no /proc of its own (root callers), so /proc/self/stat
+// shows pids as this program sees them. Nil means unknown: bash runs the
+// command.
+func (b *Backend) exported(ctx context.Context, req *backend.Request, env []string) *proc.Exported {
+	return b.envs.Get(proc.ExportKey(b.root, env, false), func() *proc.Exported {
+		command, cat, ok := proc.ExportProbe()
+		if !ok {
+			return nil
+		}
+		probe := &backend.Request{Command: command, Env: req.Env, SetEnv: req.SetEnv, Timeout: probeTimeout}
+		res, err, _ := b.run(context.WithoutCancel(ctx), probe, false)
+		if err != nil || res.ExitCode == nil || *res.ExitCode != 0 || len(res.Stderr) > 0 || res.Truncated {
+			return nil
+		}
+		e, _ := proc.ParseExported(res.Stdout, cat, os.Getpid())
+		return e
+	})
+}
+
+// probeTimeout bounds the probe of bash's exported environment.
+const probeTimeout = 10 * time.Second
 
 // startConfined starts cmd from a new OS thread that is confined first: a
 // fork inherits the forking thread's Landlock domain, seccomp filter,
