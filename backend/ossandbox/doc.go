@@ -94,6 +94,11 @@
 //     chmod, chown, utimes and extended attributes of files outside the
 //     root fail, the caller's own files included. If any step fails the
 //     command does not run and Run fails with [backend.ErrUnavailable].
+//     The launcher is probed when first needed, not by [New]: the first
+//     command (or the first call of Guarantees) tries the strongest
+//     configuration, and only if that cannot start, with nothing run,
+//     are the weaker ones probed, as described next, and the command run
+//     with the first that works.
 //     Where user namespaces are unavailable (kernel.unprivileged_userns_clone=0,
 //     user.max_user_namespaces=0, an AppArmor or seccomp restriction),
 //     commands run without the read-only view (see Not guaranteed), and

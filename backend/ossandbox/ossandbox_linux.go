@@ -47,8 +47,13 @@ type Backend struct {
 	pids       string // v1 pids cgroup directory to create per-run cgroups in, or ""
 	exe        string // this program, executable in the sandbox when the reaper runs there
 	tracking   proc.Tracking
-	userns     bool    // unprivileged: commands start through the launcher (userns_linux.go)
-	usernsWhy  string  // unprivileged without the launcher: why
+	userns     bool   // unprivileged: commands start through the launcher (userns_linux.go)
+	usernsWhy  string // unprivileged without the launcher: why
+	// settleMu guards userns, usernsWhy, pidNS, tmpBase, g and unsettled.
+	settleMu sync.RWMutex
+	// unsettled: an unprivileged caller's launcher has not been probed
+	// yet; userns, pidNS and tmpBase hold the strongest configuration,
+	// which the first command tries (see settle).
 	traceMe    bool    // limits set on the traced command at exec (limitAtExec)
 	egress     *Egress // network only through a per-command egress proxy
 	shell      string
@@ -57,6 +62,7 @@ type Backend struct {
 	g          backend.Guarantees
 	log        *slog.Logger
 	seq        atomic.Uint64
+	unsettled  bool
 	envs       proc.ExportCache // what bash exports, per environment (the direct path)
 	noDirect   bool             // tests: run every command line through bash
 	directRuns atomic.Int64     // command lines run without bash
@@ -165,32 +171,12 @@ func New(root string, opts *Options) (*Backend, error) {
 		}
 		b.rootRW = mountWritable(croot)
 		b.tmpRW = mountWritable(os.TempDir())
-		// The launcher with everything first; then without its pid
-		// namespace (a /proc of its own cannot be mounted where the
-		// machine's /proc is partly masked, as in many containers),
-		// without the tmpfs (per-command directories), without both.
-		base := b.tmpfsMountPoint()
-		var err error
-		for i, try := range []struct {
-			pidNS   bool
-			tmpBase string
-		}{{true, base}, {false, base}, {true, ""}, {false, ""}} {
-			if i >= 2 && base == "" {
-				break // tried already
-			}
-			b.pidNS, b.tmpBase = try.pidNS, try.tmpBase
-			if err = b.probeLauncher(); err == nil {
-				break
-			}
-		}
-		if err != nil {
-			// Not fail-closed: Landlock and seccomp still apply; only the
-			// read-only view (metadata outside the root) is missing, and
-			// Guarantees and Probe say so.
-			b.usernsWhy = usernsWhy(err)
-			b.log.Warn("ossandbox: no user namespace per command; metadata of files outside the root is not confined", "why", b.usernsWhy)
-		} else {
-			b.userns = true
+		// The launcher's configuration is probed when first needed (see
+		// settle): a program that runs one command, as the CLI does, then
+		// starts the launcher once, not twice.
+		b.userns, b.pidNS, b.tmpBase, b.unsettled = true, true, b.tmpfsMountPoint(), true
+		if launcherUnavailable != nil {
+			b.settle()
 		}
 	}
 	// os/exec checks once per process whether pidfds work by forking a
@@ -213,8 +199,75 @@ func New(root string, opts *Options) (*Backend, error) {
 	return b, nil
 }
 
+// settle probes an unprivileged caller's launcher, once: with everything
+// first; then without its pid namespace (a /proc of its own cannot be
+// mounted where the machine's /proc is partly masked, as in many
+// containers), without the tmpfs (per-command directories), without both;
+// and where none works, without the launcher (Landlock and seccomp still
+// apply; only the read-only view, metadata outside the root, is missing,
+// and Guarantees and Probe say so). It is what New did before the first
+// command; it runs when Guarantees is first asked, or when the first
+// command, which tries the strongest configuration, could not start.
+func (b *Backend) settle() {
+	b.settleMu.Lock()
+	defer b.settleMu.Unlock()
+	if !b.unsettled {
+		return
+	}
+	base := b.tmpBase
+	var err error
+	for i, try := range []struct {
+		pidNS   bool
+		tmpBase string
+	}{{true, base}, {false, base}, {true, ""}, {false, ""}} {
+		if i >= 2 && base == "" {
+			break // tried already
+		}
+		if err = b.probeLauncherNS(try.pidNS, try.tmpBase); err == nil {
+			b.pidNS, b.tmpBase = try.pidNS, try.tmpBase
+			break
+		}
+	}
+	if err != nil {
+		b.userns, b.pidNS, b.tmpBase = false, false, base
+		b.usernsWhy = usernsWhy(err)
+		b.log.Warn("ossandbox: no user namespace per command; metadata of files outside the root is not confined", "why", b.usernsWhy)
+	}
+	b.unsettled = false
+	b.g = b.guarantees()
+}
+
+// launchView is what one command reads of the launcher's configuration.
+type launchView struct {
+	userns, pidNS bool
+	tmpBase       string
+	unsettled     bool
+}
+
+func (b *Backend) view() launchView {
+	b.settleMu.RLock()
+	defer b.settleMu.RUnlock()
+	return launchView{userns: b.userns, pidNS: b.pidNS, tmpBase: b.tmpBase, unsettled: b.unsettled}
+}
+
+// proven records that a command started through the launcher configured as
+// v: the configuration works, and settle has nothing left to probe.
+func (b *Backend) proven(v launchView) {
+	b.settleMu.Lock()
+	defer b.settleMu.Unlock()
+	if b.unsettled && v == (launchView{userns: b.userns, pidNS: b.pidNS, tmpBase: b.tmpBase, unsettled: true}) {
+		b.unsettled = false
+		b.g = b.guarantees()
+	}
+}
+
 // Guarantees reports what the backend enforces.
-func (b *Backend) Guarantees() backend.Guarantees { return b.g }
+func (b *Backend) Guarantees() backend.Guarantees {
+	b.settle()
+	b.settleMu.RLock()
+	defer b.settleMu.RUnlock()
+	return b.g
+}
 
 // Root returns the directory commands may write beneath.
 func (b *Backend) Root() string { return b.root }
@@ -370,7 +423,7 @@ func (b *Backend) probe() error {
 	if b.tmpBase != "" {
 		td = tempDir{path: b.tmpBase, tmpfs: true, size: 1 << 20}
 	}
-	rs, err := b.buildRuleset(td)
+	rs, err := b.buildRuleset(td, !b.userns)
 	if err != nil {
 		return err
 	}
@@ -413,14 +466,16 @@ func (h held) close() {
 // rules returns what a command may access; a tmpfs temporary directory is
 // granted by descriptor once it is mounted (launcher.MountTmpfs).
 func (b *Backend) rules(tmp tempDir) landlock.Config {
-	c := b.ownRules(tmp)
+	c := b.ownRules(tmp, false)
 	c.Rules = append(c.Rules, systemRules()...)
 	return c
 }
 
 // ownRules returns the rules of rules that depend on the backend or the
-// command: the root, the temporary directory, the read paths.
-func (b *Backend) ownRules(tmp tempDir) landlock.Config {
+// command: the root, the temporary directory, the read paths, and with
+// reaper this program (an unprivileged caller's reaper, without the
+// launcher, runs confined).
+func (b *Backend) ownRules(tmp tempDir, reaper bool) landlock.Config {
 	c := landlock.Config{AllowNetwork: b.opts.AllowNetwork}
 	if b.egress != nil {
 		c.ConnectTCP = []uint16{proxyPort}
@@ -435,8 +490,7 @@ func (b *Backend) ownRules(tmp tempDir) landlock.Config {
 	for _, p := range b.readPaths {
 		add(p, landlock.ReadOnly)
 	}
-	if b.exe != "" && !b.userns {
-		// The reaper runs confined (without the launcher).
+	if reaper && b.exe != "" {
 		add(b.exe, landlock.Execute|landlock.ReadFile)
 	}
 	return c
@@ -470,12 +524,12 @@ var openedSystemRules = sync.OnceValues(func() (*landlock.Opened, error) {
 
 // buildRuleset builds the Landlock ruleset of a command confined by a
 // thread of this program (the launcher builds its own from rules).
-func (b *Backend) buildRuleset(tmp tempDir) (*landlock.Ruleset, error) {
+func (b *Backend) buildRuleset(tmp tempDir, reaper bool) (*landlock.Ruleset, error) {
 	sys, err := openedSystemRules()
 	if err != nil {
 		return nil, err
 	}
-	c := b.ownRules(tmp)
+	c := b.ownRules(tmp, reaper)
 	c.Opened = []*landlock.Opened{sys}
 	return landlock.Build(b.abi, c)
 }
@@ -555,12 +609,34 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 	if (req.Command == "") == (len(req.Argv) == 0) {
 		return nil, errors.New("ossandbox: exactly one of Command and Argv must be set")
 	}
-	res, err, ran := b.run(ctx, req, !b.noDirect)
+	v := b.view()
+	if v.unsettled && req.Stdin != nil {
+		if _, ok := req.Stdin.(*os.File); !ok {
+			// A reader is copied to the launcher as soon as it starts:
+			// a failed first try could consume input the retry needs.
+			b.settle()
+			v = b.view()
+		}
+	}
+	res, err, ran := b.run(ctx, req, v, !b.noDirect)
+	if v.unsettled {
+		if res == nil && errors.Is(err, backend.ErrUnavailable) {
+			// The strongest configuration did not start (nothing ran):
+			// probe, as New used to, and run with what works.
+			b.settle()
+			if w := b.view(); w != v {
+				v = w
+				res, err, ran = b.run(ctx, req, v, !b.noDirect)
+			}
+		} else {
+			b.proven(v)
+		}
+	}
 	if !ran {
 		// The direct start of a literal command failed before anything
 		// ran (the program is not executable in the sandbox, say): bash
 		// runs it and reports as bash does.
-		res, err, _ = b.run(ctx, req, false)
+		res, err, _ = b.run(ctx, req, v, false)
 	}
 	return res, err
 }
@@ -568,7 +644,7 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 // run is Run; with direct, a literal command (see proc.Literal) is started
 // without bash where limits are set at exec (traceMe), and ran is false
 // when that start failed and nothing ran.
-func (b *Backend) run(ctx context.Context, req *backend.Request, direct bool) (res *backend.Result, err error, ran bool) {
+func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, direct bool) (res *backend.Result, err error, ran bool) {
 	timeout := backend.EffectiveTimeout(b.opts.Timeout, req.Timeout)
 	base := b.opts.Limits.WithDefaults(timeout)
 	if base.Processes == 0 {
@@ -580,15 +656,15 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, direct bool) (r
 		outCap = req.OutputCap
 	}
 
-	td, err := b.tempDir(limits.FileSize)
+	td, err := b.tempDir(limits.FileSize, v.tmpBase)
 	if err != nil {
 		return nil, err, true
 	}
 	defer td.remove()
 	tmp := td.path
 	var rs *landlock.Ruleset // the launcher builds its own
-	if !b.userns {
-		if rs, err = b.buildRuleset(td); err != nil {
+	if !v.userns {
+		if rs, err = b.buildRuleset(td, !b.privileged); err != nil {
 			return nil, fmt.Errorf("ossandbox: %w", err), true
 		}
 		defer rs.Close()
@@ -667,8 +743,8 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, direct bool) (r
 		Timeout:   timeout,
 		Tracking:  b.tracking,
 		Start: func(cmd *exec.Cmd) error {
-			if b.userns {
-				if err := b.startLauncher(cmd, td, false); err != nil {
+			if v.userns {
+				if err := b.startLauncherNS(cmd, td, false, v.pidNS); err != nil {
 					return err
 				}
 				// Hold the launcher's mount namespace, as for root
@@ -735,7 +811,7 @@ func (b *Backend) exported(ctx context.Context, req *backend.Request, env []stri
 			return nil
 		}
 		probe := &backend.Request{Command: command, Env: req.Env, SetEnv: req.SetEnv, Timeout: probeTimeout}
-		res, err, _ := b.run(context.WithoutCancel(ctx), probe, false)
+		res, err, _ := b.run(context.WithoutCancel(ctx), probe, b.view(), false)
 		if err != nil || res.ExitCode == nil || *res.ExitCode != 0 || len(res.Stderr) > 0 || res.Truncated {
 			return nil
 		}

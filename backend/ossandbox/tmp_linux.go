@@ -90,10 +90,10 @@ func usableMountPoint(p string) bool {
 
 // tempDir returns the private temporary directory of a command whose file
 // size limit is fileSize (the tmpfs holds at most that much; none means the
-// kernel's default).
-func (b *Backend) tempDir(fileSize int64) (tempDir, error) {
-	if b.tmpBase != "" && usableMountPoint(b.tmpBase) {
-		return tempDir{path: b.tmpBase, tmpfs: true, size: max(fileSize, 0)}, nil
+// kernel's default); tmpBase is the tmpfs mount point, or "".
+func (b *Backend) tempDir(fileSize int64, tmpBase string) (tempDir, error) {
+	if tmpBase != "" && usableMountPoint(tmpBase) {
+		return tempDir{path: tmpBase, tmpfs: true, size: max(fileSize, 0)}, nil
 	}
 	dir, err := os.MkdirTemp("", "helikon-os-")
 	if err != nil {

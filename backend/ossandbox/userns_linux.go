@@ -48,13 +48,9 @@ import (
 // namespaces failed with this error.
 var launcherUnavailable error
 
-// startLauncher starts cmd, which internal/proc prepared to re-execute this
-// program as the reaper, as the launcher instead, in a new user and mount
-// namespace.
-func (b *Backend) startLauncher(cmd *exec.Cmd, tmp tempDir, probe bool) error {
-	return b.startLauncherNS(cmd, tmp, probe, b.pidNS)
-}
-
+// startLauncherNS starts cmd, which internal/proc prepared to re-execute
+// this program as the reaper, as the launcher instead, in a new user and
+// mount namespace (and pid namespace with pidNS).
 func (b *Backend) startLauncherNS(cmd *exec.Cmd, tmp tempDir, probe, pidNS bool) error {
 	if cmd.Path != "/proc/self/exe" || len(cmd.Args) < 2 || len(cmd.ExtraFiles) != 1 {
 		// Only a reaper command (Tracking TrackReaper) can be turned into
@@ -114,11 +110,10 @@ func (b *Backend) startLauncherNS(cmd *exec.Cmd, tmp tempDir, probe, pidNS bool)
 	return cmd.Start()
 }
 
-// probeLauncher runs the launcher once in probe mode: namespaces, read-only
+// probeLauncherNS runs the launcher once in probe mode, with a pid
+// namespace or not and the tmpfs at tmpBase or none: namespaces, read-only
 // view and a confined thread, nothing started.
-func (b *Backend) probeLauncher() error { return b.probeLauncherNS(b.pidNS) }
-
-func (b *Backend) probeLauncherNS(pidNS bool) error {
+func (b *Backend) probeLauncherNS(pidNS bool, tmpBase string) error {
 	if launcherUnavailable != nil {
 		return launcherUnavailable
 	}
@@ -131,8 +126,8 @@ func (b *Backend) probeLauncherNS(pidNS bool) error {
 		ExtraFiles: []*os.File{nil},
 	}
 	td := tempDir{path: b.root}
-	if b.tmpBase != "" {
-		td = tempDir{path: b.tmpBase, tmpfs: true, size: 1 << 20}
+	if tmpBase != "" {
+		td = tempDir{path: tmpBase, tmpfs: true, size: 1 << 20}
 	}
 	if err := b.startLauncherNS(cmd, td, true, pidNS); err != nil {
 		return err

@@ -41,12 +41,21 @@ func init() {
 // the command was not started because what it needs is unavailable; the
 // caller's Run then fails with an error wrapping backend.ErrUnavailable and
 // reason. It returns the exit code to exit with.
+//
+// The reason goes to standard error, which is the command's, only when
+// there is no status descriptor to take it: a caller that retries in
+// another way (the OS sandbox's first command) leaves no trace in the
+// command's output.
 func ReportUnavailable(reason string) int {
-	fmt.Fprintf(os.Stderr, "helikon: %s\n", reason)
-	if f := os.NewFile(StatusFD, "status"); f != nil {
-		_, _ = f.WriteString(UnavailablePrefix + reason)
+	if f := os.NewFile(StatusFD, "status"); f == nil || writeString(f, UnavailablePrefix+reason) != nil {
+		fmt.Fprintf(os.Stderr, "helikon: %s\n", reason)
 	}
 	return 125
+}
+
+func writeString(f *os.File, s string) error {
+	_, err := f.WriteString(s)
+	return err
 }
 
 // Main runs argv (argv[0] a path, as internal/proc resolves it) as a child
@@ -100,9 +109,7 @@ func Main(argv []string, wrap func(fork func() error) error) int {
 		forked := false
 		err = wrap(func() error { forked = true; return fork() })
 		if err != nil && !forked {
-			report(UnavailablePrefix + err.Error())
-			fmt.Fprintf(os.Stderr, "helikon: %v\n", err)
-			return 125
+			return ReportUnavailable(err.Error())
 		}
 	}
 	if err != nil {
