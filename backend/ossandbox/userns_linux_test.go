@@ -109,19 +109,24 @@ func TestNoUserNamespaceFallback(t *testing.T) {
 	}
 }
 
+// unsettledBackend returns a settled launcher backend and one New just made
+// on the same root and options, or skips as launcherBackend does.
+func unsettledBackend(t *testing.T) (settled, b *Backend) {
+	t.Helper()
+	settled = launcherBackend(t)
+	b, err := New(settled.Root(), &settled.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return settled, b
+}
+
 // TestFirstCommandSettlesLauncher: New leaves an unprivileged caller's
 // launcher unprobed; the first command starts through the strongest
 // configuration and settles it, with nothing of the trial in its output,
 // and the guarantees then are those New's probe would have given.
 func TestFirstCommandSettlesLauncher(t *testing.T) {
-	if isRoot() {
-		t.Skip("root callers do not use the launcher; run the test binary as an unprivileged user")
-	}
-	settled := launcherBackend(t)
-	b, err := New(settled.Root(), &settled.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	settled, b := unsettledBackend(t)
 	if !b.view().unsettled {
 		t.Fatal("New probed the launcher")
 	}
@@ -146,17 +151,10 @@ func TestFirstCommandSettlesLauncher(t *testing.T) {
 // no launcher, as New would have chosen; nothing of the failed try is in
 // its output.
 func TestFirstCommandFallsBack(t *testing.T) {
-	if isRoot() {
-		t.Skip("root callers do not use the launcher; run the test binary as an unprivileged user")
-	}
-	settled := launcherBackend(t)
-	b, err := New(settled.Root(), &settled.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, b := unsettledBackend(t)
 	b.lastCap = 4096                // the launcher's capability drop fails in every configuration
 	var stdout, stderr bytes.Buffer // passed through, as helikon exec passes its own
-	_, err = b.Run(context.Background(), &backend.Request{Command: "echo ran", Stdout: &stdout, Stderr: &stderr})
+	_, err := b.Run(context.Background(), &backend.Request{Command: "echo ran", Stdout: &stdout, Stderr: &stderr})
 	if err != nil || stdout.String() != "ran\n" || stderr.Len() != 0 {
 		t.Fatalf("Run: %v, stdout %q, stderr %q; want the command run once, quietly", err, stdout.String(), stderr.String())
 	}
