@@ -628,8 +628,8 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 				v = w
 				res, err, ran = b.run(ctx, req, v, !b.noDirect)
 			}
-		} else {
-			b.proven(v)
+		} else if res != nil {
+			b.proven(v) // the command started through it
 		}
 	}
 	if !ran {
