@@ -14,7 +14,7 @@ import (
 	_ "codeberg.org/readeck/go-readability/v2"
 	_ "github.com/anthropics/anthropic-sdk-go/v2"
 	_ "github.com/openai/openai-go/v3"
-	_ "google.golang.org/grpc"
+	_ "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	_ "modernc.org/sqlite"
 
 	"github.com/paigasus/helikon/backend"
