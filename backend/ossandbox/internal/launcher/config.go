@@ -53,9 +53,12 @@ const (
 // as struct sock_filter, little-endian).
 func (c *Config) Encode() []byte {
 	var flags byte
-	for bit, set := range map[byte]bool{flagProbe: c.Probe, flagTmpFS: c.TmpFS, flagRootRW: c.RootRW, flagTmpRW: c.TmpRW, flagPidNS: c.PidNS, flagAllowNetwork: c.Rules.AllowNetwork} {
-		if set {
-			flags |= bit
+	for _, f := range [...]struct {
+		bit byte
+		set bool
+	}{{flagProbe, c.Probe}, {flagTmpFS, c.TmpFS}, {flagRootRW, c.RootRW}, {flagTmpRW, c.TmpRW}, {flagPidNS, c.PidNS}, {flagAllowNetwork, c.Rules.AllowNetwork}} {
+		if f.set {
+			flags |= f.bit
 		}
 	}
 	b := []byte{configVersion, flags}
