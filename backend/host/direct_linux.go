@@ -1,372 +1,55 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
-	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/internal/proc"
-	"github.com/paigasus/helikon/internal/procdev"
 )
 
-// The direct path: a command that is one simple command made only of literal
-// words naming a program (ls -la, git status, go test ./...) is executed
-// without bash, exactly as `bash -c` would execute it, which saves bash's
-// start-up (about half a millisecond, a third of a short command's round
-// trip). Exactly means the program gets what it would get from bash: the
-// same file found the same way in the command's PATH, the same argument
-// vector (argv[0] as written), the same environment in the same order
-// (with the PWD, SHLVL and _ that bash exports), the same working directory,
-// standard streams, session, signal dispositions and resource limits (set
-// with prlimit while the program is stopped at its exec, before its first
-// instruction; see proc.Spec.Limits), and it is tracked and killed the same
-// way. Whenever one of these cannot be established, the command runs
-// through bash as before: anything that is not a literal simple command; a
-// shell builtin, keyword or word that bash would expand; a program that is
-// not found, not executable or not a binary bash would exec (bash then
-// reports the error with its own message and status); a program whose path
-// passes through /proc or /dev, by any spelling or symbolic link
-// (/proc/self/exe is bash when bash runs it, and would be helikon here); a
-// set-ID program or
-// one with file capabilities (a traced exec does not grant them); an
-// address-space limit (exec itself is subject to it); an environment that
-// changes how bash starts (BASH_ENV, SHELLOPTS, ...); a bash that does not
-// exec the last command of `bash -c` in place. The differential test
-// (direct_test.go) compares the two paths on real commands.
+// The direct path: a literal command (see proc.Literal: one simple command
+// made only of literal words naming a program, such as ls -la, git status,
+// go test ./...) is executed without bash, exactly as `bash -c` would
+// execute it, which saves bash's start-up (about half a millisecond, a third
+// of a short command's round trip). Exactly means the program gets what it
+// would get from bash: the same file found the same way in the command's
+// PATH, the same argument vector (argv[0] as written), the same environment
+// in the same order (with the PWD, SHLVL and _ that bash exports), the same
+// working directory, standard streams, session, signal dispositions and
+// resource limits (set with prlimit while the program is stopped at its
+// exec, before its first instruction; see proc.Spec.Limits), and it is
+// tracked and killed the same way. Whenever one of these cannot be
+// established, the command runs through bash as before (see proc.Literal
+// for which commands qualify); also with an address-space limit (exec
+// itself is subject to it) and when bash does not exec the last command of
+// `bash -c` in place. The differential test (direct_test.go) compares the
+// two paths on real commands.
 
-// keywords are bash's reserved words: such a first word is never a program.
-var keywords = map[string]bool{
-	"if": true, "then": true, "else": true, "elif": true, "fi": true, "case": true, "esac": true,
-	"for": true, "select": true, "while": true, "until": true, "do": true, "done": true, "in": true,
-	"function": true, "time": true, "{": true, "}": true, "!": true, "[[": true, "]]": true, "coproc": true,
-}
-
-// builtins are bash 5's builtins (compgen -b); the running bash's own list
-// is added to it (see shellBuiltins).
-var builtins = map[string]bool{
-	".": true, ":": true, "[": true, "alias": true, "bg": true, "bind": true, "break": true,
-	"builtin": true, "caller": true, "cd": true, "command": true, "compgen": true, "complete": true,
-	"compopt": true, "continue": true, "declare": true, "dirs": true, "disown": true, "echo": true,
-	"enable": true, "eval": true, "exec": true, "exit": true, "export": true, "false": true, "fc": true,
-	"fg": true, "getopts": true, "hash": true, "help": true, "history": true, "jobs": true, "kill": true,
-	"let": true, "local": true, "logout": true, "mapfile": true, "popd": true, "printf": true,
-	"pushd": true, "pwd": true, "read": true, "readarray": true, "readonly": true, "return": true,
-	"set": true, "shift": true, "shopt": true, "source": true, "suspend": true, "test": true,
-	"times": true, "trap": true, "true": true, "type": true, "typeset": true, "ulimit": true,
-	"umask": true, "unalias": true, "unset": true, "wait": true,
-}
-
-// noArgBuiltins are builtins that, called without arguments, do exactly
-// what the system's program of the same name does: nothing, and exit 0 or
-// 1. `true` alone runs /usr/bin/true directly (see systemProgram).
-var noArgBuiltins = map[string]bool{"true": true, "false": true}
-
-// literalWords returns the words of command when it is a single simple
-// command made only of literal words: unquoted words of characters that no
-// bash expansion touches, single-quoted strings, and double-quoted strings
-// without $, `, \ or !, separated by blanks. Anything else (operators,
-// redirections, expansions, globs, tildes, braces, comments, escapes,
-// newlines, control characters, a first word that may be an assignment,
-// invalid UTF-8) returns ok false.
-func literalWords(command string) (words []string, ok bool) {
-	if !utf8.ValidString(command) {
-		return nil, false // bash takes any bytes; keep to what a parser can check
-	}
-	i := 0
-	for {
-		for i < len(command) && (command[i] == ' ' || command[i] == '\t') {
-			i++
-		}
-		if i == len(command) {
-			// A first word with = may be an assignment, not a program.
-			return words, len(words) > 0 && !strings.Contains(words[0], "=")
-		}
-		var w []byte
-		for i < len(command) && command[i] != ' ' && command[i] != '\t' {
-			c := command[i]
-			switch {
-			case c == '\'' || c == '"':
-				end := strings.IndexByte(command[i+1:], c)
-				if end < 0 {
-					return nil, false
-				}
-				s := command[i+1 : i+1+end]
-				for j := 0; j < len(s); j++ {
-					if s[j] < 0x20 || s[j] == 0x7f || (c == '"' && strings.IndexByte("$`\\!", s[j]) >= 0) {
-						return nil, false
-					}
-				}
-				w = append(w, s...)
-				i += end + 2
-			case plainByte(c):
-				w = append(w, c)
-				i++
-			default:
-				return nil, false
-			}
-		}
-		words = append(words, string(w))
-	}
-}
-
-// plainByte reports whether c stands for itself in an unquoted bash word
-// wherever it appears in it.
-func plainByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		strings.IndexByte("-_./,:@%+^=", c) >= 0
-}
-
-// program returns the name a literal command's first word runs, or ok false
-// when it is not one bash would run as a program from a file.
-func program(words []string) (string, bool) {
-	name := words[0]
-	if name == "" || keywords[name] || strings.HasPrefix(name, "-") {
-		return "", false
-	}
-	shell, ok := shellBuiltins()
-	if !ok {
-		return "", false
-	}
-	if builtins[name] || shell[name] {
-		return name, noArgBuiltins[name] && len(words) == 1
-	}
-	return name, true
-}
-
-// unsafeEnv reports whether a variable named name changes how bash starts
-// or finds a program, so that the direct path cannot promise bash's
-// behaviour: startup files, options, functions, the command search.
-func unsafeEnv(name string) bool {
-	if strings.HasPrefix(name, "BASH") {
-		return true // BASH_ENV, BASHOPTS, BASH_FUNC_*, BASH_COMPAT, BASH_XTRACEFD, ...
-	}
-	switch name {
-	case "ENV", "SHELLOPTS", "POSIXLY_CORRECT", "PS4", "EXECIGNORE", "IFS", "GLOBIGNORE", "CDPATH":
-		return true
-	}
-	return false
-}
-
-// lookPath finds name as bash finds a command in the PATH of env, or
-// returns ok false when bash might find something else or nothing: every
-// PATH element up to the match must be absolute and plain, and the first
-// file of that name found must be a regular, executable file.
-func lookPath(name string, env []string, dir string) (string, bool) {
-	if strings.Contains(name, "/") {
-		// Executed as written, relative to the working directory.
-		full := name
-		if !strings.HasPrefix(full, "/") {
-			full = dir + "/" + name
-		}
-		var st syscall.Stat_t
-		if syscall.Stat(full, &st) != nil || !plainExecutable(full, &st) {
-			return "", false
-		}
-		return name, true
-	}
-	var path string
-	found := false
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path, found = v, true
-		}
-	}
-	if !found {
-		return "", false // bash would search its own default PATH
-	}
-	for dir := range strings.SplitSeq(path, ":") {
-		if !strings.HasPrefix(dir, "/") {
-			return "", false // "", ".", relative and ~ elements depend on the shell
-		}
-		full := dir + "/" + name // as bash joins them, even after a trailing slash
-		var st syscall.Stat_t
-		if err := syscall.Stat(full, &st); err != nil {
-			if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
-				continue
-			}
-			return "", false
-		}
-		if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
-			continue // bash skips directories
-		}
-		if !plainExecutable(full, &st) {
-			return "", false // bash may keep searching, or gains privileges; let it
-		}
-		return full, true
-	}
-	return "", false
-}
-
-// plainExecutable reports whether the file at path, whose status is st, is
-// a regular file this process may execute and that gains no privileges when
-// executed: no set-user-ID or set-group-ID bit, no file capabilities. The
-// kernel does not grant those to a traced program (and the direct path
-// traces the program until its exec), so such a program would not behave as
-// under bash.
-func plainExecutable(path string, st *syscall.Stat_t) bool {
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Mode&0o111 == 0 || st.Mode&(syscall.S_ISUID|syscall.S_ISGID) != 0 {
-		return false
-	}
-	if syscall.Access(path, 1 /* X_OK */) != nil {
-		return false
-	}
-	_, err := syscall.Getxattr(path, "security.capability", nil)
-	return errors.Is(err, syscall.ENODATA) || errors.Is(err, syscall.ENOTSUP)
-}
-
-// systemProgram reports whether path is the system's own copy of a program
-// (a root-owned file in /usr/bin or /bin that only root can change), which
-// is what noArgBuiltins stand in for.
-func systemProgram(path string) bool {
-	if v, ok := systemPrograms.Load(path); ok {
-		return v.(bool)
-	}
-	ok := isSystemProgram(path)
-	systemPrograms.Store(path, ok)
-	return ok
-}
-
-// systemPrograms caches systemProgram: the answer for a root-owned file in
-// a root-owned system directory does not change under a running program
-// but through root.
-var systemPrograms sync.Map
-
-func isSystemProgram(path string) bool {
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil || (filepath.Dir(real) != "/usr/bin" && filepath.Dir(real) != "/bin") {
-		return false
-	}
-	var st syscall.Stat_t
-	return syscall.Stat(real, &st) == nil && st.Uid == 0 && st.Mode&0o022 == 0
-}
-
-var (
-	shellInfoOnce sync.Once
-	shellBuiltin  map[string]bool
-)
-
-// shellBuiltins returns the builtins and keywords of the installed bash,
-// asked once; ok is false when it cannot be asked (every command then takes
-// the bash path).
-func shellBuiltins() (names map[string]bool, ok bool) {
-	shellInfoOnce.Do(func() {
-		sh, isBash, err := proc.Shell()
-		if err != nil || !isBash {
-			return
-		}
-		cmd := exec.Command(sh, "-c", "compgen -b; compgen -k; enable -a")
-		cmd.Env = []string{}
-		out, err := cmd.Output()
-		if err != nil {
-			return
-		}
-		m := map[string]bool{}
-		for _, f := range strings.Fields(string(out)) {
-			m[f] = true
-		}
-		shellBuiltin = m
-	})
-	return shellBuiltin, shellBuiltin != nil
-}
-
-// directEnv is what bash exports to a program it executes, given the
-// environment it was started with, learnt once per environment by running
-// a probe program through bash.
-type directEnv struct {
-	env []string // as bash exports it
-	us  int      // index of _ in env, which bash sets to the program's path
-	ok  bool
-}
-
-const maxEnvCache = 64
-
-type envCache struct {
-	mu sync.Mutex
-	m  map[string]*envEntry
-}
-
-type envEntry struct {
-	once sync.Once
-	d    directEnv
-}
-
-// get returns the exported environment for env in dir, probing it the
-// first time.
-func (c *envCache) get(ctx context.Context, dir string, env []string, prologue bool, limits backend.ResourceLimits) directEnv {
-	var key strings.Builder
-	key.WriteString(dir)
-	key.WriteByte(0)
-	if prologue {
-		key.WriteByte('p')
-	}
-	for _, kv := range env {
-		key.WriteByte(0)
-		key.WriteString(kv)
-	}
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxEnvCache {
-		c.m = map[string]*envEntry{}
-	}
-	e := c.m[key.String()]
-	if e == nil {
-		e = &envEntry{}
-		c.m[key.String()] = e
-	}
-	c.mu.Unlock()
-	e.once.Do(func() { e.d = probeEnv(ctx, dir, env, limits) })
-	return e.d
-}
+// envCache is what bash exports, per environment.
+type envCache = proc.ExportCache
 
 // probeEnv runs `bash -c '<prologue>\n/path/to/cat /proc/self/environ
 // /proc/self/stat'` in dir with env: cat shows the environment bash gave
 // it, byte for byte and in order, and its parent, which is this process
 // only when bash executed the command in place (as the direct path does).
-func probeEnv(ctx context.Context, dir string, env []string, limits backend.ResourceLimits) directEnv {
-	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		if unsafeEnv(name) {
-			return directEnv{}
-		}
+func probeEnv(ctx context.Context, dir string, env []string, limits backend.ResourceLimits) *proc.Exported {
+	command, cat, ok := proc.ExportProbe()
+	if !ok {
+		return nil
 	}
-	cat, err := exec.LookPath("cat")
-	if err != nil || !filepath.IsAbs(cat) || strings.ContainsAny(cat, " \t\n'\"$`\\*?[]{}~#;&|<>()!") {
-		return directEnv{}
-	}
-	argv, err := proc.ShellArgv(cat+" /proc/self/environ /proc/self/stat", limits)
+	argv, err := proc.ShellArgv(command, limits)
 	if err != nil {
-		return directEnv{}
+		return nil
 	}
 	res, err := proc.Run(context.WithoutCancel(ctx), &proc.Spec{Argv: argv, Dir: dir, Env: env, Timeout: probeTimeout})
 	if err != nil || res.ExitCode == nil || *res.ExitCode != 0 || len(res.Stderr) > 0 || res.Truncated {
-		return directEnv{}
+		return nil
 	}
-	nul := bytes.LastIndexByte(res.Stdout, 0)
-	if nul < 0 {
-		return directEnv{}
-	}
-	f, ok := proc.StatFields(res.Stdout[nul+1:])
-	if !ok || len(f) < 2 || f[1] != strconv.Itoa(os.Getpid()) {
-		return directEnv{} // bash forked for the command: its exit reporting differs
-	}
-	d := directEnv{us: -1}
-	for i, kv := range strings.Split(string(res.Stdout[:nul]), "\x00") {
-		if kv == "_="+cat {
-			d.us = i
-		}
-		d.env = append(d.env, kv)
-	}
-	d.ok = d.us >= 0
-	return d
+	e, _ := proc.ParseExported(res.Stdout, cat, os.Getpid())
+	return e
 }
 
 // probeTimeout bounds the environment probe.
@@ -382,32 +65,18 @@ func (b *Backend) runDirect(ctx context.Context, req *backend.Request, spec *pro
 	if t, _ := proc.Available(); t == proc.TrackReaper {
 		return nil, nil, false // the reaper would be the program's parent
 	}
-	words, ok := literalWords(req.Command)
+	words, path, ok := proc.Literal(req.Command, spec.Env, spec.Dir)
 	if !ok {
-		return nil, nil, false
-	}
-	name, ok := program(words)
-	if !ok {
-		return nil, nil, false
-	}
-	path, ok := lookPath(name, spec.Env, spec.Dir)
-	if !ok || (noArgBuiltins[name] && !systemProgram(path)) {
-		return nil, nil, false
-	}
-	if through, exists := procdev.Through(path, spec.Dir); through || !exists {
-		return nil, nil, false // /proc/self/exe is bash under bash, helikon here
-	}
-	_, isBash, err := proc.Shell()
-	if err != nil || !isBash {
 		return nil, nil, false
 	}
 	prologue := limits.CPUSeconds > 0 || limits.FileSize > 0 || limits.OpenFiles > 0 // as proc.Prologue
-	d := b.envs.get(ctx, spec.Dir, spec.Env, prologue, limits)
-	if !d.ok {
+	d := b.envs.Get(proc.ExportKey(spec.Dir, spec.Env, prologue), func() *proc.Exported {
+		return probeEnv(ctx, spec.Dir, spec.Env, limits)
+	})
+	if d == nil {
 		return nil, nil, false
 	}
-	env := append([]string(nil), d.env...)
-	env[d.us] = "_=" + path
+	env := d.For(path)
 	s := *spec
 	s.Argv, s.Path, s.Env, s.Limits = words, path, env, &limits
 	res, err = proc.Run(ctx, &s)

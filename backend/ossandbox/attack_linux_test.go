@@ -51,6 +51,7 @@ func newTestBackend(t testing.TB, opts Options) (*Backend, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b.settle() // the tests read and change the launcher's configuration
 	return b, b.Dir()
 }
 

@@ -82,8 +82,9 @@
 //     v1 pids hierarchy exists, each command gets a pids cgroup
 //     (ResourceLimits.Processes, default [DefaultProcesses]).
 //   - Unprivileged callers: each command is started by a launcher, this
-//     program re-executed (entered from a package init hook, like the
-//     reaper of internal/proc) in a new user and mount namespace created
+//     program re-executed (entered from the init function of a small
+//     package, before the program's other packages are initialised; see
+//     How it is applied) in a new user and mount namespace created
 //     at clone time. The launcher makes every mount read-only and nosuid
 //     except the root and the temporary directory, exactly as for root
 //     callers; then, on a locked thread, drops every capability (the
@@ -93,6 +94,11 @@
 //     chmod, chown, utimes and extended attributes of files outside the
 //     root fail, the caller's own files included. If any step fails the
 //     command does not run and Run fails with [backend.ErrUnavailable].
+//     The launcher is probed when first needed, not by [New]: the first
+//     command (or the first call of Guarantees) tries the strongest
+//     configuration, and only if that cannot start, with nothing run,
+//     are the weaker ones probed, as described next, and the command run
+//     with the first that works.
 //     Where user namespaces are unavailable (kernel.unprivileged_userns_clone=0,
 //     user.max_user_namespaces=0, an AppArmor or seccomp restriction),
 //     commands run without the read-only view (see Not guaranteed), and
@@ -186,9 +192,17 @@
 // before it confines itself (Landlock forbids mount changes once applied,
 // and the seccomp filter denies them). The launcher replaces the reaper
 // those callers needed anyway (one Go runtime start per command) and needs
-// no hook in main: it is entered from this package's init. What it adds
-// (the namespaces, their id maps, the mount changes) costs about 3 ms
-// per command on a 2-core machine.
+// no hook in main: it is entered from the init function of a package
+// (internal/launcher) that imports only low-level packages. Go initialises
+// packages in a defined order (by imports, then by import path among those
+// ready), so that init runs before any package that needs net/http, a
+// model SDK, grpc or SQLite: a program embedding helikon, however large, is
+// re-executed without running its own initialisation
+// (TestLauncherRunsBeforeHeavyPackages checks it in a test binary that
+// links those SDKs). What remains is the Go runtime's start of the binary,
+// which grows with its size. What the launcher adds (the namespaces, their
+// id maps, the mount changes) costs about 3 ms per command on a 2-core
+// machine.
 //
 // # Not guaranteed
 //
@@ -230,7 +244,8 @@
 //   - Costs per command (see BENCHMARKS.md): a new OS thread, namespaces,
 //     a tmpfs, a Landlock ruleset and a seccomp filter (the kernel compiles
 //     it each time), and for root a pids cgroup. Unprivileged callers also
-//     pay the launcher, a Go runtime start (see BENCHMARKS.md).
+//     pay the launcher, a start of this program's binary up to the
+//     launcher's init (see BENCHMARKS.md).
 //
 // # macOS
 //

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/backend/ossandbox/internal/launcher"
 	"github.com/paigasus/helikon/egress"
 	"github.com/paigasus/helikon/internal/landlock"
 	"github.com/paigasus/helikon/internal/proc"
@@ -47,8 +47,13 @@ type Backend struct {
 	pids       string // v1 pids cgroup directory to create per-run cgroups in, or ""
 	exe        string // this program, executable in the sandbox when the reaper runs there
 	tracking   proc.Tracking
-	userns     bool    // unprivileged: commands start through the launcher (userns_linux.go)
-	usernsWhy  string  // unprivileged without the launcher: why
+	userns     bool   // unprivileged: commands start through the launcher (userns_linux.go)
+	usernsWhy  string // unprivileged without the launcher: why
+	// settleMu guards userns, usernsWhy, pidNS, tmpBase, g and unsettled.
+	settleMu sync.RWMutex
+	// unsettled: an unprivileged caller's launcher has not been probed
+	// yet; userns, pidNS and tmpBase hold the strongest configuration,
+	// which the first command tries (see settle).
 	traceMe    bool    // limits set on the traced command at exec (limitAtExec)
 	egress     *Egress // network only through a per-command egress proxy
 	shell      string
@@ -57,6 +62,10 @@ type Backend struct {
 	g          backend.Guarantees
 	log        *slog.Logger
 	seq        atomic.Uint64
+	unsettled  bool
+	envs       proc.ExportCache // what bash exports, per environment (the direct path)
+	noDirect   bool             // tests: run every command line through bash
+	directRuns atomic.Int64     // command lines run without bash
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -162,32 +171,12 @@ func New(root string, opts *Options) (*Backend, error) {
 		}
 		b.rootRW = mountWritable(croot)
 		b.tmpRW = mountWritable(os.TempDir())
-		// The launcher with everything first; then without its pid
-		// namespace (a /proc of its own cannot be mounted where the
-		// machine's /proc is partly masked, as in many containers),
-		// without the tmpfs (per-command directories), without both.
-		base := b.tmpfsMountPoint()
-		var err error
-		for i, try := range []struct {
-			pidNS   bool
-			tmpBase string
-		}{{true, base}, {false, base}, {true, ""}, {false, ""}} {
-			if i >= 2 && base == "" {
-				break // tried already
-			}
-			b.pidNS, b.tmpBase = try.pidNS, try.tmpBase
-			if err = b.probeLauncher(); err == nil {
-				break
-			}
-		}
-		if err != nil {
-			// Not fail-closed: Landlock and seccomp still apply; only the
-			// read-only view (metadata outside the root) is missing, and
-			// Guarantees and Probe say so.
-			b.usernsWhy = usernsWhy(err)
-			b.log.Warn("ossandbox: no user namespace per command; metadata of files outside the root is not confined", "why", b.usernsWhy)
-		} else {
-			b.userns = true
+		// The launcher's configuration is probed when first needed (see
+		// settle): a program that runs one command, as the CLI does, then
+		// starts the launcher once, not twice.
+		b.userns, b.pidNS, b.tmpBase, b.unsettled = true, true, b.tmpfsMountPoint(), true
+		if launcherUnavailable != nil {
+			b.settle()
 		}
 	}
 	// os/exec checks once per process whether pidfds work by forking a
@@ -210,8 +199,75 @@ func New(root string, opts *Options) (*Backend, error) {
 	return b, nil
 }
 
+// settle probes an unprivileged caller's launcher, once: with everything
+// first; then without its pid namespace (a /proc of its own cannot be
+// mounted where the machine's /proc is partly masked, as in many
+// containers), without the tmpfs (per-command directories), without both;
+// and where none works, without the launcher (Landlock and seccomp still
+// apply; only the read-only view, metadata outside the root, is missing,
+// and Guarantees and Probe say so). It is what New did before the first
+// command; it runs when Guarantees is first asked, or when the first
+// command, which tries the strongest configuration, could not start.
+func (b *Backend) settle() {
+	b.settleMu.Lock()
+	defer b.settleMu.Unlock()
+	if !b.unsettled {
+		return
+	}
+	base := b.tmpBase
+	var err error
+	for i, try := range []struct {
+		pidNS   bool
+		tmpBase string
+	}{{true, base}, {false, base}, {true, ""}, {false, ""}} {
+		if i >= 2 && base == "" {
+			break // tried already
+		}
+		if err = b.probeLauncherNS(try.pidNS, try.tmpBase); err == nil {
+			b.pidNS, b.tmpBase = try.pidNS, try.tmpBase
+			break
+		}
+	}
+	if err != nil {
+		b.userns, b.pidNS, b.tmpBase = false, false, base
+		b.usernsWhy = usernsWhy(err)
+		b.log.Warn("ossandbox: no user namespace per command; metadata of files outside the root is not confined", "why", b.usernsWhy)
+	}
+	b.unsettled = false
+	b.g = b.guarantees()
+}
+
+// launchView is what one command reads of the launcher's configuration.
+type launchView struct {
+	userns, pidNS bool
+	tmpBase       string
+	unsettled     bool
+}
+
+func (b *Backend) view() launchView {
+	b.settleMu.RLock()
+	defer b.settleMu.RUnlock()
+	return launchView{userns: b.userns, pidNS: b.pidNS, tmpBase: b.tmpBase, unsettled: b.unsettled}
+}
+
+// proven records that a command started through the launcher configured as
+// v: the configuration works, and settle has nothing left to probe.
+func (b *Backend) proven(v launchView) {
+	b.settleMu.Lock()
+	defer b.settleMu.Unlock()
+	if b.unsettled && v == (launchView{userns: b.userns, pidNS: b.pidNS, tmpBase: b.tmpBase, unsettled: true}) {
+		b.unsettled = false
+		b.g = b.guarantees()
+	}
+}
+
 // Guarantees reports what the backend enforces.
-func (b *Backend) Guarantees() backend.Guarantees { return b.g }
+func (b *Backend) Guarantees() backend.Guarantees {
+	b.settle()
+	b.settleMu.RLock()
+	defer b.settleMu.RUnlock()
+	return b.g
+}
 
 // Dir returns the root: the directory commands start in and may write
 // beneath (see [backend.WorkingDir]).
@@ -376,12 +432,12 @@ func (b *Backend) probe() error {
 	if b.tmpBase != "" {
 		td = tempDir{path: b.tmpBase, tmpfs: true, size: 1 << 20}
 	}
-	rs, err := b.buildRuleset(td)
+	rs, err := b.buildRuleset(td, !b.userns)
 	if err != nil {
 		return err
 	}
 	defer rs.Close()
-	return onDiscardedThread(func() error {
+	return launcher.OnDiscardedThread(func() error {
 		h, err := b.confineThread(rs, td, "")
 		go h.close() // the namespace's teardown waits for RCU: not here
 		return err
@@ -416,44 +472,19 @@ func (h held) close() {
 	}
 }
 
-// onDiscardedThread runs f on an OS thread locked for it that is never
-// unlocked: when f returns, the Go runtime terminates the thread instead of
-// running other goroutines on it. The main thread is the exception (the
-// runtime parks it forever instead of terminating it, and it would stay in
-// the namespaces and cgroup), so f never runs there.
-func onDiscardedThread(f func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		if unix.Gettid() != unix.Getpid() {
-			errc <- f()
-			return
-		}
-		// Hold the main thread, untouched, so that the goroutine below
-		// cannot be scheduled on it, then give it back.
-		inner := make(chan error, 1)
-		go func() {
-			runtime.LockOSThread()
-			inner <- f()
-		}()
-		err := <-inner
-		runtime.UnlockOSThread()
-		errc <- err
-	}()
-	return <-errc
-}
-
 // rules returns what a command may access; a tmpfs temporary directory is
-// granted by descriptor once it is mounted (mountTmpfs).
+// granted by descriptor once it is mounted (launcher.MountTmpfs).
 func (b *Backend) rules(tmp tempDir) landlock.Config {
-	c := b.ownRules(tmp)
+	c := b.ownRules(tmp, false)
 	c.Rules = append(c.Rules, systemRules()...)
 	return c
 }
 
 // ownRules returns the rules of rules that depend on the backend or the
-// command: the root, the temporary directory, the read paths.
-func (b *Backend) ownRules(tmp tempDir) landlock.Config {
+// command: the root, the temporary directory, the read paths, and with
+// reaper this program (an unprivileged caller's reaper, without the
+// launcher, runs confined).
+func (b *Backend) ownRules(tmp tempDir, reaper bool) landlock.Config {
 	c := landlock.Config{AllowNetwork: b.opts.AllowNetwork}
 	if b.egress != nil {
 		c.ConnectTCP = []uint16{proxyPort}
@@ -468,8 +499,7 @@ func (b *Backend) ownRules(tmp tempDir) landlock.Config {
 	for _, p := range b.readPaths {
 		add(p, landlock.ReadOnly)
 	}
-	if b.exe != "" && !b.userns {
-		// The reaper runs confined (without the launcher).
+	if reaper && b.exe != "" {
 		add(b.exe, landlock.Execute|landlock.ReadFile)
 	}
 	return c
@@ -503,12 +533,12 @@ var openedSystemRules = sync.OnceValues(func() (*landlock.Opened, error) {
 
 // buildRuleset builds the Landlock ruleset of a command confined by a
 // thread of this program (the launcher builds its own from rules).
-func (b *Backend) buildRuleset(tmp tempDir) (*landlock.Ruleset, error) {
+func (b *Backend) buildRuleset(tmp tempDir, reaper bool) (*landlock.Ruleset, error) {
 	sys, err := openedSystemRules()
 	if err != nil {
 		return nil, err
 	}
-	c := b.ownRules(tmp)
+	c := b.ownRules(tmp, reaper)
 	c.Opened = []*landlock.Opened{sys}
 	return landlock.Build(b.abi, c)
 }
@@ -561,15 +591,15 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string
 		if tmp.tmpfs {
 			viewTmp = "" // mounted below, writable
 		}
-		if err := readOnlyView(b.root, viewTmp, b.rootRW, b.tmpRW); err != nil {
+		if err := launcher.ReadOnlyView(b.root, viewTmp, b.rootRW, b.tmpRW); err != nil {
 			return h, err
 		}
 		if tmp.tmpfs {
-			if err := mountTmpfs(rs, tmp); err != nil {
+			if err := launcher.MountTmpfs(rs, tmp.path, tmp.size); err != nil {
 				return h, err
 			}
 		}
-		if err := dropCapabilities(b.lastCap); err != nil {
+		if err := launcher.DropCapabilities(b.lastCap); err != nil {
 			return h, err
 		}
 	}
@@ -582,75 +612,48 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string
 	return h, seccomp.InstallThread(b.filter)
 }
 
-// readOnlyView makes every mount of the thread's (private) mount namespace
-// read-only and nosuid, then mounts the root and the temporary directory
-// over themselves writable again (tmp only when it is not ""). Landlock
-// does not cover chmod, chown,
-// utimes, extended attributes or mknod; a read-only mount refuses them all.
-//
-// The caller's thread must be in a mount namespace of its own, with
-// CAP_SYS_ADMIN over it: a root caller's confining thread, or the launcher
-// of an unprivileged caller's command in its user namespace.
-func readOnlyView(root, tmp string, rootRW, tmpRW bool) error {
-	// Private, so that nothing done here propagates to the host, and
-	// read-only and nosuid, in one pass over the tree (mount attributes
-	// never propagate).
-	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID, Propagation: unix.MS_PRIVATE}); err != nil {
-		return fmt.Errorf("make mounts private and read-only: %w", err)
-	}
-	for _, d := range []struct {
-		path string
-		rw   bool
-	}{{root, rootRW}, {tmp, tmpRW}} {
-		if d.path == "" {
-			continue
-		}
-		fd, err := unix.OpenTree(unix.AT_FDCWD, d.path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
-		if err != nil {
-			return fmt.Errorf("clone mount of %s: %w", d.path, err)
-		}
-		if d.rw {
-			// Only where the host mount was writable: the view never
-			// grants what the host does not.
-			err = unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY})
-		}
-		if err == nil {
-			err = unix.MoveMount(fd, "", unix.AT_FDCWD, d.path, unix.MOVE_MOUNT_F_EMPTY_PATH)
-		}
-		unix.Close(fd)
-		if err != nil {
-			return fmt.Errorf("mount %s writable: %w", d.path, err)
-		}
-	}
-	return nil
-}
-
-// dropCapabilities empties the thread's bounding, ambient, effective,
-// permitted and inheritable capability sets. uid 0 keeps owning root's
-// files, which the read-only view protects.
-func dropCapabilities(lastCap int) error {
-	for c := 0; c <= lastCap; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
-			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
-		}
-	}
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-		return fmt.Errorf("clear ambient capabilities: %w", err)
-	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("drop capabilities: %w", err)
-	}
-	return nil
-}
-
 // Run runs req confined. The command's working directory is the root; HOME
 // and TMPDIR point to a private temporary directory, gone afterwards.
 func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Result, error) {
 	if (req.Command == "") == (len(req.Argv) == 0) {
 		return nil, errors.New("ossandbox: exactly one of Command and Argv must be set")
 	}
+	v := b.view()
+	if v.unsettled && req.Stdin != nil {
+		if _, ok := req.Stdin.(*os.File); !ok {
+			// A reader is copied to the launcher as soon as it starts:
+			// a failed first try could consume input the retry needs.
+			b.settle()
+			v = b.view()
+		}
+	}
+	res, err, ran := b.run(ctx, req, v, !b.noDirect)
+	if v.unsettled {
+		if res == nil && errors.Is(err, backend.ErrUnavailable) {
+			// The strongest configuration did not start (nothing ran):
+			// probe, as New used to, and run with what works.
+			b.settle()
+			if w := b.view(); w != v {
+				v = w
+				res, err, ran = b.run(ctx, req, v, !b.noDirect)
+			}
+		} else if res != nil {
+			b.proven(v) // the command started through it
+		}
+	}
+	if !ran {
+		// The direct start of a literal command failed before anything
+		// ran (the program is not executable in the sandbox, say): bash
+		// runs it and reports as bash does.
+		res, err, _ = b.run(ctx, req, v, false)
+	}
+	return res, err
+}
+
+// run is Run; with direct, a literal command (see proc.Literal) is started
+// without bash where limits are set at exec (traceMe), and ran is false
+// when that start failed and nothing ran.
+func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, direct bool) (res *backend.Result, err error, ran bool) {
 	timeout := backend.EffectiveTimeout(b.opts.Timeout, req.Timeout)
 	base := b.opts.Limits.WithDefaults(timeout)
 	if base.Processes == 0 {
@@ -662,16 +665,16 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 		outCap = req.OutputCap
 	}
 
-	td, err := b.tempDir(limits.FileSize)
+	td, err := b.tempDir(limits.FileSize, v.tmpBase)
 	if err != nil {
-		return nil, err
+		return nil, err, true
 	}
 	defer td.remove()
 	tmp := td.path
 	var rs *landlock.Ruleset // the launcher builds its own
-	if !b.userns {
-		if rs, err = b.buildRuleset(td); err != nil {
-			return nil, fmt.Errorf("ossandbox: %w", err)
+	if !v.userns {
+		if rs, err = b.buildRuleset(td, !b.privileged); err != nil {
+			return nil, fmt.Errorf("ossandbox: %w", err), true
 		}
 		defer rs.Close()
 	}
@@ -681,7 +684,7 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 	if b.pids != "" {
 		cgroup, err = b.newPidsCgroup(procs)
 		if err != nil {
-			return nil, err
+			return nil, err, true
 		}
 		// The confining thread leaves the cgroup when the runtime has
 		// terminated it, shortly after the command started: by the time
@@ -724,23 +727,24 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 
 	h := none
 	var proxy *egress.Proxy
-	allow := b.opts.EnvAllowlist
-	if allow == nil {
-		allow = backend.DefaultEnvAllowlist
-	}
-	allow = append(allow[:len(allow):len(allow)], req.Env...)
-	set := []string{"HOME=" + tmp, "TMPDIR=" + tmp}
-	if b.egress != nil {
-		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
-			set = append(set, k+"="+ProxyURL)
+	env := b.env(req, tmp)
+	path := ""
+	if direct && traceMe && req.Command != "" && req.Stdin == nil && limits.AddressSpace <= 0 && td.tmpfs {
+		// Where the limits are set at exec, a literal command runs as
+		// bash would run it, without bash (see proc.Literal). Only with
+		// the tmpfs, whose path (HOME, TMPDIR) is the same for every
+		// command: what bash exports is learnt once per environment.
+		if words, p, ok := proc.Literal(req.Command, env, b.root); ok {
+			if e := b.exported(ctx, req, env); e != nil {
+				argv, path, env = words, p, e.For(p)
+			}
 		}
-		set = append(set, "NO_PROXY=", "no_proxy=")
 	}
-	set = append(set, req.SetEnv...)
 	spec := &proc.Spec{
 		Argv:      argv,
+		Path:      path,
 		Dir:       b.root,
-		Env:       backend.ScrubEnv(os.Environ(), allow, set),
+		Env:       env,
 		Stdin:     req.Stdin,
 		Stdout:    req.Stdout,
 		Stderr:    req.Stderr,
@@ -748,8 +752,8 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 		Timeout:   timeout,
 		Tracking:  b.tracking,
 		Start: func(cmd *exec.Cmd) error {
-			if b.userns {
-				if err := b.startLauncher(cmd, td, false); err != nil {
+			if v.userns {
+				if err := b.startLauncherNS(cmd, td, false, v.pidNS); err != nil {
 					return err
 				}
 				// Hold the launcher's mount namespace, as for root
@@ -767,15 +771,66 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 			return err
 		},
 	}
-	b.log.DebugContext(ctx, "ossandbox: run", "argv0", argv[0], "timeout", timeout, "privileged", b.privileged)
-	res, err := proc.Run(ctx, spec)
+	b.log.DebugContext(ctx, "ossandbox: run", "argv0", argv[0], "timeout", timeout, "privileged", b.privileged, "direct", spec.Path != "")
+	res, err = proc.Run(ctx, spec)
 	stopProxy(proxy)
 	go h.close() // the namespaces' teardown, off the caller's path
 	if errors.Is(err, backend.ErrUnavailable) {
-		return nil, fmt.Errorf("ossandbox: %w", err) // nothing ran
+		return nil, fmt.Errorf("ossandbox: %w", err), true // nothing ran
 	}
-	return res, err
+	var se *proc.StartError
+	if spec.Path != "" && errors.As(err, &se) {
+		return nil, nil, false
+	}
+	if spec.Path != "" {
+		b.directRuns.Add(1)
+	}
+	return res, err, true
 }
+
+// env is the environment of req's command, whose temporary directory is tmp.
+func (b *Backend) env(req *backend.Request, tmp string) []string {
+	allow := b.opts.EnvAllowlist
+	if allow == nil {
+		allow = backend.DefaultEnvAllowlist
+	}
+	allow = append(allow[:len(allow):len(allow)], req.Env...)
+	set := []string{"HOME=" + tmp, "TMPDIR=" + tmp}
+	if b.egress != nil {
+		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
+			set = append(set, k+"="+ProxyURL)
+		}
+		set = append(set, "NO_PROXY=", "no_proxy=")
+	}
+	set = append(set, req.SetEnv...)
+	return backend.ScrubEnv(os.Environ(), allow, set)
+}
+
+// exported returns what bash, run confined like req's command with env,
+// exports to a program it executes: learnt once per environment by running
+// proc.ExportProbe's command through bash in the sandbox. Bash that
+// executes it in place leaves this program its parent: the command's pid
+// namespace has no /proc of its own (root callers), so /proc/self/stat
+// shows pids as this program sees them. Nil means unknown: bash runs the
+// command.
+func (b *Backend) exported(ctx context.Context, req *backend.Request, env []string) *proc.Exported {
+	return b.envs.Get(proc.ExportKey(b.root, env, false), func() *proc.Exported {
+		command, cat, ok := proc.ExportProbe()
+		if !ok {
+			return nil
+		}
+		probe := &backend.Request{Command: command, Env: req.Env, SetEnv: req.SetEnv, Timeout: probeTimeout}
+		res, err, _ := b.run(context.WithoutCancel(ctx), probe, b.view(), false)
+		if err != nil || res.ExitCode == nil || *res.ExitCode != 0 || len(res.Stderr) > 0 || res.Truncated {
+			return nil
+		}
+		e, _ := proc.ParseExported(res.Stdout, cat, os.Getpid())
+		return e
+	})
+}
+
+// probeTimeout bounds the probe of bash's exported environment.
+const probeTimeout = 10 * time.Second
 
 // startConfined starts cmd from a new OS thread that is confined first: a
 // fork inherits the forking thread's Landlock domain, seccomp filter,
@@ -789,7 +844,7 @@ func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp tempDir
 	// already are, and os/exec passes the command's descriptors by dup2.
 	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	h = none
-	err = onDiscardedThread(func() error {
+	err = launcher.OnDiscardedThread(func() error {
 		var err error
 		if h, err = b.confineThread(rs, tmp, cgroup); err != nil {
 			return fmt.Errorf("%w: confine: %w", backend.ErrUnavailable, err)

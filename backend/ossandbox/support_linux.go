@@ -66,6 +66,7 @@ func Probe() Support {
 		}
 		return s
 	}
+	b.settle()
 	switch {
 	case s.Root:
 		s.MountNamespaces = "available (mount and pid namespaces created on a confining thread)"

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/paigasus/helikon/backend/ossandbox/internal/launcher"
 )
 
 // TestMainThreadNeverConfined confines many discarded threads, concurrently
@@ -22,7 +24,7 @@ func TestMainThreadNeverConfined(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for range 50 {
-				err := onDiscardedThread(func() error {
+				err := launcher.OnDiscardedThread(func() error {
 					return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 				})
 				if err != nil {

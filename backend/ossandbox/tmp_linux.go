@@ -11,8 +11,6 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/paigasus/helikon/internal/landlock"
 )
 
 // A command's private temporary directory (HOME and TMPDIR) is, where the
@@ -92,50 +90,14 @@ func usableMountPoint(p string) bool {
 
 // tempDir returns the private temporary directory of a command whose file
 // size limit is fileSize (the tmpfs holds at most that much; none means the
-// kernel's default).
-func (b *Backend) tempDir(fileSize int64) (tempDir, error) {
-	if b.tmpBase != "" && usableMountPoint(b.tmpBase) {
-		return tempDir{path: b.tmpBase, tmpfs: true, size: max(fileSize, 0)}, nil
+// kernel's default); tmpBase is the tmpfs mount point, or "".
+func (b *Backend) tempDir(fileSize int64, tmpBase string) (tempDir, error) {
+	if tmpBase != "" && usableMountPoint(tmpBase) {
+		return tempDir{path: tmpBase, tmpfs: true, size: max(fileSize, 0)}, nil
 	}
 	dir, err := os.MkdirTemp("", "helikon-os-")
 	if err != nil {
 		return tempDir{}, fmt.Errorf("ossandbox: create the command's temporary directory: %w", err)
 	}
 	return tempDir{path: dir}, nil
-}
-
-// mountTmpfs mounts a fresh tmpfs (mode 0700, nosuid, nodev) of t.size
-// bytes at t.path in the calling thread's mount namespace, which must be
-// private, and grants it read-write in rs by descriptor: the rule names
-// this tmpfs, whatever the path resolves to later.
-func mountTmpfs(rs *landlock.Ruleset, t tempDir) error {
-	fs, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
-	if err != nil {
-		return fmt.Errorf("create the temporary directory's tmpfs: %w", err)
-	}
-	defer unix.Close(fs)
-	opts := [][2]string{{"mode", "0700"}}
-	if t.size > 0 {
-		// Inodes cost memory too, and an empty file costs no size.
-		opts = append(opts,
-			[2]string{"size", strconv.FormatInt(t.size, 10)},
-			[2]string{"nr_inodes", strconv.FormatInt(max(t.size/4096, 16384), 10)})
-	}
-	for _, o := range opts {
-		if err := unix.FsconfigSetString(fs, o[0], o[1]); err != nil {
-			return fmt.Errorf("configure the temporary directory's tmpfs (%s=%s): %w", o[0], o[1], err)
-		}
-	}
-	if err := unix.FsconfigCreate(fs); err != nil {
-		return fmt.Errorf("create the temporary directory's tmpfs: %w", err)
-	}
-	mnt, err := unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
-	if err != nil {
-		return fmt.Errorf("mount the temporary directory's tmpfs: %w", err)
-	}
-	defer unix.Close(mnt)
-	if err := unix.MoveMount(mnt, "", unix.AT_FDCWD, t.path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-		return fmt.Errorf("mount the temporary directory's tmpfs on %s: %w", t.path, err)
-	}
-	return rs.AllowFD(mnt, landlock.ReadWrite)
 }

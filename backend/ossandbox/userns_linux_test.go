@@ -3,6 +3,7 @@
 package ossandbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -40,7 +41,7 @@ func TestLauncherFailsClosed(t *testing.T) {
 	}{
 		// landlock.Build fails in the launcher: a required path is missing.
 		{"landlock ruleset", func(b *Backend) { b.readPaths = append(b.readPaths, "/nonexistent-helikon-read-path") }},
-		// dropCapabilities fails on the confining thread, before the fork.
+		// DropCapabilities fails on the confining thread, before the fork.
 		{"capability drop", func(b *Backend) { b.lastCap = 4096 }},
 		// seccomp refuses an empty filter on the confining thread.
 		{"seccomp", func(b *Backend) { b.filter = nil }},
@@ -108,16 +109,63 @@ func TestNoUserNamespaceFallback(t *testing.T) {
 	}
 }
 
-// TestFilterPacking: the launcher gets the very filter the backend built.
-func TestFilterPacking(t *testing.T) {
-	b, _ := newTestBackend(t, Options{})
-	got, err := unpackFilter(packFilter(b.filter))
-	if err != nil || !slices.Equal(got, b.filter) {
-		t.Fatalf("unpack(pack(filter)) = %v, %v; want the filter back", got, err)
+// unsettledBackend returns a settled launcher backend and one New just made
+// on the same root and options, or skips as launcherBackend does.
+func unsettledBackend(t *testing.T) (settled, b *Backend) {
+	t.Helper()
+	settled = launcherBackend(t)
+	b, err := New(settled.Dir(), &settled.opts)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, bad := range [][]byte{nil, make([]byte, 7), make([]byte, 9)} {
-		if _, err := unpackFilter(bad); err == nil {
-			t.Errorf("unpackFilter(%d bytes) succeeded", len(bad))
-		}
+	return settled, b
+}
+
+// TestFirstCommandSettlesLauncher: New leaves an unprivileged caller's
+// launcher unprobed; the first command starts through the strongest
+// configuration and settles it, with nothing of the trial in its output,
+// and the guarantees then are those New's probe would have given.
+func TestFirstCommandSettlesLauncher(t *testing.T) {
+	settled, b := unsettledBackend(t)
+	if !b.view().unsettled {
+		t.Fatal("New probed the launcher")
+	}
+	res, err := b.Run(context.Background(), &backend.Request{Command: "touch ok; touch /etc/helikon-test 2>/dev/null || echo refused"})
+	if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	if string(res.Stdout) != "refused\n" || len(res.Stderr) != 0 {
+		t.Errorf("stdout %q, stderr %q; want the write outside refused, and nothing else", res.Stdout, res.Stderr)
+	}
+	if v := b.view(); v.unsettled || !v.userns {
+		t.Errorf("after the first command: %+v; want the launcher settled", v)
+	}
+	if got, want := b.Guarantees().Features, settled.Guarantees().Features; !slices.Equal(got, want) {
+		t.Errorf("guarantees after the first command:\n%q\nwant New's:\n%q", got, want)
+	}
+}
+
+// TestFirstCommandFallsBack: when the launcher cannot start the first
+// command (here its capability drop fails, in every configuration), the
+// first command probes as New did and runs with what works, which here is
+// no launcher, as New would have chosen; nothing of the failed try is in
+// its output.
+func TestFirstCommandFallsBack(t *testing.T) {
+	_, b := unsettledBackend(t)
+	b.lastCap = 4096                // the launcher's capability drop fails in every configuration
+	var stdout, stderr bytes.Buffer // passed through, as helikon exec passes its own
+	_, err := b.Run(context.Background(), &backend.Request{Command: "echo ran", Stdout: &stdout, Stderr: &stderr})
+	if err != nil || stdout.String() != "ran\n" || stderr.Len() != 0 {
+		t.Fatalf("Run: %v, stdout %q, stderr %q; want the command run once, quietly", err, stdout.String(), stderr.String())
+	}
+	if v := b.view(); v.unsettled || v.userns {
+		t.Errorf("after the first command: %+v; want settled without the launcher, as New would have", v)
+	}
+	found := false
+	for _, f := range b.Guarantees().Features {
+		found = found || strings.Contains(f, "NOT confined")
+	}
+	if !found {
+		t.Errorf("the guarantees do not say the read-only view is missing: %q", b.Guarantees().Features)
 	}
 }

@@ -241,7 +241,7 @@ func Run(ctx context.Context, s *Spec) (*backend.Result, error) {
 	if s.Limits != nil && s.Limits.AddressSpace > 0 {
 		return nil, fmt.Errorf("proc: an address-space limit cannot be applied after exec: %w", ErrNoDirectStart)
 	}
-	if (s.Limits != nil || s.Path != "") && (s.Start != nil || s.Tracking == TrackReaper) {
+	if s.Limits != nil && s.Start != nil || (s.Limits != nil || s.Path != "") && s.Tracking == TrackReaper {
 		return nil, fmt.Errorf("proc: a direct start needs this program to start the command itself: %w", ErrNoDirectStart)
 	}
 	argv := s.Argv

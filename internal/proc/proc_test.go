@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/internal/proc/reaper"
 )
 
 const hangBound = 30 * time.Second
@@ -136,8 +137,8 @@ func TestRunLeavesNoSurvivors(t *testing.T) {
 					if !alive(pid) {
 						continue
 					}
-					st, _ := readProcStat(pid)
-					killSession(st.session)
+					st, _ := reaper.Stat(pid)
+					killSession(st.Session)
 					if m == TrackGroup && f[i] == "daemon" {
 						continue // setsid escapes process-group tracking, as documented
 					}
@@ -275,8 +276,8 @@ func alive(pid int) bool {
 	if pid <= 1 {
 		return false
 	}
-	st, ok := readProcStat(pid)
-	return ok && st.session != -1
+	st, ok := reaper.Stat(pid)
+	return ok && st.Session != -1
 }
 
 // TestCgroupStartFailureFallsBackToReaper runs in a child test process

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/internal/proc/reaper"
 )
 
 // tracker holds what one Run needs to find and kill its processes.
@@ -91,7 +92,7 @@ func newTracker(mode Tracking) (*tracker, error) {
 
 func (t *tracker) command(argv []string) (*exec.Cmd, error) {
 	if t.mode == TrackReaper {
-		cmd := &exec.Cmd{Path: "/proc/self/exe", Args: append([]string{reaperArg0}, argv...)}
+		cmd := &exec.Cmd{Path: "/proc/self/exe", Args: append([]string{reaper.Arg0}, argv...)}
 		return cmd, nil
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -121,7 +122,7 @@ func (t *tracker) prepare(cmd *exec.Cmd) error {
 		}
 		t.statusR, t.statusW = r, w
 		cmd.ExtraFiles = append(cmd.ExtraFiles, w) // fd 3 in the reaper
-		cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], reaperEnv+"=1")
+		cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], reaper.Env+"=1")
 	}
 	return nil
 }
@@ -196,7 +197,7 @@ func (t *tracker) waitGone(limit time.Duration) error {
 			return nil
 		}
 		b, _ := readAllLimit(t.statusR, 4096)
-		if reason, ok := strings.CutPrefix(string(b), unavailablePrefix); ok {
+		if reason, ok := strings.CutPrefix(string(b), reaper.UnavailablePrefix); ok {
 			// Nothing was started (the reaper's own setup failed).
 			return fmt.Errorf("proc: %w: %s", backend.ErrUnavailable, reason)
 		}
@@ -432,70 +433,8 @@ func writeCgroupKill(dir string) error {
 
 // StatFields returns the fields of a /proc/PID/stat (or task stat) line
 // that follow the command name, from the state on: f[0] is the state, f[1]
-// the parent's pid, f[2] the process group, f[3] the session. The command
-// name is in parentheses and may hold anything, ')' included, so the fields
-// start after the last ')'.
-func StatFields(stat []byte) (f []string, ok bool) {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return nil, false
-	}
-	return strings.Fields(string(stat[i+1:])), true
-}
-
-// procStat is the part of /proc/PID/stat that tree walks need.
-type procStat struct {
-	pid, ppid, pgrp, session int
-}
-
-// readProcStats returns the stat of every process visible in /proc.
-func readProcStats() []procStat {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil
-	}
-	defer d.Close()
-	names, _ := d.Readdirnames(-1)
-	out := make([]procStat, 0, len(names))
-	for _, n := range names {
-		pid, err := strconv.Atoi(n)
-		if err != nil {
-			continue
-		}
-		if st, ok := readProcStat(pid); ok {
-			out = append(out, st)
-		}
-	}
-	return out
-}
-
-func readProcStat(pid int) (procStat, bool) {
-	// One open and one read: os.ReadFile's stat costs a third more
-	// syscalls, and a scan reads every process.
-	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return procStat{}, false
-	}
-	var buf [512]byte
-	n, err := unix.Read(fd, buf[:])
-	unix.Close(fd)
-	if err != nil || n <= 0 {
-		return procStat{}, false
-	}
-	f, ok := StatFields(buf[:n])
-	if !ok || len(f) < 4 {
-		return procStat{}, false
-	}
-	st := procStat{pid: pid}
-	st.ppid, _ = strconv.Atoi(f[1])
-	st.pgrp, _ = strconv.Atoi(f[2])
-	st.session, _ = strconv.Atoi(f[3])
-	if f[0] == "Z" || f[0] == "X" {
-		// A zombie holds nothing and cannot be killed; its parent reaps it.
-		st.session, st.pgrp = -1, -1
-	}
-	return st, true
-}
+// the parent's pid, f[2] the process group, f[3] the session.
+func StatFields(stat []byte) (f []string, ok bool) { return reaper.StatFields(stat) }
 
 // killSession kills the process group sid and every live process in
 // session sid, and reports whether it found any.
@@ -505,10 +444,10 @@ func killSession(sid int) bool {
 	}
 	_ = unix.Kill(-sid, unix.SIGKILL)
 	found := false
-	for _, st := range readProcStats() {
-		if st.session == sid || st.pgrp == sid {
+	for _, st := range reaper.Processes() {
+		if st.Session == sid || st.Pgrp == sid {
 			found = true
-			_ = unix.Kill(st.pid, unix.SIGKILL)
+			_ = unix.Kill(st.Pid, unix.SIGKILL)
 		}
 	}
 	return found
@@ -526,15 +465,7 @@ func readAllLimit(f *os.File, n int) ([]byte, error) {
 	return buf, nil
 }
 
-// The reaper reports "exit N" or "signal N" on its status pipe once the tree
-// is gone.
-func formatStatus(ws unix.WaitStatus) string {
-	if ws.Signaled() {
-		return "signal " + strconv.Itoa(int(ws.Signal()))
-	}
-	return "exit " + strconv.Itoa(ws.ExitStatus())
-}
-
+// parseStatus reads the reaper's report (reaper.FormatStatus).
 func parseStatus(b []byte) (exitStatus, bool) {
 	kind, num, ok := strings.Cut(strings.TrimSpace(string(b)), " ")
 	n, err := strconv.Atoi(num)
