@@ -12,7 +12,9 @@
 //	sandbox        a directory opened as a confinement root
 //	filetool       Read, Write and Edit over a sandbox
 //	bashtool       the Bash tool, over any execution backend
-//	backend/...    execution backends: host, OS-kernel sandbox, forkd microVMs
+//	backend/...    execution backends: host, OS-kernel sandbox, forkd microVMs,
+//	               and backendtest, the contract's conformance suite
+//	policyfile     policy files (helikon's own, Claude Code's settings)
 //	webfetch, websearch, ssrf, egress
 //	                network tools, the SSRF guard and the egress proxy
 //	agent/...      the agents: LLM agent, runner, loop and sequential
@@ -23,6 +25,9 @@
 //
 // A tool implements [Tool]; optional parts of the contract (output schema,
 // effect, targets) are optional interfaces checked with a type assertion.
+// Every caller runs a call through [CheckCall] and [CheckedCall.Invoke]
+// ([CallTool] does both): the JSON check, the permission pipeline, the
+// call, and the sorting of what it returns into the three error kinds.
 // A [Toolset] holds tools of one application-context type and rejects
 // duplicate names when it is built. [Permissions] decides whether a call may
 // run.
