@@ -59,56 +59,49 @@
 // [Analysis.Commands]. When some program cannot be known statically the
 // analysis says so in Unresolved instead of guessing, and a [Policy] with an
 // allow list or a deny list then refuses the line (fail closed). Unresolved
-// is set for: a program name computed at run time ($CMD, "$(echo rm)",
-// `echo rm`, a glob, ~); eval, source and .; alias definitions, hash -p,
-// enable -f, fc, compgen -C, mapfile -C, let; a shell reading its commands
-// from a pipe or inherited standard input; shells with a language this
-// package does not parse (fish, csh, pwsh, ...); unknown options of a
-// wrapper, or wrapper options computed at run time; a wrapper under xargs
-// whose program or options come from the input; assignments to PS0-PS4 or
-// PROMPT_COMMAND; assignments to BASH_CMDS or BASH_ALIASES (like hash -p
-// and alias); a named descriptor {var}> whose name has a subscript; a $ in
-// the command words of sudo -s or -i, which sudo leaves for the shell;
-// assignments to BASH_ENV or ENV (start-up files a shell
-// expands and sources) of anything but a plain file name, or of /dev/stdin
-// or a descriptor's file; BASH_FUNC_* functions exported through env or
-// sudo; a --rcfile or --init-file (also written -rcfile, as bash reads long
-// options with one dash) computed at run time or naming a descriptor's file,
-// while /dev/stdin there is analysed like a shell's input; an env or sudo operand computed at run time that
-// may or may not be an assignment; arithmetic, [[ -eq ]], ${a[i]}, ${s:i}, and the names
-// given to read, printf -v, unset and [[ -v ]], where they could evaluate
-// text not known to be a number (bash runs command substitutions found in
-// array subscripts there); assignments of anything but a number to the
-// variables bash itself makes integers (OPTIND, RANDOM, SRANDOM, HISTCMD,
-// BASHPID), which evaluate what they are given the same way; single quotes
-// where bash does not take them for quotes and expands what they enclose:
-// in arithmetic ($(( '$(cmd)' )), a['$(cmd)']), and, holding $ or `, in
-// ${x:-word}, :=, :+ and :? within double quotes or a here-document; $"..."
-// (bash translates it through a message catalog the line may write, and
-// expands the translation); a value that declare, typeset, local or
-// readonly may read as a compound array assignment and expand again: a
-// quoted (...) holding $, `, [, < or >, or a value computed at run time
-// for a variable that is an array (-a, -A, made one anywhere in the line,
-// or one of bash's own); ${x@P}; an
-// extended glob pattern holding an expansion (@($(cmd)) runs cmd, in
-// [[ == ]] even without shopt -s extglob, and the parser keeps the pattern
-// as raw text); options that make bash rewrite or re-read a line before it
-// runs: history expansion turned on (set -H, set -o history or histexpand,
-// shopt -so, the same options on a shell's command line, SHELLOPTS) or an
-// interactive shell reading its commands from its input (history expansion
-// is on there), set -k (assignment words anywhere in a command go to its
-// environment), shopt -u interactive_comments, and set or shopt options
-// computed at run time; a compgen or complete -W word list holding $ or `
-// (it is expanded when the completion runs); SHELL set to anything but a
-// plain path of sh or bash (sudo -s, su -m and flock -c give their command
-// to $SHELL), and su -s with another interpreter; a program, script
-// operand, --rcfile, --init-file, BASH_ENV, ENV, shell input (<) or PATH
-// directory that leads under /proc or /dev by any spelling (see below);
-// LC_ALL, LC_CTYPE or LANG set, in any form of assignment, to anything but
-// C, POSIX or a locale whose codeset is UTF-8, and LOCPATH set at all (see
-// below); the loader options ld.so --preload and --audit and fakeroot
-// --lib and --faked, which load code; a line that does not parse; nesting
-// deeper than the limit.
+// is set for the forms below, by kind:
+//
+//   - Programs not known statically: a name computed at run time ($CMD,
+//     "$(echo rm)", `echo rm`, a glob, ~); eval, source and .; alias
+//     definitions, hash -p, enable -f, fc, compgen -C, mapfile -C, let;
+//     assignments to BASH_CMDS or BASH_ALIASES; BASH_FUNC_* functions
+//     exported through env or sudo; programs under /proc or /dev (below).
+//   - Shells whose commands are not in the line: a shell reading a pipe or
+//     inherited standard input; fish, csh, pwsh and other languages this
+//     package does not parse; an interactive shell reading its input.
+//   - Wrappers: unknown options, or options computed at run time; a
+//     wrapper under xargs whose program or options come from the input; a
+//     $ in the command words of sudo -s or -i, which sudo leaves for the
+//     shell; an env or sudo operand computed at run time that may or may
+//     not be an assignment; SHELL set to anything but a plain path of sh or
+//     bash (sudo -s, su -m and flock -c give their command to $SHELL), su
+//     -s with another interpreter; ld.so --preload and --audit, fakeroot
+//     --lib and --faked, which load code.
+//   - Start-up files: BASH_ENV or ENV set to anything but a plain file
+//     name; a --rcfile or --init-file (also -rcfile) computed at run time;
+//     any of them, a script operand, a shell's < input or a PATH directory
+//     that leads under /proc or /dev by any spelling (below).
+//   - Text bash evaluates again: arithmetic, [[ -eq ]], ${a[i]}, ${s:i},
+//     and the names given to read, printf -v, unset and [[ -v ]], where
+//     the text is not known to be a number; non-numbers assigned to OPTIND,
+//     RANDOM, SRANDOM, HISTCMD, BASHPID; single quotes bash does not take
+//     for quotes ($(( '$(cmd)' )), a['$(cmd)'], and holding $ or ` in
+//     ${x:-word}, :=, :+, :? within double quotes or a here-document);
+//     $"..." (translated through a catalog the line may write); a value
+//     declare, typeset, local or readonly may read as a compound array
+//     assignment (a quoted (...) holding $, `, [, < or >, or a computed
+//     value for an array variable); ${x@P}; an extended glob pattern
+//     holding an expansion; a compgen or complete -W word list holding $
+//     or `; a named descriptor {var}> whose name has a subscript;
+//     assignments to PS0-PS4 or PROMPT_COMMAND.
+//   - Options that make bash rewrite or re-read a line: history expansion
+//     turned on (set -H, set -o history or histexpand, shopt -so, the same
+//     on a shell's command line, SHELLOPTS), set -k, shopt -u
+//     interactive_comments, set or shopt options computed at run time.
+//   - The character set: LC_ALL, LC_CTYPE or LANG set, in any form, to
+//     anything but C, POSIX or a UTF-8 locale, and LOCPATH set at all
+//     (below).
+//   - A line that does not parse, or nests deeper than the limit.
 //
 // Names under /proc and /dev reach a process's own program and descriptors
 // (/proc/self/exe is whatever program opens it: the shell in a sandbox, the
