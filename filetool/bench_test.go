@@ -152,7 +152,7 @@ func BenchmarkEdit50MB(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer sb.Close()
-	edit := filetool.NewEdit[app](sb, &filetool.EditOptions{MaxFileBytes: 64 << 20})
+	edit := filetool.NewEdit[app](sb, &filetool.EditOptions{MaxBytes: 64 << 20})
 	tc := helikon.NewToolContext(context.Background(), app{}, nil)
 	// Line 250000 is unique; swap it back and forth.
 	args := []json.RawMessage{

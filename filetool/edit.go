@@ -31,9 +31,9 @@ type EditResult struct {
 // EditOptions configures the Edit tool. The zero value (or nil) means the
 // defaults.
 type EditOptions struct {
-	// MaxFileBytes caps the size of the file, before and after the edit.
+	// MaxBytes caps the size of the file, before and after the edit.
 	// Zero or negative means [DefaultMaxWriteBytes].
-	MaxFileBytes int64
+	MaxBytes int64
 }
 
 // Edit is the Edit tool: it replaces an exact string in a file inside the
@@ -49,8 +49,8 @@ type Edit[C any] struct {
 // NewEdit returns the Edit tool for sb. opts may be nil.
 func NewEdit[C any](sb *sandbox.Sandbox, opts *EditOptions) *Edit[C] {
 	t := &Edit[C]{sb: sb, maxSize: DefaultMaxWriteBytes}
-	if opts != nil && opts.MaxFileBytes > 0 {
-		t.maxSize = opts.MaxFileBytes
+	if opts != nil && opts.MaxBytes > 0 {
+		t.maxSize = opts.MaxBytes
 	}
 	desc := fmt.Sprintf("Replace text in an existing file inside the sandbox (root: %s). "+
 		"old_string must occur in the file exactly as written, whitespace and indentation included, and exactly once unless replace_all is true; "+

@@ -304,7 +304,7 @@ func TestWriteAndEditSizeLimits(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.root, "x")); !errors.Is(err, fs.ErrNotExist) {
 		t.Error("a refused write created the file")
 	}
-	ed := filetool.NewEdit[app](e.sb, &filetool.EditOptions{MaxFileBytes: 10})
+	ed := filetool.NewEdit[app](e.sb, &filetool.EditOptions{MaxBytes: 10})
 	e.file(t, "big", strings.Repeat("z", 11))
 	_, err = call[filetool.EditResult](t, ed, filetool.EditArgs{Path: "big", OldString: "z", NewString: "y", ReplaceAll: true})
 	if helikon.KindOf(err) != helikon.KindOther || !strings.Contains(err.Error(), "over the 10 B limit") {

@@ -74,5 +74,5 @@ func (t *Write[C]) write(tc *helikon.ToolContext[C], in WriteArgs) (WriteResult,
 	if err != nil {
 		return WriteResult{}, err
 	}
-	return WriteResult{Path: res.Path, BytesWritten: res.Bytes, Created: res.Created}, nil
+	return WriteResult{Path: res.Path, BytesWritten: res.BytesWritten, Created: res.Created}, nil
 }

@@ -30,8 +30,8 @@ type WriteResult struct {
 	Path string
 	// Created is true when the file did not exist before.
 	Created bool
-	// Bytes is the size of the new content.
-	Bytes int64
+	// BytesWritten is the size of the new content.
+	BytesWritten int64
 }
 
 // WriteFile atomically replaces the file p with data, creating it and its
@@ -255,7 +255,7 @@ func (s *Sandbox) replace(ctx context.Context, p, rel string, data [][]byte, rea
 		return res, s.mapErr(p, err)
 	}
 	syncDir(parent)
-	return WriteResult{Path: rel, Created: created, Bytes: size}, nil
+	return WriteResult{Path: rel, Created: created, BytesWritten: size}, nil
 }
 
 // keptMode is the mode the new file tmp takes over from the file it

@@ -20,11 +20,11 @@ func TestWriteFileCreatesParentsAndReportsCreated(t *testing.T) {
 	fx := newFixture(t)
 	ctx := context.Background()
 	res, err := fx.sb.WriteFile(ctx, "a/b/c/new.txt", []byte("one"))
-	if err != nil || !res.Created || res.Path != "a/b/c/new.txt" || res.Bytes != 3 {
+	if err != nil || !res.Created || res.Path != "a/b/c/new.txt" || res.BytesWritten != 3 {
 		t.Fatalf("first write = %+v, %v", res, err)
 	}
 	res, err = fx.sb.WriteFile(ctx, fx.root+"/a/b/c/new.txt", []byte("two!"))
-	if err != nil || res.Created || res.Bytes != 4 {
+	if err != nil || res.Created || res.BytesWritten != 4 {
 		t.Fatalf("second write = %+v, %v", res, err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(fx.root, "a/b/c/new.txt")); string(b) != "two!" {

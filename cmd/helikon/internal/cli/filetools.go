@@ -23,7 +23,7 @@ func init() {
 				case "Write":
 					return filetool.NewWrite[App](sb, &filetool.WriteOptions{MaxBytes: *maxWrite}), nil
 				default:
-					return filetool.NewEdit[App](sb, &filetool.EditOptions{MaxFileBytes: *maxWrite}), nil
+					return filetool.NewEdit[App](sb, &filetool.EditOptions{MaxBytes: *maxWrite}), nil
 				}
 			}
 		},
