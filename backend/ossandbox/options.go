@@ -46,7 +46,8 @@ type Options struct {
 	// Limits are the resource limits; zero fields take the defaults (see
 	// the package documentation).
 	Limits backend.ResourceLimits
-	// Logger receives a debug line per command; nil discards.
+	// Logger receives a debug line per command and warnings; nil means
+	// slog.Default(), as everywhere in helikon.
 	Logger *slog.Logger
 }
 

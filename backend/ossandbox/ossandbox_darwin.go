@@ -57,7 +57,7 @@ func New(root string, opts *Options) (*Backend, error) {
 	}
 	b := &Backend{root: croot, opts: o, log: o.Logger}
 	if b.log == nil {
-		b.log = slog.New(slog.DiscardHandler)
+		b.log = slog.Default()
 	}
 	sh, isBash, err := proc.Shell()
 	if err != nil {

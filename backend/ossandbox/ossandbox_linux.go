@@ -118,7 +118,7 @@ func New(root string, opts *Options) (*Backend, error) {
 		b.egress = &e
 	}
 	if b.log == nil {
-		b.log = slog.New(slog.DiscardHandler)
+		b.log = slog.Default()
 	}
 	for _, p := range o.ReadPaths {
 		abs, err := filepath.Abs(p)
@@ -694,7 +694,7 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, d
 		// that leaves it to the sweep of the next backend (sweepCgroups).
 		defer func() {
 			if unix.Rmdir(cgroup) != nil {
-				go removeCgroup(cgroup)
+				go removeCgroup(b.log, cgroup)
 			}
 		}()
 		procs = -1 // capped by the cgroup instead of RLIMIT_NPROC
@@ -890,7 +890,7 @@ func (b *Backend) newPidsCgroup(max int64) (string, error) {
 		v = strconv.FormatInt(max, 10)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(v), 0); err != nil {
-		removeCgroup(dir)
+		removeCgroup(slog.Default(), dir)
 		return "", fmt.Errorf("%w: ossandbox: set pids.max: %w", backend.ErrUnavailable, err)
 	}
 	return dir, nil
@@ -940,7 +940,7 @@ func sweepCgroupsAt(dir string, now time.Time) {
 
 // removeCgroup removes a per-command cgroup once its last task (the
 // confining thread, which exits asynchronously) has left.
-func removeCgroup(dir string) {
+func removeCgroup(log *slog.Logger, dir string) {
 	for i := range 100 {
 		err := unix.Rmdir(dir)
 		if err == nil || errors.Is(err, unix.ENOENT) {
@@ -948,7 +948,7 @@ func removeCgroup(dir string) {
 		}
 		time.Sleep(time.Duration(i+1) * 200 * time.Microsecond)
 	}
-	slog.Warn("helikon: cannot remove pids cgroup", "cgroup", dir)
+	log.Warn("ossandbox: cannot remove pids cgroup", "cgroup", dir)
 }
 
 // currentHard returns this program's hard limit for a ulimit flag, in the
