@@ -309,16 +309,36 @@ func (c *conversation) toolEvent(ev *agent.Event) bool {
 	return true
 }
 
-// fold shows a tool's output as its first line and the number of the rest.
-func (c *conversation) fold(s string) string {
+// fold shows a tool's output in one line: for an output that is a JSON
+// object, its text (Bash's stdout, or stderr when that is empty, and a
+// failing exit status; Read's content; a page's text) else the object;
+// the first line of that text and the number of the rest.
+func (c *conversation) fold(content string) string {
+	s, status := content, ""
+	var m map[string]any
+	if json.Unmarshal([]byte(content), &m) == nil {
+		for _, k := range []string{"stdout", "stderr", "content", "text", "output"} {
+			if v, ok := m[k].(string); ok {
+				s = v
+				if strings.TrimSpace(v) != "" {
+					break
+				}
+			}
+		}
+		if code, ok := m["exit_code"].(float64); ok && code != 0 {
+			status = fmt.Sprintf("exit %d: ", int(code))
+		} else if _, ok := m["exit_code"]; ok && m["exit_code"] == nil {
+			status = "killed: "
+		}
+	}
 	s = strings.TrimRight(s, "\n")
 	if strings.TrimSpace(s) == "" {
-		return c.paint("2", "no output")
+		return status + c.paint("2", "no output")
 	}
 	firstLine, rest, _ := strings.Cut(s, "\n")
-	shown := clip(firstLine, 100)
-	if n := strings.Count(rest, "\n") + 1; rest != "" {
-		shown += c.paint("2", fmt.Sprintf(" (+%d lines)", n))
+	shown := status + clip(firstLine, 100)
+	if rest != "" {
+		shown += c.paint("2", fmt.Sprintf(" (+%d lines)", strings.Count(rest, "\n")+1))
 	}
 	return shown
 }

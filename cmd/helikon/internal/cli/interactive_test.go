@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -126,7 +127,7 @@ func TestRunConversationOnATerminal(t *testing.T) {
 		return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: id, Name: "Bash", Args: `{"command":"` + cmd + `"}`}}}
 	}
 	srv := openaitest.NewServer(
-		bash("c1", "echo one >> marker"), openaitest.Reply{Text: "Did one."},
+		bash("c1", `echo one >> marker; printf 'a\\nb\\nc\\n'`), openaitest.Reply{Text: "Did one."},
 		bash("c2", "echo two >> marker"), openaitest.Reply{Text: "Could not do two."},
 		openaitest.Reply{Text: "Workin", Hang: true}, // streams "Wo", then hangs
 	)
@@ -152,7 +153,10 @@ func TestRunConversationOnATerminal(t *testing.T) {
 	s.expect("[y]es, [n]o")
 	s.expect("allow? ")
 	s.typeIn("y\r")
-	s.expect("✓ Bash echo one >> marker · ")
+	s.expect("✓ Bash echo one >> marker; printf ")
+	if line := s.expect("\n"); !strings.HasSuffix(strings.TrimSpace(line), "· a (+2 lines)") {
+		t.Errorf("the output is not folded to its first line: %q", line)
+	}
 	s.expect("Did one.")
 
 	// Turn 2: the call is denied.
@@ -177,6 +181,12 @@ func TestRunConversationOnATerminal(t *testing.T) {
 	s.expect("helikon: session " + id + " (resume with --session " + id + ")")
 	if err := waitExit(t, cmd); err != nil {
 		t.Fatalf("helikon exited with %v", err)
+	}
+	s.mu.Lock()
+	shown := s.text.String()
+	s.mu.Unlock()
+	if strings.Contains(shown, "\033[31m") || strings.Contains(shown, "\033[32m") {
+		t.Errorf("colours with NO_COLOR set:\n%q", shown)
 	}
 
 	if b, _ := os.ReadFile(filepath.Join(dir, "marker")); string(b) != "one\n" {
@@ -217,14 +227,16 @@ func TestRunConversationOnATerminal(t *testing.T) {
 		t.Errorf("the denied call's result is not stored as an error: %+v", sess.Messages)
 	}
 
-	// Resuming shows the earlier turns; /mode only tightens.
+	// Resuming shows the earlier turns, in colour without NO_COLOR; /mode
+	// only tightens.
+	env = slices.DeleteFunc(env, func(v string) bool { return strings.HasPrefix(v, "NO_COLOR=") })
 	cmd, s = startOnTerminal(t, bin, env, "run", "--root", dir, "--backend", "host", "--session", id)
-	s.expect("› first prompt")
-	s.expect("· Bash echo one >> marker")
+	s.expect("\033[1m›\033[0m first prompt")
+	s.expect("\033[2m·\033[0m Bash echo one >> marker")
 	s.expect("Did one.")
-	s.expect("› second prompt")
+	s.expect("\033[1m›\033[0m second prompt")
 	s.expect("Could not do two.")
-	s.expect("› third prompt")
+	s.expect("\033[1m›\033[0m third prompt")
 	s.expect("earlier messages of session " + id)
 	s.expect("› ")
 	s.typeIn("/mode bypass\r")
