@@ -72,6 +72,7 @@ type conversation struct {
 	cancelTurn context.CancelFunc // nil between turns
 	interrupts atomic.Int32       // Ctrl-Cs during the current turn
 	calls      map[string]string  // a call's "TOOL TARGET", by call id
+	lastCall   string             // the "TOOL TARGET" of the call seen last
 }
 
 // converse holds a conversation: one session (sessionID, or a new one), a
@@ -253,6 +254,12 @@ func (c *conversation) readAnswer(_ context.Context, prompt string) (string, err
 		c.interrupt()
 		return "", errTurnCancelled
 	}
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "y", "yes", "a", "always":
+		// The call runs now (the approver holds c.out.printing).
+		c.out.spinLabel = c.lastCall
+		c.out.startSpinner()
+	}
 	return s, err
 }
 
@@ -292,6 +299,7 @@ func (c *conversation) toolEvent(ev *agent.Event) bool {
 	switch ev.Kind {
 	case agent.EventToolCall:
 		c.calls[call.ID] = what
+		c.lastCall = what
 		out.spinLabel = what
 		out.startSpinner()
 	case agent.EventPermissionDenied:

@@ -130,6 +130,7 @@ func TestRunConversationOnATerminal(t *testing.T) {
 		bash("c1", `echo one >> marker; printf 'a\\nb\\nc\\n'`), openaitest.Reply{Text: "Did one."},
 		bash("c2", "echo two >> marker"), openaitest.Reply{Text: "Could not do two."},
 		openaitest.Reply{Text: "Workin", Hang: true}, // streams "Wo", then hangs
+		bash("c4", "echo four >> marker"),
 	)
 	t.Cleanup(srv.Close) // after the processes are killed: the hanging reply waits for its client
 	db := filepath.Join(state, "sessions.db")
@@ -239,6 +240,12 @@ func TestRunConversationOnATerminal(t *testing.T) {
 	s.expect("\033[1m›\033[0m third prompt")
 	s.expect("earlier messages of session " + id)
 	s.expect("› ")
+	// Ctrl-C at an approval's prompt cancels the turn too.
+	s.typeIn("fourth prompt\r")
+	s.expect("allow? ")
+	s.typeIn("\x03")
+	s.expect("helikon: turn cancelled")
+	s.expect("› ")
 	s.typeIn("/mode bypass\r")
 	s.expect("cannot change permission mode from default to bypass")
 	s.expect("› ")
@@ -248,6 +255,9 @@ func TestRunConversationOnATerminal(t *testing.T) {
 	s.typeIn("/exit\r")
 	if err := waitExit(t, cmd); err != nil {
 		t.Fatalf("helikon exited with %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "marker")); string(b) != "one\n" {
+		t.Errorf("marker = %q after a cancelled approval", b)
 	}
 }
 
