@@ -249,7 +249,9 @@ func (c *conversation) interrupt() {
 // reader of the terminal. The terminal does not turn Ctrl-C into a signal
 // while a prompt is open: there it cancels the turn through interrupt.
 func (c *conversation) readAnswer(_ context.Context, prompt string) (string, error) {
+	restore := holdSignalKeys()
 	s, err := c.line.Prompt(prompt)
+	restore()
 	if errors.Is(err, liner.ErrPromptAborted) {
 		c.interrupt()
 		return "", errTurnCancelled
