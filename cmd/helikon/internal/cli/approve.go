@@ -46,6 +46,10 @@ type TerminalApprover struct {
 	// Save, when set, keeps rules in the project policy file and says
 	// where; nil offers no "save".
 	Save func(rules []helikon.Rule) (string, error)
+	// ReadAnswer, when set, reads the answer (a line editor's prompt
+	// showing prompt) instead of In; the choices are then written to Out on
+	// a line of their own.
+	ReadAnswer func(ctx context.Context, prompt string) (string, error)
 
 	mu     sync.Mutex
 	always []helikon.Rule // the session's rules
@@ -109,9 +113,16 @@ func (a *TerminalApprover) Approve(ctx context.Context, req *helikon.ApprovalReq
 	choices = safeText(choices)
 	prompt := safeText(pretty.String())
 	for {
-		fmt.Fprintf(a.Out, "%s  allow? %s: ", prompt, choices)
+		var line string
+		var err error
+		if a.ReadAnswer != nil {
+			fmt.Fprintf(a.Out, "%s  %s\n", prompt, choices)
+			line, err = a.ReadAnswer(ctx, "  allow? ")
+		} else {
+			fmt.Fprintf(a.Out, "%s  allow? %s: ", prompt, choices)
+			line, err = a.readLine(ctx)
+		}
 		prompt = ""
-		line, err := a.readLine(ctx)
 		if err != nil {
 			fmt.Fprintln(a.Out)
 			return false, fmt.Errorf("reading the answer: %w", err)

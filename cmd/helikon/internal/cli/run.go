@@ -74,7 +74,7 @@ func NewModel(spec string, getenv func(string) string) (model.LLM, error) {
 const defaultInstructions = `You are a coding agent working in the directory %s. Use the tools to inspect and change files there: Read before you Edit, and prefer Edit for small changes. Bash runs commands in that directory. A tool call may be denied by the user's permission settings; then do not retry it, find another way or explain what you would have done. Finish with a short summary of what you did.`
 
 func runAgent(ctx context.Context, env *Env, args []string) int {
-	fs := NewFlagSet("run", "run PROMPT [flags]\n\nRuns a coding agent on PROMPT over the sandboxed toolset in --root (Read, Write,\nEdit, Bash, WebFetch, and WebSearch when BRAVE_API_KEY or TAVILY_API_KEY is set).\nThe answer streams to stdout; tool calls and their outcomes go to stderr.\nCalls that need approval are asked on the terminal (y/n/always) and denied\nwithout one. Every run is saved: --session ID resumes one.", env.Stderr)
+	fs := NewFlagSet("run", "run [PROMPT] [flags]\n\nRuns a coding agent on PROMPT over the sandboxed toolset in --root (Read, Write,\nEdit, Bash, WebFetch, and WebSearch when BRAVE_API_KEY or TAVILY_API_KEY is set).\nThe answer streams to stdout; tool calls and their outcomes go to stderr.\nCalls that need approval are asked on the terminal (y/n/always) and denied\nwithout one. Every run is saved: --session ID resumes one.\n\nWith no PROMPT on a terminal, or with -i, it holds a conversation: each line\nyou type is a turn of one session (--session ID resumes one, showing its\nearlier turns); Ctrl-C cancels the turn under way, Ctrl-C at the prompt or\nCtrl-D leaves; /help lists the commands (/mode MODE, /session, /exit).", env.Stderr)
 	common := AddCommonFlags(fs)
 	bflags := AddBackendFlags(fs)
 	tflags := AddToolFlags(fs)
@@ -86,12 +86,22 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 	system := fs.String("instructions", "", "replace the agent's system prompt with `TEXT`")
 	mcpServers := Multi(fs, "mcp", "add the tools of the MCP server that `COMMAND` starts (a command line, run unsandboxed with this environment: trusted servers only; repeatable)")
 	mcpPrefix := fs.String("mcp-prefix", "", "prepend `PREFIX` to the names of the MCP servers' tools")
+	interactive := fs.Bool("i", false, "hold a conversation on the terminal, PROMPT (if any) its first turn (the default with no PROMPT on a terminal)")
 	pos, done, status := ParseArgs(fs, env, args)
 	if done {
 		return status
 	}
-	if len(pos) == 0 {
+	term := env.IsTerminal != nil && env.IsTerminal()
+	chat := *interactive || len(pos) == 0 && term
+	switch {
+	case chat && (!term || *jsonOut):
+		return Failf(env, ExitUsage, "run: a conversation (-i) needs a terminal and no --json")
+	case len(pos) == 0 && !chat:
 		return Failf(env, ExitUsage, "run: want a PROMPT")
+	case chat:
+		var stopSignals func()
+		ctx, stopSignals = conversationContext(ctx)
+		defer stopSignals()
 	}
 	prompt := strings.Join(pos, " ")
 	root, err := common.RootDir()
@@ -182,7 +192,6 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return Failf(env, ExitOther, "run: %v", err)
 	}
-	term := env.IsTerminal != nil && env.IsTerminal()
 	out := &renderer{env: env, spin: term && !*jsonOut}
 	ta := NewTerminalApprover(env)
 	save := SaveAllowRules(root)
@@ -196,11 +205,15 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 	perms.Approver = out.approver(ta)
 	perms.Policy = askUnlessReadOnly
 	// The command reports failures itself; the runner's log would repeat them.
-	r, err := runner.New(runner.Config[App]{Agent: assistant, Store: store, Permissions: perms, Mode: mode, Tracer: tracer, Logger: slog.New(slog.DiscardHandler)})
+	rcfg := runner.Config[App]{Agent: assistant, Store: store, Permissions: perms, Mode: mode, Tracer: tracer, Logger: slog.New(slog.DiscardHandler)}
+	r, err := runner.New(rcfg)
 	if err != nil {
 		return Failf(env, ExitOther, "run: %v", err)
 	}
 	defer out.pause()
+	if chat {
+		return converse(ctx, env, out, ta, rcfg, *sessionID, prompt)
+	}
 	id, runErr := printRun(env, out, *jsonOut, r.Run(ctx, *sessionID, prompt))
 	if id != "" && !*jsonOut {
 		fmt.Fprintf(env.Stderr, "helikon: session %s (resume with --session %s)\n", id, id)
@@ -282,6 +295,7 @@ type renderer struct {
 	subText   map[string]*strings.Builder // text a sub-agent streamed and not yet shown, by path
 	mu        sync.Mutex
 	spinning  bool
+	spinLabel string // what the next spinner shows with its elapsed time ("": thinking)
 	spinStop  chan struct{}
 	spinGroup sync.WaitGroup
 }
@@ -457,11 +471,17 @@ func (r *renderer) startSpinner() {
 	r.spinning = true
 	r.spinStop = make(chan struct{})
 	stop := r.spinStop
+	label, since := r.spinLabel, time.Now()
+	r.spinLabel = ""
 	r.spinGroup.Go(func() {
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
 		for i := 0; ; i++ {
-			fmt.Fprintf(r.env.Stderr, "\r%s thinking…", spinnerFrames[i%len(spinnerFrames)])
+			if label == "" {
+				fmt.Fprintf(r.env.Stderr, "\r%s thinking…", spinnerFrames[i%len(spinnerFrames)])
+			} else {
+				fmt.Fprintf(r.env.Stderr, "\r%s %s %ds\033[K", spinnerFrames[i%len(spinnerFrames)], label, int(time.Since(since).Seconds()))
+			}
 			select {
 			case <-stop:
 				fmt.Fprint(r.env.Stderr, "\r\033[K")
