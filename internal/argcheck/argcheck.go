@@ -33,6 +33,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/paigasus/helikon"
 )
 
 // Validator validates values against one schema. It is safe for concurrent
@@ -458,11 +459,12 @@ func toFloat(x any) (float64, bool) {
 // ParseObject decodes a call's raw arguments for [Validator.Validate]. When
 // they are not valid JSON or not a JSON object it returns a problem worded
 // for the model instead, the same words wherever arguments are checked
-// (function tools and MCP tools alike).
+// (function tools and MCP tools alike, and [helikon.CheckCall], whose
+// sentence it is, with the parser's reason added).
 func ParseObject(args []byte) (map[string]any, string) {
 	var generic any
 	if err := json.Unmarshal(args, &generic); err != nil {
-		return nil, "the arguments are not valid JSON: " + err.Error() + "; send one JSON object"
+		return nil, helikon.ErrorInvalidJSON + " (" + err.Error() + ")"
 	}
 	m, ok := generic.(map[string]any)
 	if !ok {
