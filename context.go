@@ -272,7 +272,8 @@ func (tc *ToolContext[C]) MaxAgentDepth() int { return tc.rc.maxDepth }
 // [Targeter]), handed on by [CheckedCall.Invoke] so that the tool need not
 // work them out a second time. It is nil when the call did not come through
 // [CheckCall] (a tool invoked directly) or the tool reports no targets; a
-// tool that depends on its targets computes them itself then.
+// tool that depends on its targets computes them itself then. The tool must
+// not change them.
 func (tc *ToolContext[C]) Targets() *Targets { return tc.targets }
 
 // CallID returns the identifier of this tool call, or "".

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/paigasus/helikon"
@@ -109,5 +110,37 @@ func TestEditDenyRulesHoldForRedirects(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "secret", "a")); err == nil {
 		t.Error("a denied redirect wrote secret/a")
+	}
+}
+
+// A write redirection is a command of its own for the tool's allow list: it
+// needs ">" (every redirection) or "> /abs/path" (that target) on the list.
+func TestAllowListCoversRedirectsOnlyWhenListed(t *testing.T) {
+	for _, tc := range []struct {
+		allow  []string
+		denied bool
+	}{
+		{[]string{"echo"}, true},
+		{[]string{"echo", ">"}, false},
+		{[]string{"echo", "> DIR/out.txt"}, false},
+		{[]string{"echo", "> DIR/other.txt"}, true},
+	} {
+		dir := t.TempDir()
+		allow := make([]string, len(tc.allow))
+		for i, a := range tc.allow {
+			allow[i] = strings.ReplaceAll(a, "DIR", dir)
+		}
+		b, err := host.New(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tool, err := bashtool.New[app](b, &bashtool.Options{AllowCommands: allow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = tool.Invoke(helikon.NewToolContext(context.Background(), app{}, nil), json.RawMessage(`{"command":"echo hi > out.txt"}`))
+		if denied := helikon.KindOf(err) == helikon.KindDenied; denied != tc.denied {
+			t.Errorf("allow %q: denied %v (%v), want %v", allow, denied, err, tc.denied)
+		}
 	}
 }

@@ -78,7 +78,9 @@ type Options struct {
 	// AllowCommands, when not empty, lists the programs commands may run:
 	// a program name ("git") or a program with leading arguments ("git
 	// status"), matched as in Bash(...) permission rules. A command runs
-	// only when every program in it is allowed.
+	// only when every program in it is allowed. A write redirection is a
+	// command "> PATH" of its own (see [Tool.Targets]): list ">" to allow
+	// every redirection, or "> /abs/path" for one target.
 	AllowCommands []string
 	// DenyCommands lists programs no command may run, in the same form. A
 	// deny entry beats an allow entry.

@@ -14,6 +14,7 @@ package backendtest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,11 +174,7 @@ func Run(t *testing.T, b backend.Backend, opts *Options) {
 	})
 }
 
-type completedError struct{}
-
-func (completedError) Error() string { return "completed" }
-
-var errCompleted error = completedError{}
+var errCompleted = errors.New("completed")
 
 func ptr(p *int) any {
 	if p == nil {
