@@ -78,6 +78,7 @@ func (s *Sessions) Open(ctx context.Context, session string) (Workspace, error) 
 	l, ok := s.open[session]
 	if !ok {
 		l = &lazy{sessions: s, session: session}
+		l.forward.get = l.get
 		s.open[session] = l
 	}
 	s.mu.Unlock()
@@ -135,6 +136,7 @@ func (s *Sessions) forget(session string, l *lazy) {
 // lazy is the Workspace Sessions hands out: it attaches to or creates the
 // real one on first use and forwards to it.
 type lazy struct {
+	forward
 	sessions   *Sessions
 	session    string
 	dir        string
@@ -209,64 +211,137 @@ func (l *lazy) Close(ctx context.Context) error {
 	return err
 }
 
-func (l *lazy) Run(ctx context.Context, req *backend.Request) (*backend.Result, error) {
-	ws, err := l.get(ctx)
+type sessionKey struct{}
+
+// WithSession returns ctx carrying the session id, which the workspace of
+// [Sessions.ByContext] routes each call by (an MCP server puts each client
+// session's id there).
+func WithSession(ctx context.Context, session string) context.Context {
+	return context.WithValue(ctx, sessionKey{}, session)
+}
+
+// SessionFrom returns the session id [WithSession] put in ctx.
+func SessionFrom(ctx context.Context) (string, bool) {
+	s, ok := ctx.Value(sessionKey{}).(string)
+	return s, ok && s != ""
+}
+
+// ByContext returns a workspace that routes every call to the workspace of
+// the session its context names ([WithSession]), or of fallback when it
+// names none, so one set of tools serves many sessions, each in its own
+// workspace. The engine must be a [Describer] (its workspaces' Dir and
+// Guarantees are the same for every session); fallback "" makes a call
+// without a session fail.
+func (s *Sessions) ByContext(fallback string) (Workspace, error) {
+	d, ok := s.Engine.(Describer)
+	if !ok {
+		return nil, fmt.Errorf("workspace: engine %s cannot route by session: it does not describe its workspaces before they exist", s.Engine.Name())
+	}
+	if fallback != "" {
+		if err := ValidSession(fallback); err != nil {
+			return nil, err
+		}
+	}
+	r := &routed{s: s, fallback: fallback, dir: d.Dir(), guarantees: d.Guarantees()}
+	r.forward.get = r.ws
+	return r, nil
+}
+
+// routed is the Workspace of [Sessions.ByContext].
+type routed struct {
+	forward
+	s          *Sessions
+	fallback   string
+	dir        string
+	guarantees backend.Guarantees
+}
+
+func (r *routed) ws(ctx context.Context) (Workspace, error) {
+	id, ok := SessionFrom(ctx)
+	if !ok {
+		id = r.fallback
+	}
+	if id == "" {
+		return nil, errors.New("workspace: the call names no session")
+	}
+	return r.s.Open(ctx, id)
+}
+
+func (r *routed) Dir() string                    { return r.dir }
+func (r *routed) Guarantees() backend.Guarantees { return r.guarantees }
+
+// Info describes the fallback session's workspace.
+func (r *routed) Info() Info {
+	return Info{Engine: r.s.Engine.Name(), Session: r.fallback}
+}
+
+// Close closes every session's workspace ([Sessions.CloseAll]).
+func (r *routed) Close(ctx context.Context) error { return r.s.CloseAll(ctx) }
+
+// forward implements the calls of [FS] and [backend.Backend] by getting
+// the workspace to forward to from each call's context.
+type forward struct {
+	get func(context.Context) (Workspace, error)
+}
+
+func (f forward) Run(ctx context.Context, req *backend.Request) (*backend.Result, error) {
+	ws, err := f.get(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return ws.Run(ctx, req)
 }
 
-func (l *lazy) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
-	ws, err := l.get(ctx)
+func (f forward) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
+	ws, err := f.get(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return ws.Stat(ctx, name)
 }
 
-func (l *lazy) Open(ctx context.Context, name string) (File, error) {
-	ws, err := l.get(ctx)
+func (f forward) Open(ctx context.Context, name string) (File, error) {
+	ws, err := f.get(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return ws.Open(ctx, name)
 }
 
-func (l *lazy) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
-	ws, err := l.get(ctx)
+func (f forward) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
+	ws, err := f.get(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return ws.ReadDir(ctx, name)
 }
 
-func (l *lazy) WriteFile(ctx context.Context, name string, data []byte) (WriteResult, error) {
-	ws, err := l.get(ctx)
+func (f forward) WriteFile(ctx context.Context, name string, data []byte) (WriteResult, error) {
+	ws, err := f.get(ctx)
 	if err != nil {
 		return WriteResult{}, err
 	}
 	return ws.WriteFile(ctx, name, data)
 }
 
-func (l *lazy) UpdateFile(ctx context.Context, name string, maxSize int64, update func(old []byte) ([][]byte, error)) (WriteResult, error) {
-	ws, err := l.get(ctx)
+func (f forward) UpdateFile(ctx context.Context, name string, maxSize int64, update func(old []byte) ([][]byte, error)) (WriteResult, error) {
+	ws, err := f.get(ctx)
 	if err != nil {
 		return WriteResult{}, err
 	}
 	return ws.UpdateFile(ctx, name, maxSize, update)
 }
 
-func (l *lazy) Remove(ctx context.Context, name string) error {
-	ws, err := l.get(ctx)
+func (f forward) Remove(ctx context.Context, name string) error {
+	ws, err := f.get(ctx)
 	if err != nil {
 		return err
 	}
 	return ws.Remove(ctx, name)
 }
 
-func (l *lazy) Rename(ctx context.Context, oldname, newname string) error {
-	ws, err := l.get(ctx)
+func (f forward) Rename(ctx context.Context, oldname, newname string) error {
+	ws, err := f.get(ctx)
 	if err != nil {
 		return err
 	}

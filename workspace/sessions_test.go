@@ -212,3 +212,38 @@ func TestSessionsRefusesInvalidSessionIDs(t *testing.T) {
 		}
 	}
 }
+
+func TestByContextRoutesEachCallToItsSessionsWorkspace(t *testing.T) {
+	ctx := context.Background()
+	e := &describingEngine{}
+	s := &workspace.Sessions{Engine: e}
+	ws, err := s.ByContext("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []context.Context{workspace.WithSession(ctx, "a"), workspace.WithSession(ctx, "b"), workspace.WithSession(ctx, "a"), ctx} {
+		if _, err := ws.Run(c, &backend.Request{Command: "true"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := len(e.created); got != 3 {
+		t.Fatalf("created %v, want a, b and the fallback main once each", e.created)
+	}
+	if err := s.Close(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.closed) != 3 {
+		t.Fatalf("closed %v, want all three", e.closed)
+	}
+
+	none, _ := (&workspace.Sessions{Engine: &describingEngine{}}).ByContext("")
+	if _, err := none.Stat(ctx, "x"); err == nil {
+		t.Fatal("a call naming no session, without a fallback, was served")
+	}
+	if _, err := (&workspace.Sessions{Engine: &countingEngine{}}).ByContext("main"); err == nil {
+		t.Fatal("ByContext accepted an engine that cannot describe its workspaces")
+	}
+}
