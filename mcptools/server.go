@@ -19,6 +19,7 @@ import (
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/internal/argcheck"
 	"github.com/paigasus/helikon/model"
+	"github.com/paigasus/helikon/workspace"
 )
 
 // MetaError is the key, in the _meta of an isError tool result, under which a
@@ -36,6 +37,10 @@ const MetaEffect = "helikon/effect"
 // TypeScript SDK's default is 60 s) is reset many times over, rarely enough
 // to cost nothing.
 const DefaultProgressInterval = 5 * time.Second
+
+// workspaceCloseTimeout bounds the removal of an ended session's workspace
+// (a container or microVM to delete).
+const workspaceCloseTimeout = 30 * time.Second
 
 // ErrorMeta describes a tool error in a result's _meta under [MetaError].
 type ErrorMeta struct {
@@ -72,6 +77,22 @@ type ServerOptions[C any] struct {
 	// Logger receives one debug record per call (tool, outcome, duration); nil
 	// means slog.Default. Arguments and outputs are never logged.
 	Logger *slog.Logger
+	// Sessions, when set, gives every client session a workspace of its
+	// own: each call's context names the client's session
+	// ([workspace.WithSession], see [WorkspaceSession]), so tools built on
+	// [workspace.Sessions.ByContext] act in that session's workspace, and
+	// the workspace is closed when the client's session ends. A transport
+	// without session ids (stdio) names none: its calls go to the
+	// ByContext fallback, which the caller closes.
+	Sessions *workspace.Sessions
+}
+
+// WorkspaceSession is the workspace session id of the MCP session sid: sid
+// itself is chosen by the SDK (or, over HTTP, echoed by the client) and may
+// not be a valid session id, so it is hashed.
+func WorkspaceSession(sid string) string {
+	sum := sha256.Sum256([]byte(sid))
+	return "mcp-" + hex.EncodeToString(sum[:16])
 }
 
 // NewServer returns an MCP server offering every tool of set. See [AddTools].
@@ -87,7 +108,8 @@ func NewServer[C any](set *helikon.Toolset[C], opts *ServerOptions[C]) (*mcp.Ser
 		version = "dev"
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, &mcp.ServerOptions{
-		Instructions: opts.Instructions,
+		InitializedHandler: closeWorkspaceAtEnd(opts.Sessions, opts.Logger),
+		Instructions:       opts.Instructions,
 		// No logging capability: helikon logs through slog on the server side.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
@@ -95,6 +117,34 @@ func NewServer[C any](set *helikon.Toolset[C], opts *ServerOptions[C]) (*mcp.Ser
 		return nil, err
 	}
 	return srv, nil
+}
+
+// closeWorkspaceAtEnd returns the handler that, once a client session is
+// initialised, waits for its end and closes its workspace; nil without
+// sessions.
+func closeWorkspaceAtEnd(sessions *workspace.Sessions, logger *slog.Logger) func(context.Context, *mcp.InitializedRequest) {
+	if sessions == nil {
+		return nil
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return func(_ context.Context, req *mcp.InitializedRequest) {
+		ss := req.Session
+		if ss == nil || ss.ID() == "" {
+			return
+		}
+		go func() {
+			ss.Wait()
+			// The session's context is gone: closing a remote workspace
+			// gets a bounded one of its own.
+			ctx, cancel := context.WithTimeout(context.Background(), workspaceCloseTimeout)
+			defer cancel()
+			if err := sessions.Close(ctx, WorkspaceSession(ss.ID())); err != nil {
+				logger.Warn("closing the workspace of an ended MCP session", "session", WorkspaceSession(ss.ID()), "err", err)
+			}
+		}()
+	}
 }
 
 // AddTools adds tools to srv, replacing tools of the same names. It fails,
@@ -196,6 +246,9 @@ func (c *servedCall[C]) call(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	if !c.opts.NoElicitation && clientElicits(req) {
 		asker = &elicitApprover{req: req, key: c.key, modern: req.ProtocolVersion() >= modernProtocol}
 		perms.Approver = asker
+	}
+	if c.opts.Sessions != nil && req.Session != nil && req.Session.ID() != "" {
+		ctx = workspace.WithSession(ctx, WorkspaceSession(req.Session.ID()))
 	}
 	rc := helikon.NewRunContext(c.opts.App, &helikon.RunConfig{Mode: c.opts.Mode})
 	checked, _, err := helikon.CheckCall(ctx, rc, &perms, c.tool, args)
