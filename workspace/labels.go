@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/user"
@@ -68,4 +70,16 @@ func CreatedAt(labels map[string]string) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(s, 0)
+}
+
+// SessionFor returns id when it is a valid session id ([ValidSession]), and
+// otherwise a stable one derived from it ("h-" and 32 hex digits of its
+// SHA-256), so that the ids of other schemes (a runner's sessions, which
+// allow 128 characters and dots) name a workspace each.
+func SessionFor(id string) string {
+	if ValidSession(id) == nil {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "h-" + hex.EncodeToString(sum[:16])
 }

@@ -43,6 +43,7 @@ import (
 	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/model"
 	"github.com/paigasus/helikon/session"
+	"github.com/paigasus/helikon/workspace"
 )
 
 // ErrSessionBusy is returned when a session is already being run.
@@ -70,6 +71,13 @@ type Config[C any] struct {
 	// Warn, completions at Debug. Prompts, tool arguments and outputs are
 	// never logged.
 	Logger *slog.Logger
+	// Workspaces, when set, holds a workspace per session: every run's
+	// context names its session ([workspace.WithSession], through
+	// [workspace.SessionFor]), so tools built on
+	// [workspace.Sessions.ByContext] act in the workspace of the run's
+	// session, which outlives the run (a session's next run finds its
+	// files). [Runner.Close] closes them all.
+	Workspaces *workspace.Sessions
 }
 
 // Runner runs an agent on sessions. It is safe for concurrent use.
@@ -135,6 +143,9 @@ func (r *Runner[C]) Run(ctx context.Context, sessionID, prompt string) iter.Seq2
 			failed(fmt.Errorf("runner: loading session %s: %w", id, err))
 			return
 		}
+		if r.cfg.Workspaces != nil {
+			ctx = workspace.WithSession(ctx, workspace.SessionFor(id))
+		}
 		state := &helikon.State{}
 		state.Restore(stateMap)
 		rc := helikon.NewRunContext(r.cfg.App, &helikon.RunConfig{Mode: r.cfg.Mode, MaxAgentDepth: r.cfg.MaxAgentDepth, State: state})
@@ -182,6 +193,16 @@ func (r *Runner[C]) Run(ctx context.Context, sessionID, prompt string) iter.Seq2
 			slog.Int64("requests", usage.Requests), slog.Int64("input_tokens", usage.InputTokens), slog.Int64("output_tokens", usage.OutputTokens))
 		yield(&agent.Event{Kind: agent.EventRunCompleted, Agent: r.cfg.Agent.Name(), SessionID: id, Text: text, Usage: &usage}, nil)
 	}
+}
+
+// Close closes the workspaces of every session ([Config.Workspaces]); runs
+// started after it fail in their first tool call that needs a workspace.
+// Without Workspaces it does nothing.
+func (r *Runner[C]) Close(ctx context.Context) error {
+	if r.cfg.Workspaces == nil {
+		return nil
+	}
+	return r.cfg.Workspaces.CloseAll(ctx)
 }
 
 func (r *Runner[C]) acquire(id string) bool {

@@ -25,6 +25,7 @@ import (
 	"github.com/paigasus/helikon/sandbox"
 	"github.com/paigasus/helikon/session"
 	"github.com/paigasus/helikon/session/sqlitestore"
+	"github.com/paigasus/helikon/workspace"
 )
 
 type counterOut struct {
@@ -188,5 +189,54 @@ func TestCancellationMidBashLeavesNoOrphan(t *testing.T) {
 	}
 	if left := proctest.PidsWith("sleep " + marker); len(left) > 0 {
 		t.Errorf("processes left after cancellation: %v", left)
+	}
+}
+
+type sessionOut struct {
+	Session string `json:"session"`
+}
+
+// TestRunsNameTheirSessionForWorkspaces: with Workspaces set, a tool sees
+// the run's session in its context (what Sessions.ByContext routes by),
+// the same across runs of one session, another for another session, and a
+// runner id that is not a valid workspace session id maps to a stable one.
+func TestRunsNameTheirSessionForWorkspaces(t *testing.T) {
+	whoami := functiontool.Must(functiontool.New("whoami", "Report the workspace session.",
+		func(tc *helikon.ToolContext[struct{}], _ struct{}) (sessionOut, error) {
+			s, _ := workspace.SessionFrom(tc)
+			return sessionOut{Session: s}, nil
+		}, nil))
+	m := &agenttest.Model{Func: func(req *model.Request) agenttest.Reply {
+		if res := agenttest.LastToolResults(req); res != nil {
+			return agenttest.Reply{Text: res[0].Content}
+		}
+		return agenttest.Reply{ToolCalls: []model.ToolCall{agenttest.Call("", "whoami", `{}`)}}
+	}}
+	a := llmagent.Must(llmagent.New(llmagent.Config[struct{}]{Name: "w", Model: m, Tools: []helikon.Tool[struct{}]{whoami}}))
+	for _, tt := range []struct {
+		workspaces *workspace.Sessions
+		session    string
+		want       string
+	}{
+		{&workspace.Sessions{}, "s1", `{"session":"s1"}`},
+		{&workspace.Sessions{}, "dotted.id", `{"session":"` + workspace.SessionFor("dotted.id") + `"}`},
+		{nil, "s1", `{"session":""}`},
+	} {
+		r, _ := runner.New(runner.Config[struct{}]{Agent: a, Workspaces: tt.workspaces})
+		for range 2 {
+			res, err := agent.Collect(r.Run(context.Background(), tt.session, "who"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Text != tt.want {
+				t.Errorf("session %s: tool saw %s, want %s", tt.session, res.Text, tt.want)
+			}
+		}
+		if err := r.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := workspace.SessionFor("dotted.id"); got == "dotted.id" || workspace.ValidSession(got) != nil || got != workspace.SessionFor("dotted.id") {
+		t.Errorf("SessionFor(dotted.id) = %q, want a stable valid id", got)
 	}
 }
