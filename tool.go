@@ -40,7 +40,7 @@ func (e Effect) String() string {
 //
 // The interface holds what every tool must have. Two further parts of the
 // contract are optional and discovered with a type assertion, as the
-// standard library does with io.WriterTo: [OutputSchemaer] for an output
+// standard library does with io.WriterTo: [StructuredOutput] for an output
 // schema and [Effecter] for the effect (a tool without it is a side effect,
 // the safe default). [Targeter] lets permission rules that name paths,
 // programs or hosts see what a call would touch. A tool may embed [ToolInfo]
@@ -61,9 +61,10 @@ type Tool[C any] interface {
 	Invoke(tc *ToolContext[C], args json.RawMessage) (json.RawMessage, error)
 }
 
-// OutputSchemaer is implemented by tools that declare the JSON schema of their
-// output.
-type OutputSchemaer interface {
+// StructuredOutput is implemented by tools whose output is structured: JSON
+// of a declared schema (an MCP tool's outputSchema, which clients validate
+// its structured content against).
+type StructuredOutput interface {
 	// OutputSchema is the JSON schema of what Invoke returns on success.
 	OutputSchema() *jsonschema.Schema
 }
@@ -100,7 +101,7 @@ func EffectOf(t any) Effect {
 
 // OutputSchemaOf returns t's output schema, or nil.
 func OutputSchemaOf(t any) *jsonschema.Schema {
-	if o, ok := t.(OutputSchemaer); ok {
+	if o, ok := t.(StructuredOutput); ok {
 		return o.OutputSchema()
 	}
 	return nil

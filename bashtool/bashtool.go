@@ -96,7 +96,7 @@ type Options struct {
 }
 
 // Tool is the Bash tool. It implements [helikon.Tool], [helikon.Effecter],
-// [helikon.OutputSchemaer] and [helikon.Targeter], and is safe for
+// [helikon.StructuredOutput] and [helikon.Targeter], and is safe for
 // concurrent use.
 type Tool[C any] struct {
 	*functiontool.Tool[C, Args, Output]

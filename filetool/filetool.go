@@ -9,7 +9,7 @@
 // once, before anything touches the disk.
 //
 // Every tool implements [helikon.Tool], [helikon.Effecter],
-// [helikon.OutputSchemaer] and [helikon.Targeter]. Targets reports the
+// [helikon.StructuredOutput] and [helikon.Targeter]. Targets reports the
 // absolute path a call touches, and also the path it resolves to through
 // symbolic links inside the root, so that permission rules such as
 // Read(.env) or Edit(src/**) and the built-in guards cannot be sidestepped

@@ -79,7 +79,7 @@ type Options struct {
 }
 
 // Tool is a typed function tool. It implements [helikon.Tool],
-// [helikon.Effecter] and [helikon.OutputSchemaer].
+// [helikon.Effecter] and [helikon.StructuredOutput].
 type Tool[C, In, Out any] struct {
 	name, description string
 	fn                Func[C, In, Out]

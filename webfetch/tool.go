@@ -29,7 +29,7 @@ type Args struct {
 }
 
 // Tool is the WebFetch tool. It implements [helikon.Tool],
-// [helikon.Effecter] (side effect), [helikon.OutputSchemaer] and
+// [helikon.Effecter] (side effect), [helikon.StructuredOutput] and
 // [helikon.Targeter]: permission rules such as WebFetch(example.com) match
 // the host of the requested URL.
 //

@@ -61,7 +61,7 @@ type Options struct {
 }
 
 // Tool is the WebSearch tool. It implements [helikon.Tool],
-// [helikon.Effecter] (side effect), [helikon.OutputSchemaer] and
+// [helikon.Effecter] (side effect), [helikon.StructuredOutput] and
 // [helikon.Targeter], reporting the backend's API host when the backend
 // has a Host method (the provided ones do).
 type Tool[C any] struct {
