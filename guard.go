@@ -3,6 +3,8 @@ package helikon
 import (
 	"path"
 	"strings"
+
+	"github.com/paigasus/helikon/internal/procdev"
 )
 
 // The built-in guards stop a few operations that are almost never intended
@@ -26,12 +28,6 @@ import (
 // asking.
 var protectedPrefixes = []string{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/sys", "/proc", "/dev"}
 
-// deviceSinks are the /dev entries ordinary commands write to.
-var deviceSinks = map[string]bool{
-	"/dev/null": true, "/dev/zero": true, "/dev/full": true, "/dev/stdout": true,
-	"/dev/stderr": true, "/dev/tty": true,
-}
-
 // guardHit returns the reason a guard asks about t, or "".
 func guardHit(t *Targets, home string) string {
 	for _, c := range t.Commands {
@@ -47,7 +43,7 @@ func guardHit(t *Targets, home string) string {
 		if abs == "/" {
 			return "guard protected-system-path: the call writes to / itself"
 		}
-		if !deviceSinks[abs] && !strings.HasPrefix(abs, "/dev/fd/") {
+		if !procdev.Sink(abs) {
 			for _, pre := range protectedPrefixes {
 				if abs == pre || strings.HasPrefix(abs, pre+"/") {
 					return "guard protected-system-path: the call writes to " + abs + ", beneath the protected system path " + pre

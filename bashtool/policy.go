@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/internal/procdev"
 	"github.com/paigasus/helikon/shellcmd"
 )
 
@@ -82,7 +83,7 @@ func (t *Tool[C]) targetsOf(in Args) helikon.Targets {
 	}
 	write := func(p string, computed bool) {
 		tg.Paths = append(tg.Paths, helikon.PathTarget{Path: p, Root: t.root, Access: helikon.AccessWrite, Computed: computed})
-		if !createsNoFile(p) {
+		if !procdev.Sink(p) {
 			tg.Commands = append(tg.Commands, helikon.Command{Args: []string{">", p}, Dynamic: []bool{false, computed}})
 		}
 	}
@@ -106,17 +107,6 @@ func (t *Tool[C]) targetsOf(in Args) helikon.Targets {
 		}
 	}
 	return tg
-}
-
-// createsNoFile reports whether writing to the clean absolute path p
-// reaches a device or an open descriptor rather than a file.
-func createsNoFile(p string) bool {
-	switch p {
-	case "/dev/null", "/dev/zero", "/dev/full", "/dev/stdout", "/dev/stderr", "/dev/tty":
-		return true
-	}
-	n, ok := strings.CutPrefix(p, "/dev/fd/")
-	return ok && n != "" && strings.Trim(n, "0123456789") == ""
 }
 
 // expandHome replaces a leading ~, $HOME or ${HOME} of p by home.
