@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package procdev tells whether a path leads through /proc or /dev, where a
 // name means the process that opens it: /proc/self/exe is bash when bash
 // executes it and the calling program otherwise, /dev/fd/N is a descriptor
