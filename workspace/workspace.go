@@ -108,10 +108,13 @@ type FS interface {
 	// change by someone else between the read and the write fails with
 	// [ErrChanged] (implementations document how narrow their window is).
 	UpdateFile(ctx context.Context, name string, maxSize int64, update func(old []byte) ([][]byte, error)) (WriteResult, error)
-	// Remove removes the file or empty directory name.
+	// Remove removes the file, symbolic link or empty directory name. A
+	// link as the last component is removed itself, not followed (links
+	// before it are followed, inside the root).
 	Remove(ctx context.Context, name string) error
 	// Rename renames oldname to newname, both inside the root, replacing
-	// newname when it is a file.
+	// newname when it is a file. As with Remove, a link as the last
+	// component of either name is the entry renamed or replaced.
 	Rename(ctx context.Context, oldname, newname string) error
 }
 
