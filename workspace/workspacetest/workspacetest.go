@@ -353,14 +353,14 @@ func writeCases(t *testing.T, ws workspace.Workspace) {
 	ctx := t.Context()
 	t.Run("CreatesParents", func(t *testing.T) {
 		res := writeFS(t, ws, "a/b/c.txt", "c\n")
-		if res.Path != "a/b/c.txt" || !res.Created || res.Bytes != 2 {
+		if res.Path != "a/b/c.txt" || !res.Created || res.BytesWritten != 2 {
 			t.Errorf("WriteResult %+v, want Path a/b/c.txt, Created, 2 bytes", res)
 		}
 		if got := sh(t, ws, "cat a/b/c.txt"); got != "c\n" {
 			t.Errorf("cat read %q", got)
 		}
 		res = writeFS(t, ws, "a/b/c.txt", "again\n")
-		if res.Created || res.Bytes != 6 {
+		if res.Created || res.BytesWritten != 6 {
 			t.Errorf("rewrite: WriteResult %+v, want not Created, 6 bytes", res)
 		}
 	})
@@ -422,7 +422,7 @@ func writeCases(t *testing.T, ws workspace.Workspace) {
 		res, err := ws.UpdateFile(ctx, "pieces", 0, func(old []byte) ([][]byte, error) {
 			return [][]byte{[]byte("<"), old, nil, []byte(">\n")}, nil
 		})
-		if err != nil || res.Bytes != 9 || res.Created || res.Path != "pieces" {
+		if err != nil || res.BytesWritten != 9 || res.Created || res.Path != "pieces" {
 			t.Fatalf("UpdateFile: %+v, %v", res, err)
 		}
 		if got := sh(t, ws, "cat pieces"); got != "<middle>\n" {
