@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/workspace"
 )
 
 // FuzzPathConfinement throws arbitrary paths at every entry point of a
@@ -54,7 +54,7 @@ func FuzzPathConfinement(f *testing.F) {
 			if strings.Contains(string(b), secret) {
 				t.Fatalf("OpenRegular(%q) read the outside secret", p)
 			}
-		} else if relErr != nil && !errors.Is(err, helikon.ErrDenied) && !errors.Is(err, helikon.ErrInvalidArgs) {
+		} else if relErr != nil && !errors.Is(err, workspace.ErrOutside) && !errors.Is(err, fs.ErrInvalid) {
 			t.Fatalf("Rel(%q) refused (%v) but OpenRegular says %v", p, relErr, err)
 		}
 		fx.sb.WriteFile(ctx, p, []byte("fuzz"))
