@@ -118,3 +118,41 @@ func FuzzRealPathAgreesWithOSRoot(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEntryConfinement throws arbitrary paths at the methods that act on a
+// directory entry rather than on what it leads to (Remove, Rename from and
+// to) and at Stat and ReadDir, each on a fresh fixture, and checks that
+// nothing outside the root is removed, moved or created, and that a refusal
+// of the lexical check is never turned into success.
+func FuzzEntryConfinement(f *testing.F) {
+	seed := newFixture(f)
+	for _, p := range attackPaths(seed) {
+		f.Add(p)
+	}
+	for _, p := range []string{"hello.txt", "rel-out", "rel-out/", "rel-out/secret.txt", "sub/deep-out", "abs-out/secret.txt", "evil/secret.txt", "sub/deeper/..", "sub/", ".", "chain1", "loop1/x", "proc-root/secret.txt"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		fx := newFixture(t)
+		base := filepath.Dir(fx.root)
+		before := snapshot(t, base, fx.root)
+		_, relErr := fx.sb.Rel(p)
+		results := map[string]error{}
+		_, results["Stat"] = fx.sb.Stat(p)
+		_, results["ReadDir"] = fx.sb.ReadDir(p)
+		results["RenameTo"] = fx.sb.Rename("hello.txt", p)
+		results["RenameFrom"] = fx.sb.Rename(p, "moved")
+		results["Remove"] = fx.sb.Remove(p)
+		for op, err := range results {
+			if relErr != nil && err == nil {
+				t.Fatalf("Rel(%q) refused (%v) but %s succeeded", p, relErr, op)
+			}
+		}
+		if after := snapshot(t, base, fx.root); after != before {
+			t.Fatalf("path %q changed files outside the root:\nbefore %s\nafter  %s", p, before, after)
+		}
+		if _, err := os.Lstat(fx.root); err != nil {
+			t.Fatalf("path %q removed the root: %v", p, err)
+		}
+	})
+}
