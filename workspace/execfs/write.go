@@ -3,6 +3,7 @@ package execfs
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -112,16 +113,18 @@ func (f *FS) put(ctx context.Context, rel string, data []byte, ident string) (wo
 		mode = "u"
 	}
 	tmp := newNonce()
-	head := []string{rel, "all", mode, ident, tmp}
 	var out []byte
 	var err error
-	if !f.opts.NoStdin {
+	switch {
+	case !f.opts.NoStdin:
 		if data == nil {
 			data = []byte{} // standard input, empty: not none
 		}
-		out, err = f.run(ctx, "write", head, data, replySlack)
-	} else {
-		out, err = f.putArgs(ctx, head, data)
+		out, err = f.run(ctx, "write", []string{rel, "all", mode, ident, tmp, "stdin"}, data, replySlack)
+	case f.b64:
+		out, err = f.putArgs(ctx, []string{rel, "all", mode, ident, tmp, "b64"}, data)
+	default:
+		out, err = f.putArgs(ctx, []string{rel, "all", mode, ident, tmp, "esc"}, data)
 	}
 	if err != nil {
 		return workspace.WriteResult{}, err
@@ -142,7 +145,12 @@ func (f *FS) putArgs(ctx context.Context, head []string, data []byte) ([]byte, e
 		fixed += len(a)
 	}
 	fixed += (len(head) + 8) * argOverhead
-	groups := f.chunk(data, f.opts.MaxArgvBytes-fixed)
+	var groups [][]string
+	if f.b64 {
+		groups = f.chunkBase64(data, f.opts.MaxArgvBytes-fixed)
+	} else {
+		groups = f.chunk(data, f.opts.MaxArgvBytes-fixed)
+	}
 	if len(groups) == 1 {
 		return f.run(ctx, "write", append(head, groups[0]...), nil, replySlack)
 	}
@@ -222,6 +230,28 @@ func (f *FS) chunk(data []byte, budget int) [][]string {
 	}
 	flushArg()
 	return append(groups, group)
+}
+
+// chunkBase64 is chunk for base64: every argument but the last encodes a
+// multiple of 3 bytes, so that the arguments of one exec, and those of
+// all of them, decode as one stream.
+func (f *FS) chunkBase64(data []byte, budget int) [][]string {
+	perArg := (f.opts.MaxArgBytes - 1) / 4 * 3
+	args := budget/(f.opts.MaxArgBytes-1) + 1
+	perExec := max((budget-args*argOverhead)*3/4/3*3, 3)
+	var groups [][]string
+	for len(groups) == 0 || len(data) > 0 {
+		n := min(len(data), perExec)
+		var group []string
+		for part := data[:n]; len(group) == 0 || len(part) > 0; {
+			k := min(len(part), perArg)
+			group = append(group, base64.StdEncoding.EncodeToString(part[:k]))
+			part = part[k:]
+		}
+		groups = append(groups, group)
+		data = data[n:]
+	}
+	return groups
 }
 
 // Remove removes the file or empty directory name in one exec. A link is
