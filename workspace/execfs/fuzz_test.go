@@ -37,6 +37,11 @@ func FuzzResolutionAgreesWithSandbox(f *testing.F) {
 		{"a/b/l3/x/../..", "x/../../..", "../../c", "../../../.."},
 		{"f/", "f", "f/.", "f/.."},
 		{"a//b/./l3", "l1", "../l1", "../../l1"},
+		// Over the walk budget (more than 255 steps and 8 restarts), and
+		// just under it.
+		{strings.Repeat("a/b/../../", 100) + "f", "a", "b", "c"},
+		{strings.Repeat("a/../", 60) + "f", "a", "b", "c"},
+		{strings.Repeat("l1/", 8) + "f", ".", "..", "x"},
 	} {
 		f.Add(seed[0], seed[1], seed[2], seed[3])
 	}
