@@ -21,6 +21,8 @@ type Runner interface {
 	// stdout is the first maxStdout bytes the command wrote (bytes beyond
 	// are discarded, or the runner may stop the command once it has them);
 	// stderr is its standard error, which the runner may cap at a few KiB.
+	// The two must not be merged (no TTY: docker exec with Tty false), and
+	// the runner must not add to them.
 	// A runner whose transport is not binary-safe (forkd decodes output as
 	// UTF-8) is created with [Options].TextOnly and is only ever asked for
 	// ASCII output.
