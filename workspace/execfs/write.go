@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"github.com/paigasus/helikon/workspace"
@@ -82,10 +83,11 @@ func (f *FS) readAll(ctx context.Context, rel string, maxSize int64) (data []byt
 	if err != nil {
 		return nil, "", "", err
 	}
-	if maxSize > 0 && fi.size > maxSize {
-		return nil, "", "", fmt.Errorf("%d bytes, over the limit of %d: %w", fi.size, maxSize, workspace.ErrTooLarge)
+	if maxSize > 0 && (fi.size > maxSize || int64(len(data)) > maxSize) {
+		// The content can be past the size stat saw: the file grew.
+		return nil, "", "", fmt.Errorf("%d bytes, over the limit of %d: %w", max(fi.size, int64(len(data))), maxSize, workspace.ErrTooLarge)
 	}
-	for k := int64(1); int64(len(data)) == k*blocks*readBlock; k++ {
+	for k := int64(1); maxSize <= 0 && int64(len(data)) == k*blocks*readBlock; k++ {
 		id, r, more, err := f.read(ctx, real, k*blocks, blocks, -1)
 		if err != nil {
 			return nil, "", "", err
@@ -176,12 +178,18 @@ func (f *FS) putArgs(ctx context.Context, head []string, data []byte) ([]byte, e
 		if err != nil {
 			// Best effort, under a context of its own: ctx may be
 			// what ended the write.
-			f.run(context.WithoutCancel(ctx), "abort", []string{parent, tmp}, nil, replySlack)
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
+			f.run(actx, "abort", []string{parent, tmp}, nil, replySlack)
+			cancel()
 			return nil, err
 		}
 	}
 	return out, nil
 }
+
+// abortTimeout bounds the clean-up exec of a failed write in several
+// execs, which runs even when the caller's context has ended.
+const abortTimeout = 30 * time.Second
 
 // argOverhead is what an argument costs beyond its bytes: its NUL and its
 // pointer in argv.
