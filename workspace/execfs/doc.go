@@ -67,7 +67,9 @@
 //     Reading a File past its first chunk checks the same before each
 //     chunk: a file replaced or modified while it is read fails with
 //     ErrChanged instead of mixing two contents.
-//   - Writes of one path through one FS are serialised.
+//   - Writes of one path through one FS are serialised (by the name
+//     given: two names for one file, or two FS values, are not; the last
+//     writer wins, whole).
 //   - A reply carries a trailer with a fresh random nonce: a reply cut
 //     short by an output cap or a killed shell is an error, never a short
 //     read or a false success, and no file content can forge the trailer.
