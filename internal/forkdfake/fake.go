@@ -42,8 +42,13 @@
 // paths reach this machine's file system; tests must use relative paths.
 // Deleting a sandbox kills the process groups of its execs and removes its
 // directory. Snapshots are registered with [Controller.AddSnapshot] (the
-// snapshot routes are not served); a workspace's suspend and resume, and
-// the eval, ping and branch routes, are not served.
+// snapshot routes are not served); a workspace's resume, and the eval,
+// ping and branch routes, are not served. A workspace's suspend is served
+// (suspend_workspace in http.rs, without the snapshot: the live sandbox is
+// destroyed with its directory), so that tests can put a workspace in the
+// state another client of the controller would leave it in, and
+// [Controller.Restart] stands in for a controller that restarted after its
+// microVMs died.
 //
 // It also injects faults per endpoint (failures, delays, malformed
 // answers) and serves TLS with a private CA. It is test infrastructure: it
@@ -90,6 +95,7 @@ const (
 	ListWorkspaces  = "list-workspaces"  // GET /v1/workspaces
 	GetWorkspace    = "get-workspace"    // GET /v1/workspaces/{name}
 	DeleteWorkspace = "delete-workspace" // DELETE /v1/workspaces/{name}
+	Suspend         = "suspend"          // POST /v1/workspaces/{name}/suspend
 )
 
 // Call is one request the controller received.
@@ -291,6 +297,7 @@ func (c *Controller) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/workspaces", c.wrap(ListWorkspaces, c.listWorkspaces))
 	mux.HandleFunc("GET /v1/workspaces/{name}", c.wrap(GetWorkspace, c.getWorkspace))
 	mux.HandleFunc("DELETE /v1/workspaces/{name}", c.wrap(DeleteWorkspace, c.deleteWorkspace))
+	mux.HandleFunc("POST /v1/workspaces/{name}/suspend", c.wrap(Suspend, c.suspendWorkspace))
 	return mux
 }
 
@@ -780,6 +787,75 @@ func (c *Controller) deleteWorkspace(w http.ResponseWriter, r *http.Request, _ [
 		sb.destroy()
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// suspendWorkspace is suspend_workspace (http.rs) without the snapshot: a
+// workspace that is not running is 400, a name the controller does not
+// know 404; the live sandbox is destroyed and the workspace is suspended
+// with the state tag the controller derives ("ws-NAME-state", 500 when
+// that is not a safe tag).
+func (c *Controller) suspendWorkspace(w http.ResponseWriter, r *http.Request, body []byte) {
+	name := r.PathValue("name")
+	var req struct {
+		Diff bool `json:"diff"`
+	}
+	if !decodeJSON(w, r, body, &req) {
+		return
+	}
+	c.mu.Lock()
+	ws, ok := c.workspaces[name]
+	if !ok {
+		c.mu.Unlock()
+		writeError(w, http.StatusNotFound, "workspace "+name+" not found")
+		return
+	}
+	if ws.Status != "running" {
+		c.mu.Unlock()
+		// {:?} of WorkspaceStatus: the variant's name.
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("workspace %s is %s, not Running — suspend requires a live sandbox", name, strings.ToUpper(ws.Status[:1])+ws.Status[1:]))
+		return
+	}
+	stateTag := "ws-" + name + "-state"
+	if !isSafeTag(stateTag) {
+		c.mu.Unlock()
+		writeError(w, http.StatusInternalServerError, "derived state tag failed validation (workspace name pathological?)")
+		return
+	}
+	sbID := *ws.LiveSandboxID
+	sb, ok := c.sandboxes[sbID]
+	if !ok {
+		c.mu.Unlock()
+		writeError(w, http.StatusNotFound, "workspace's live sandbox "+sbID+" is gone")
+		return
+	}
+	delete(c.sandboxes, sbID)
+	memPath := "/var/lib/forkd/snapshots/" + stateTag + "/memory.bin"
+	ws.Status, ws.LiveSandboxID, ws.CurrentStateTag = "suspended", nil, &stateTag
+	ws.LastActiveUnix, ws.LastBranchMemoryPath = c.now(), &memPath
+	out := *ws
+	c.mu.Unlock()
+	sb.destroy()
+	writeJSON(w, http.StatusOK, out)
+}
+
+// Restart stands in for a controller that restarted after its microVMs
+// died (a crash of the host, say): Registry::reconcile (state.rs) prunes
+// every sandbox whose Firecracker process is dead, here all of them, and
+// marks every running workspace whose live sandbox is gone as stale, with
+// no live sandbox.
+func (c *Controller) Restart() {
+	c.mu.Lock()
+	boxes := c.sandboxes
+	c.sandboxes = map[string]*sandbox{}
+	for _, ws := range c.workspaces {
+		if ws.Status == "running" {
+			ws.Status, ws.LiveSandboxID = "stale", nil
+		}
+	}
+	c.mu.Unlock()
+	for _, sb := range boxes {
+		sb.destroy()
+	}
 }
 
 // writeJSON answers as axum's Json does: application/json, compact, UTF-8
