@@ -65,11 +65,16 @@
 // workspace runs as root in the microVM and can change anything there, the
 // file tree included, between two file operations.
 //
-// Limits: the controller's exec cannot be cancelled, so a cancelled or
-// timed-out command's processes are stopped only by the guest agent's
-// timeout, which kills the direct child; what it started in the background
-// keeps running in the workspace until Close. Request.Env, Limits and
-// Stdin do not apply (as in backend/forkd).
+// Cancellation and timeouts: the controller's exec cannot be cancelled,
+// and its guest agent kills only the direct child of a command past its
+// timeout. Every call therefore carries a mark in its environment
+// ([RunMarker]), and a call that timed out or whose context ended is
+// followed by one exec that kills every process of the microVM carrying
+// it (found through /proc; the microVM needs sh, tr and grep). A process
+// that clears its environment escapes this, and lives until Close.
+//
+// Limits: Request.Env, Limits and Stdin do not apply (as in
+// backend/forkd); the microVM has its own environment and resources.
 //
 // Tested against the fake controller of internal/forkdfake, in which each
 // sandbox is a directory of this machine that every exec runs in, so that

@@ -84,10 +84,11 @@ type Engine struct {
 //
 // Guarantees, as the workspaces' Guarantees report them: filesystem and
 // syscalls virtualized, network proxied only with EnforceEgress, none
-// otherwise. Limits (see the package documentation): a cancelled command
-// is not stopped in the microVM before the guest agent's timeout, no
-// standard input, and the name prefix [NamePrefix] is trusted to mark
-// helikon's workspaces. No live controller was exercised by its tests.
+// otherwise. Limits (see the package documentation): a timed-out or
+// cancelled command is killed by a second exec, with what it started
+// unless that cleared its environment; no standard input; the name prefix
+// [NamePrefix] is trusted to mark helikon's workspaces. No live controller
+// was exercised by its tests.
 func New(ctx context.Context, opts *Options) (*Engine, error) {
 	if opts == nil {
 		return nil, errors.New("forkd workspaces: options are required: the controller URL (FORKD_URL) and a snapshot tag (FORKD_SNAPSHOT)")

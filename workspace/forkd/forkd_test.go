@@ -463,3 +463,38 @@ func TestNewRefusesBadRoots(t *testing.T) {
 		t.Error("Create with an invalid session succeeded")
 	}
 }
+
+// The guest agent kills only the direct child of a command past its
+// timeout, and the controller's exec cannot be cancelled: what a command
+// started in the background must still not outlive its call in the
+// session's microVM.
+func TestTimedOutAndCancelledCommandsAreKilledWithTheirChildren(t *testing.T) {
+	tests := []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+		req  backend.Request
+	}{
+		{"timed out", func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
+			backend.Request{Command: "sleep 60 & echo $! > bg.pid; sleep 60", Timeout: time.Second}},
+		{"cancelled", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		}, backend.Request{Command: "sleep 60 & echo $! > bg.pid; sleep 60"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, srv := start(t)
+			w := create(t, newEngine(t, srv, nil), "s")
+			ctx, cancel := tt.ctx()
+			defer cancel()
+			res, err := w.Run(ctx, &tt.req)
+			if err == nil && !res.TimedOut {
+				t.Fatalf("Run = %+v, want a timeout or the context's error", res)
+			}
+			// A zombie waiting for its reaper is dead too.
+			got := run(t, w, `p=$(cat bg.pid); if [ -e /proc/$p ] && ! grep -q '^[0-9]* ([^)]*) Z' /proc/$p/stat; then echo alive; else echo dead; fi`)
+			if got != "dead\n" {
+				t.Errorf("the command's background process is %s after the call ended", strings.TrimSpace(got))
+			}
+		})
+	}
+}

@@ -2,8 +2,10 @@ package forkd
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -113,17 +115,58 @@ func (w *Workspace) Guarantees() backend.Guarantees {
 
 // Run runs req in the workspace's microVM, starting in the root, as
 // backend/forkd's Run does in a fresh one: same timeout, output cap and
-// Result. A cancelled or timed-out command's background processes keep
-// running in the workspace (see the package documentation).
+// Result. A command that timed out or whose ctx ended is killed with every
+// process it started (see [RunMarker]).
 func (w *Workspace) Run(ctx context.Context, req *backend.Request) (*backend.Result, error) {
 	if err := w.alive(); err != nil {
 		return nil, err
 	}
-	res, err := w.e.b.RunIn(ctx, w.sandbox, w.root, req)
+	mark := newMark()
+	r := *req
+	r.SetEnv = append(slices.Clip(req.SetEnv), mark)
+	res, err := w.e.b.RunIn(ctx, w.sandbox, w.root, &r)
 	if errors.Is(err, bforkd.ErrNotFound) {
 		return nil, w.lost(ctx, err)
 	}
+	if ctx.Err() != nil || res != nil && res.TimedOut {
+		w.kill(ctx, mark)
+	}
 	return res, err
+}
+
+// RunMarker is the environment variable that marks the processes of one
+// call in a workspace (RunMarker=random id). The controller's exec cannot
+// be cancelled, and its guest agent kills only the direct child of a
+// command that runs past its timeout; so when a call times out or its
+// context ends, one more exec kills every process of the microVM whose
+// environment carries the call's mark: the command and what it started,
+// unless they cleared their environment.
+const RunMarker = "HELIKON_WORKSPACE_RUN"
+
+// killTimeout bounds the exec that kills a call's processes.
+const killTimeout = 10 * time.Second
+
+// killScript kills, twice over to catch what forked during the first
+// pass, every process whose environment holds the line $1.
+const killScript = `for i in 1 2; do for e in /proc/[0-9]*/environ; do if tr '\0' '\n' < "$e" 2>/dev/null | grep -qxF -- "$1"; then p=${e#/proc/}; kill -9 "${p%/environ}" 2>/dev/null; fi; done; done; :`
+
+// newMark returns a fresh RunMarker=ID.
+func newMark() string {
+	return RunMarker + "=" + rand.Text()
+}
+
+// kill kills the processes carrying mark, whatever ctx's state; a failure
+// is logged (Close destroys the microVM and them with it).
+func (w *Workspace) kill(ctx context.Context, mark string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout+execGrace)
+	defer cancel()
+	res, err := w.e.c.Exec(ctx, w.sandbox, []string{"sh", "-c", killScript, "sh", mark}, int(killTimeout/time.Second), 1<<20)
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("exit code %d: %s", res.ExitCode, res.Stderr)
+	}
+	if err != nil {
+		w.e.log.Warn("forkd workspaces: killing a timed-out or cancelled command failed", "name", w.name, "err", err)
+	}
 }
 
 // Close deletes the controller's workspace and its microVM. It is
@@ -189,8 +232,13 @@ func (w *Workspace) exec(ctx context.Context, argv []string, maxStdout int64) (s
 	secs := max(1, int((timeout+time.Second-1)/time.Second))
 	execCtx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second+execGrace)
 	defer cancel()
+	mark := newMark()
 	start := time.Now()
-	res, err := w.e.c.Exec(execCtx, w.sandbox, argv, secs, maxExecBody(maxStdout))
+	res, err := w.e.c.Exec(execCtx, w.sandbox, append([]string{"env", mark}, argv...), secs, maxExecBody(maxStdout))
+	timedOut := err == nil && bforkd.TimedOut(res, time.Since(start), secs)
+	if ctx.Err() != nil || timedOut || errors.Is(err, context.DeadlineExceeded) {
+		w.kill(ctx, mark)
+	}
 	switch {
 	case errors.Is(err, bforkd.ErrNotFound):
 		return nil, nil, 0, w.lost(ctx, err)
@@ -198,7 +246,7 @@ func (w *Workspace) exec(ctx context.Context, argv []string, maxStdout int64) (s
 		return nil, nil, 0, fmt.Errorf("forkd workspace %s: %w", w.name, ctx.Err())
 	case err != nil:
 		return nil, nil, 0, fmt.Errorf("forkd workspace %s: %w", w.name, err)
-	case bforkd.TimedOut(res, time.Since(start), secs):
+	case timedOut:
 		return nil, nil, 0, fmt.Errorf("forkd workspace %s: the command timed out after %ds: %w", w.name, secs, context.DeadlineExceeded)
 	}
 	out := []byte(res.Stdout)
