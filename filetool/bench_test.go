@@ -200,3 +200,58 @@ func BenchmarkEdit50MB(b *testing.B) {
 		reportCPU(b, cpu)
 	})
 }
+
+// BenchmarkSmallFileRoundTrip measures one call of each file tool on a small
+// file the way a runner makes it (helikon.CallTool: the JSON check, the
+// permission pipeline with its guards and an allow rule, the targets with
+// their link resolution, the call, the output check): Read of a 40-line
+// file, Write of 1 KiB, and Edit of one line of it.
+func BenchmarkSmallFileRoundTrip(b *testing.B) {
+	root := b.TempDir()
+	sb, err := sandbox.Open(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { sb.Close() })
+	fsys := benchFS(sb)
+	var text []byte
+	for i := range 40 {
+		text = append(text, "line "+strconv.Itoa(i)+" of a small source file, about as long as code lines are\n"...)
+	}
+	if err := os.WriteFile(filepath.Join(root, "small.txt"), text, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	perms := &helikon.Permissions{Allow: []helikon.Rule{helikon.MustParseRule("Read"), helikon.MustParseRule("Write"), helikon.MustParseRule("Edit")}}
+	tc := helikon.NewToolContext(context.Background(), struct{}{}, nil)
+	for _, bc := range []struct {
+		name string
+		tool helikon.Tool[struct{}]
+		args func(i int) json.RawMessage
+	}{
+		{"Read", filetool.NewRead[struct{}](fsys, nil), func(int) json.RawMessage {
+			return json.RawMessage(`{"path":"small.txt"}`)
+		}},
+		{"Write", filetool.NewWrite[struct{}](fsys, nil), func(int) json.RawMessage {
+			return json.RawMessage(`{"path":"out.txt","content":` + strconv.Quote(string(text[:1024])) + `}`)
+		}},
+		{"Edit", filetool.NewEdit[struct{}](fsys, nil), func(i int) json.RawMessage {
+			// Alternate between two contents, so that every call edits.
+			from, to := "line 7 of", "LINE 7 of"
+			if i%2 == 1 {
+				from, to = to, from
+			}
+			return json.RawMessage(`{"path":"small.txt","old_string":"` + from + `","new_string":"` + to + `"}`)
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := helikon.CallTool(tc, perms, bc.tool, bc.args(i)); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}

@@ -108,10 +108,13 @@ type FS interface {
 	// change by someone else between the read and the write fails with
 	// [ErrChanged] (implementations document how narrow their window is).
 	UpdateFile(ctx context.Context, name string, maxSize int64, update func(old []byte) ([][]byte, error)) (WriteResult, error)
-	// Remove removes the file or empty directory name.
+	// Remove removes the file, symbolic link or empty directory name. A
+	// link as the last component is removed itself, not followed (links
+	// before it are followed, inside the root).
 	Remove(ctx context.Context, name string) error
 	// Rename renames oldname to newname, both inside the root, replacing
-	// newname when it is a file.
+	// newname when it is a file. As with Remove, a link as the last
+	// component of either name is the entry renamed or replaced.
 	Rename(ctx context.Context, oldname, newname string) error
 }
 
@@ -133,8 +136,23 @@ type WriteResult struct {
 	Path string
 	// Created is true when the file did not exist before.
 	Created bool
-	// Bytes is the size of the new content.
-	Bytes int64
+	// BytesWritten is the size of the new content (the name the file
+	// tools and package sandbox use).
+	BytesWritten int64
+}
+
+// Resolver is implemented by file systems that resolve symbolic links
+// without a round trip to another machine (package workspace/local, over
+// os.Root). The file tools use it to report, before a call runs, the path a
+// link leads to, so that permission rules see it; for an FS without it they
+// compare the path the FS reports having opened ([File.Path]) with what
+// the rules saw, and refuse the call when they differ.
+type Resolver interface {
+	// RealPath returns name relative to the root with every symbolic link
+	// resolved, the last component included ("." for the root itself);
+	// components that do not exist are kept as written. A path that
+	// leaves the root fails with an error matching [ErrOutside].
+	RealPath(name string) (string, error)
 }
 
 // Workspace is a confined file tree and the execution backend whose

@@ -31,6 +31,11 @@ type Options struct {
 	TimeoutStep time.Duration
 	// NoStreams skips the case that connects the request's own writers.
 	NoStreams bool
+	// RemoteDir says that the backend's [backend.WorkingDir] is a
+	// directory on another machine (a container's, a microVM's): the suite
+	// checks it with the command's own pwd and test, never with this
+	// machine's file system.
+	RemoteDir bool
 }
 
 // secretName is a variable every backend must scrub: its name marks it as a
@@ -143,9 +148,12 @@ func Run(t *testing.T, b backend.Backend, opts *Options) {
 	}
 	if wd, ok := b.(backend.WorkingDir); ok {
 		t.Run("StartsInItsDir", func(t *testing.T) {
-			want, err := filepath.EvalSymlinks(wd.Dir())
-			if err != nil {
-				t.Fatal(err)
+			want := wd.Dir()
+			if !opts.RemoteDir {
+				var err error
+				if want, err = filepath.EvalSymlinks(want); err != nil {
+					t.Fatal(err)
+				}
 			}
 			res := run(t, &backend.Request{Command: "pwd -P"})
 			exit(t, res, 0)
@@ -155,7 +163,12 @@ func Run(t *testing.T, b backend.Backend, opts *Options) {
 			name := "backendtest-" + strings.ReplaceAll(t.Name(), "/", "-")
 			res = run(t, &backend.Request{Command: "echo x > " + name})
 			exit(t, res, 0)
-			if _, err := os.Stat(filepath.Join(want, name)); err != nil {
+			if opts.RemoteDir {
+				res = run(t, &backend.Request{Argv: []string{"test", "-f", want + "/" + name}})
+				if res.ExitCode == nil || *res.ExitCode != 0 {
+					t.Errorf("a relative write did not land in Dir() %s", want)
+				}
+			} else if _, err := os.Stat(filepath.Join(want, name)); err != nil {
 				t.Errorf("a relative write did not land in Dir(): %v", err)
 			}
 		})
