@@ -28,8 +28,9 @@
 //     agent's "error" field is dropped by the controller), as is a program
 //     that cannot be started; a child killed by signal N has exit code -N.
 //
-// Request bodies are decoded as axum 0.7's Json extractor does: a body that
-// is not JSON is 400, JSON of the wrong shape (a missing required field, a
+// Request bodies are decoded as axum 0.7's Json extractor does: a body
+// larger than 2 MB (its DefaultBodyLimit) is 413, a body that is not JSON
+// is 400, JSON of the wrong shape (a missing required field, a
 // wrong type) is 422, both with a plain-text message; a request without
 // "Content-Type: application/json" is 415. Unknown fields are ignored, as
 // serde does by default.
@@ -359,12 +360,21 @@ func (c *Controller) malformed(w http.ResponseWriter, endpoint string, status in
 	return true
 }
 
+// maxBody is axum 0.7's DefaultBodyLimit, which the Json extractor
+// applies and the controller does not raise (no DefaultBodyLimit layer in
+// http.rs or lib.rs): 2 MB.
+const maxBody = 2 << 20
+
 // decodeJSON reads a request body as axum's Json extractor does, writing
 // the rejection and returning false when it fails.
 func decodeJSON(w http.ResponseWriter, r *http.Request, body []byte, v any) bool {
 	ct := r.Header.Get("Content-Type")
 	if mt, _, _ := strings.Cut(ct, ";"); strings.TrimSpace(mt) != "application/json" {
 		writeText(w, http.StatusUnsupportedMediaType, "Expected request with `Content-Type: application/json`")
+		return false
+	}
+	if len(body) > maxBody {
+		writeText(w, http.StatusRequestEntityTooLarge, "Failed to buffer the request body: length limit exceeded")
 		return false
 	}
 	if !json.Valid(body) {
