@@ -191,7 +191,7 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 	const script = `set -e; mkdir -p -- "$1"; printf '%s\n' "$3" > "$2.tmp"; mv -f -- "$2.tmp" "$2"; cd -- "$1"; pwd -P`
 	out, err := w.setup(ctx, []string{"sh", "-c", script, "sh", e.dir, e.labels, string(data)})
 	if err == nil {
-		err = w.setRoot(out)
+		err = w.setRoot(ctx, out)
 	}
 	if err != nil {
 		return nil, e.undo(ctx, name, err)
@@ -278,7 +278,7 @@ func (e *Engine) Attach(ctx context.Context, session string) (workspace.Workspac
 		return nil, fmt.Errorf("forkd workspaces: attaching to %s: %w", name, err)
 	}
 	first, rest, _ := strings.Cut(out, "\n")
-	if err := w.setRoot(first); err != nil {
+	if err := w.setRoot(ctx, first); err != nil {
 		return nil, fmt.Errorf("forkd workspaces: attaching to %s: %w", name, err)
 	}
 	w.info.Labels = e.labelsOf(info, session, rest)

@@ -1,13 +1,16 @@
 package forkd_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +21,7 @@ import (
 	"github.com/paigasus/helikon/internal/forkdfake"
 	"github.com/paigasus/helikon/workspace"
 	"github.com/paigasus/helikon/workspace/forkd"
+	"github.com/paigasus/helikon/workspace/workspacetest"
 )
 
 const token = "tok-SECRET-77b1"
@@ -100,8 +104,10 @@ func TestOneMicroVMHoldsTheSessionAcrossCalls(t *testing.T) {
 	if got := c.Live(); len(got) != 1 || got[0] != live[0] {
 		t.Errorf("live sandboxes after two calls = %v, want still %v", got, live)
 	}
-	if got := endpoints(c); got != "create-workspace,exec,exec,exec" {
-		t.Errorf("calls = %s, want one create and one exec per call", got)
+	// Create: the workspace, the exec that makes the root and writes the
+	// labels, execfs's exec that resolves the root; then one per call.
+	if got := endpoints(c); got != "create-workspace,exec,exec,exec,exec" {
+		t.Errorf("calls = %s, want one create, two setup execs and one exec per call", got)
 	}
 	g := w.Guarantees()
 	if g.Filesystem != backend.IsolationVirtualized || g.Syscalls != backend.IsolationVirtualized || g.Network != backend.IsolationNone || g.Label != forkd.Label {
@@ -124,12 +130,17 @@ func TestOneMicroVMHoldsTheSessionAcrossCalls(t *testing.T) {
 	}
 }
 
-// The workspace's commands must pass the same conformance suite as a
-// per-command backend: it is one.
+// The workspace contract's conformance suite, with backendtest for the
+// commands, against the fake controller: each workspace a directory of this
+// machine that every exec runs in.
 func TestConformance(t *testing.T) {
 	_, srv := start(t)
-	w := create(t, newEngine(t, srv, nil), "conformance")
-	backendtest.Run(t, w, &backendtest.Options{TimeoutStep: time.Second})
+	e := newEngine(t, srv, nil)
+	n := 0
+	workspacetest.Run(t, func(t *testing.T) workspace.Workspace {
+		n++
+		return create(t, e, "conformance-"+strconv.Itoa(n))
+	}, &workspacetest.Options{Remote: true, Engine: "forkd", Backend: &backendtest.Options{TimeoutStep: time.Second}})
 }
 
 func TestAttachFindsTheSessionsFilesAndLabels(t *testing.T) {
@@ -497,4 +508,81 @@ func TestTimedOutAndCancelledCommandsAreKilledWithTheirChildren(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The session's flow the issue asks for: a file written by the file tools
+// is run by Bash, what Bash makes is read by the file tools, an update
+// lands, in one microVM, across calls and across an Attach.
+func TestFilesAndCommandsShareTheMicroVMAcrossCalls(t *testing.T) {
+	c, srv := start(t)
+	e := newEngine(t, srv, nil)
+	w := create(t, e, "flow")
+	ctx := context.Background()
+	if _, err := w.WriteFile(ctx, "bin/hello.sh", []byte("#!/bin/sh\necho hello from $(basename $0) > made-by-script.txt\n")); err != nil {
+		t.Fatal(err)
+	}
+	run(t, w, "chmod +x bin/hello.sh && ./bin/hello.sh && mkdir -p pkg && echo installed > pkg/VERSION")
+	if got := readFile(t, w, "made-by-script.txt"); got != "hello from hello.sh\n" {
+		t.Errorf("the script's output file reads %q", got)
+	}
+	if _, err := w.UpdateFile(ctx, "pkg/VERSION", 1<<10, func(old []byte) ([][]byte, error) {
+		return [][]byte{bytes.ToUpper(old)}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := run(t, w, "cat pkg/VERSION"); got != "INSTALLED\n" {
+		t.Errorf("Bash sees %q after the update", got)
+	}
+	// A file larger than one exec's request body (2 MiB on the controller)
+	// with every byte value, then backslashes and quotes, which JSON
+	// escapes again (the worst case for the body's size), written and read
+	// back whole.
+	big := make([]byte, 3<<20)
+	for i := range big {
+		big[i] = byte(i * 7)
+		if i > 1<<20 {
+			big[i] = `\"`[i%2]
+		}
+	}
+	if _, err := w.WriteFile(ctx, "big.bin", big); err != nil {
+		t.Fatal(err)
+	}
+	if got := run(t, w, "wc -c < big.bin"); strings.TrimSpace(got) != strconv.Itoa(len(big)) {
+		t.Errorf("Bash counts %s bytes, want %d", got, len(big))
+	}
+	if got := readFile(t, w, "big.bin"); got != string(big) {
+		t.Errorf("big.bin read back differs (%d bytes)", len(got))
+	}
+	for _, call := range c.Calls() {
+		if len(call.Body) > 2<<20 {
+			t.Errorf("a %s request body of %d bytes, over the controller's 2 MiB", call.Endpoint, len(call.Body))
+		}
+	}
+	a, err := newEngine(t, srv, nil).Attach(ctx, "flow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, a, "pkg/VERSION"); got != "INSTALLED\n" {
+		t.Errorf("after Attach the file reads %q", got)
+	}
+	if err := e.Remove(ctx, "helikon-flow"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Stat(ctx, "pkg/VERSION"); !errors.Is(err, workspace.ErrGone) {
+		t.Errorf("Stat in a removed workspace = %v, want ErrGone", err)
+	}
+}
+
+func readFile(t *testing.T, w workspace.Workspace, name string) string {
+	t.Helper()
+	f, err := w.Open(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -58,13 +58,13 @@ func (e *Engine) open(info bforkd.WorkspaceInfo, session string, labels map[stri
 
 // setRoot takes the root's absolute path as the setup exec printed it and
 // builds the file tree on it.
-func (w *Workspace) setRoot(out string) error {
+func (w *Workspace) setRoot(ctx context.Context, out string) error {
 	root := strings.TrimSuffix(out, "\n")
 	if !strings.HasPrefix(root, "/") || strings.ContainsAny(root, "\n\x00") {
 		return fmt.Errorf("forkd workspaces: the workspace reported root %q, not an absolute path", root)
 	}
 	w.root = root
-	fsys, err := newFS(runner{w}, root)
+	fsys, err := newFS(ctx, runner{w}, root)
 	if err != nil {
 		return err
 	}
