@@ -37,7 +37,7 @@ func start(t *testing.T) (*forkdfake.Controller, *forkdfake.Server) {
 
 // newEngine is an engine on srv whose root is relative, so that in the fake
 // controller it lies in the sandbox's own directory.
-func newEngine(t *testing.T, srv *forkdfake.Server, mod func(*forkd.Options)) *forkd.Engine {
+func newEngine(t testing.TB, srv *forkdfake.Server, mod func(*forkd.Options)) *forkd.Engine {
 	t.Helper()
 	opts := forkd.Options{Options: bforkd.Options{URL: srv.URL, Token: token, Snapshot: "helikon", Logger: slog.New(slog.DiscardHandler)}, Dir: "workspace"}
 	if mod != nil {
