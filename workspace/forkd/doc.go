@@ -52,7 +52,10 @@
 //   - A create that committed on the controller and then failed (a 5xx, a
 //     timeout, an answer that cannot be read): the workspace is deleted by
 //     name before the error is returned; if that delete fails too, the
-//     error says so and helikon workspaces reap removes it later.
+//     error says so and helikon workspaces reap removes it later. A create
+//     still running on the controller when its caller gave up (timeout,
+//     cancellation) can commit after that delete: reap finds it by its
+//     name too.
 //
 // # Guarantees
 //

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -96,10 +97,7 @@ func (w *Workspace) setup(ctx context.Context, argv []string) (string, error) {
 // and the controller's creation time.
 func (w *Workspace) Info() workspace.Info {
 	i := w.info
-	i.Labels = make(map[string]string, len(w.info.Labels))
-	for k, v := range w.info.Labels {
-		i.Labels[k] = v
-	}
+	i.Labels = maps.Clone(w.info.Labels)
 	return i
 }
 
@@ -174,17 +172,23 @@ func (w *Workspace) kill(ctx context.Context, mark string) {
 // Close, while every other call already fails with workspace.ErrGone.
 func (w *Workspace) Close(ctx context.Context) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.closed {
+		w.mu.Unlock()
 		return nil
 	}
 	if w.gone == nil {
 		w.gone = fmt.Errorf("forkd workspace %s: %w: closed", w.name, workspace.ErrGone)
 	}
+	w.mu.Unlock()
+	// Not under mu: calls that find the workspace gone need not wait for
+	// the controller. Two Closes at once both delete; the second finds
+	// nothing (404), which is success.
 	if err := w.e.c.DeleteWorkspace(ctx, w.name); err != nil {
 		return fmt.Errorf("forkd workspaces: closing %s: %w", w.name, err)
 	}
+	w.mu.Lock()
 	w.closed = true
+	w.mu.Unlock()
 	return nil
 }
 
