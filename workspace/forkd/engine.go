@@ -224,7 +224,7 @@ func (e *Engine) undo(ctx context.Context, name string, cause error) error {
 		e.log.Warn("forkd workspaces: deleting a workspace whose creation failed", "name", name, "err", err)
 		return fmt.Errorf("forkd workspaces: creating %s: %w (deleting it failed too: %v; helikon workspaces reap removes it)", name, cause, err)
 	}
-	return fmt.Errorf("forkd workspaces: creating %s: %w (deleted)", name, cause)
+	return fmt.Errorf("forkd workspaces: creating %s: %w (whatever it made on the controller was deleted)", name, cause)
 }
 
 // status is the HTTP status of a controller's answer, 0 when err is not

@@ -319,16 +319,20 @@ func TestCreateFaultsLeaveNothing(t *testing.T) {
 		wantInErr string
 		leftOver  int
 	}{
-		{name: "create committed then failed", setup: func(c *forkdfake.Controller) { c.CreateCommitsThenFails = true }, wantInErr: "(deleted)"},
+		{name: "create committed then failed", setup: func(c *forkdfake.Controller) { c.CreateCommitsThenFails = true }, wantInErr: "was deleted)"},
 		{name: "create answered garbage", setup: func(c *forkdfake.Controller) {
 			c.Malformed = map[string]string{forkdfake.CreateWorkspace: `{"name": 7}`}
-		}, want: bforkd.ErrMalformedResponse, wantInErr: "(deleted)"},
-		{name: "setup exec failed", setup: func(c *forkdfake.Controller) { c.Fail = map[string]int{forkdfake.Exec: 500} }, wantInErr: "(deleted)"},
+		}, want: bforkd.ErrMalformedResponse, wantInErr: "was deleted)"},
+		{name: "setup exec failed", setup: func(c *forkdfake.Controller) { c.Fail = map[string]int{forkdfake.Exec: 500} }, wantInErr: "was deleted)"},
 		{name: "root cannot be made", setup: func(c *forkdfake.Controller) {}, mod: func(o *forkd.Options) { o.Dir = "/proc/helikon-cannot/workspace" }, wantInErr: "exit code"},
 		{name: "committed, failed, and the delete failed", setup: func(c *forkdfake.Controller) {
 			c.CreateCommitsThenFails = true
 			c.FailDeleteIDs = map[string]bool{"helikon-s": true}
 		}, wantInErr: "helikon workspaces reap removes it", leftOver: 1},
+		{name: "a failure that echoes the token", setup: func(c *forkdfake.Controller) {
+			c.Fail = map[string]int{forkdfake.CreateWorkspace: 500}
+			c.FailBody = `{"error":"bad request with $AUTH"}`
+		}, wantInErr: "[REDACTED]"},
 		{name: "unknown snapshot", setup: func(c *forkdfake.Controller) { c.Fail = map[string]int{forkdfake.CreateWorkspace: 404} }, want: bforkd.ErrNotFound},
 	}
 	for _, tt := range tests {

@@ -47,6 +47,11 @@ type Workspace struct {
 	closed bool  // Close deleted it
 }
 
+var (
+	_ workspace.Workspace = (*Workspace)(nil)
+	_ workspace.Engine    = (*Engine)(nil)
+)
+
 // open builds the Workspace of the controller's workspace info.
 func (e *Engine) open(info bforkd.WorkspaceInfo, session string, labels map[string]string, attached bool) *Workspace {
 	i := e.infoOf(info, session, labels)
