@@ -590,3 +590,23 @@ func readFile(t *testing.T, w workspace.Workspace, name string) string {
 	}
 	return string(b)
 }
+
+func TestEngineOverTLSWithAPrivateCA(t *testing.T) {
+	c := forkdfake.New(token)
+	c.AddSnapshot("helikon")
+	srv, err := c.StartTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	w := create(t, newEngine(t, srv, func(o *forkd.Options) { o.CACertPEM = srv.CAPEM }), "tls")
+	if got := run(t, w, "echo over tls"); got != "over tls\n" {
+		t.Errorf("Run = %q", got)
+	}
+	if _, err := newEngine(t, srv, nil).Create(context.Background(), "untrusted"); err == nil || !errors.Is(err, bforkd.ErrUnreachable) {
+		t.Errorf("Create without the CA = %v, want a TLS failure (unreachable)", err)
+	}
+	if got := c.Workspaces(); len(got) != 1 {
+		t.Errorf("workspaces = %v, want only the trusted one", got)
+	}
+}
