@@ -1,6 +1,7 @@
 package forkdfake
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,16 +17,11 @@ func do(t *testing.T, srv *Server, method, path, body string) (int, string) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return resp.StatusCode, b.String()
+	return resp.StatusCode, string(b)
 }
 
 // The answers of suspend_workspace and Registry::reconcile (http.rs,
