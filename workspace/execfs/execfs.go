@@ -35,17 +35,13 @@ const (
 // rounded up to a multiple of it.
 const readBlock = 64 << 10
 
-// maxPathBytes is Linux's PATH_MAX, the longest path an operation takes,
-// as package sandbox has it.
-const maxPathBytes = 4096
-
 // maxListing caps the reply of one ReadDir, in bytes before any encoding:
 // about 100,000 entries with short names.
 const maxListing = 16 << 20
 
 // replySlack is what a reply may hold beyond its payload: the trailer, a
 // stat line and a path.
-const replySlack = 2*maxPathBytes + 512
+const replySlack = 2*workspace.MaxPathBytes + 512
 
 // FS is a [workspace.FS] whose operations run as scripts in the
 // workspace, through a [Runner]. It is safe for concurrent use.
@@ -111,7 +107,7 @@ func New(ctx context.Context, r Runner, dir string, opts *Options) (*FS, error) 
 		}
 	}
 	f.phys = f.dir // scriptRoot resolves it
-	out, err := f.run(ctx, "root", nil, nil, maxPathBytes)
+	out, err := f.run(ctx, "root", nil, nil, workspace.MaxPathBytes)
 	if err != nil {
 		return nil, f.pathErr("open root", dir, err)
 	}
@@ -125,50 +121,19 @@ func New(ctx context.Context, r Runner, dir string, opts *Options) (*FS, error) 
 // Dir is the root as it was given to [New].
 func (f *FS) Dir() string { return f.dir }
 
-// rel converts a caller's path into one relative to the root, as
-// sandbox.Sandbox.Rel does: relative paths are taken as they are (the
-// script resolves them), absolute ones must lie inside the root (as given
-// or physical), and a path that climbs out lexically is refused here.
+// rel converts a caller's path into one relative to the root with
+// [workspace.Rel], the lexical half of confinement; an absolute path may
+// name the root as given or as its links resolve. The scripts resolve the
+// rest.
 func (f *FS) rel(name string) (string, error) {
-	switch {
-	case name == "":
-		return "", fmt.Errorf("empty path: %w", fs.ErrInvalid)
-	case strings.IndexByte(name, 0) >= 0:
-		return "", fmt.Errorf("path contains a NUL byte: %w", fs.ErrInvalid)
-	case len(name) > maxPathBytes:
-		return "", fmt.Errorf("path is %d bytes long, over %d: %w", len(name), maxPathBytes, syscall.ENAMETOOLONG)
-	case f.opts.TextOnly && !utf8.ValidString(name):
+	if f.opts.TextOnly && !utf8.ValidString(name) {
 		return "", fmt.Errorf("path is not valid UTF-8, which this workspace's exec cannot carry: %w", fs.ErrInvalid)
 	}
-	if path.IsAbs(name) {
-		clean := path.Clean(name)
-		for _, d := range []string{f.dir, f.phys} {
-			if r, ok := within(d, clean); ok {
-				if strings.HasSuffix(name, "/") && r != "." {
-					r += "/"
-				}
-				return r, nil
-			}
-		}
-		return "", workspace.ErrOutside
+	rel, err := workspace.Rel(f.dir, name)
+	if errors.Is(err, workspace.ErrOutside) && f.phys != f.dir && path.IsAbs(name) {
+		rel, err = workspace.Rel(f.phys, name)
 	}
-	if c := path.Clean(name); c == ".." || strings.HasPrefix(c, "../") {
-		return "", workspace.ErrOutside
-	}
-	return name, nil
-}
-
-// within reports whether clean (absolute, clean) is dir or beneath it,
-// comparing whole components, and returns it relative to dir.
-func within(dir, clean string) (string, bool) {
-	if clean == dir {
-		return ".", true
-	}
-	rest, ok := strings.CutPrefix(clean, strings.TrimSuffix(dir, "/")+"/")
-	if !ok || rest == "" {
-		return "", false
-	}
-	return rest, true
+	return rel, err
 }
 
 // run runs the script name with args after the root and a fresh nonce,

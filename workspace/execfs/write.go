@@ -97,20 +97,11 @@ func (f *FS) readAll(ctx context.Context, rel string, maxSize int64) (data []byt
 	return data, ident, real, nil
 }
 
-// writable checks name for writing as sandbox does: not the root, not a
-// path ending in a slash, ".", or "..".
+// writable is rel for a write. A name that names a directory (the root,
+// a trailing slash, "." or ".." last) is refused by scriptWrite after its
+// walk, so that a path that leads out is refused as outside first.
 func (f *FS) writable(name string) (string, error) {
-	rel, err := f.rel(name)
-	if err != nil {
-		return "", err
-	}
-	if strings.HasSuffix(rel, "/") {
-		return "", fmt.Errorf("ends in a slash, which names a directory: %w", workspace.ErrNotRegular)
-	}
-	if last := path.Base(rel); last == "." || last == ".." || path.Clean(rel) == "." {
-		return "", fmt.Errorf("names a directory: %w", workspace.ErrNotRegular)
-	}
-	return rel, nil
+	return f.rel(name)
 }
 
 // put writes data to rel through scriptWrite; ident, when not empty, is
@@ -236,11 +227,11 @@ func (f *FS) chunk(data []byte, budget int) [][]string {
 // Remove removes the file or empty directory name in one exec. A link is
 // removed, not followed.
 func (f *FS) Remove(ctx context.Context, name string) error {
-	parent, base, err := f.split(name)
+	parent, base, rel, err := f.split(name)
 	if err != nil {
 		return f.pathErr("remove", name, err)
 	}
-	if _, err := f.run(ctx, "remove", []string{parent, base}, nil, replySlack); err != nil {
+	if _, err := f.run(ctx, "remove", []string{parent, base, rel}, nil, replySlack); err != nil {
 		return f.pathErr("remove", name, err)
 	}
 	return nil
@@ -251,15 +242,15 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 // last components are not followed: a link is renamed, or replaced, as
 // itself. newname's parent must exist.
 func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
-	op, ob, err := f.split(oldname)
+	op, ob, orel, err := f.split(oldname)
 	if err != nil {
 		return f.pathErr("rename", oldname, err)
 	}
-	np, nb, err := f.split(newname)
+	np, nb, nrel, err := f.split(newname)
 	if err != nil {
 		return f.pathErr("rename", newname, err)
 	}
-	if _, err := f.run(ctx, "rename", []string{op, ob, np, nb}, nil, replySlack); err != nil {
+	if _, err := f.run(ctx, "rename", []string{op, ob, np, nb, orel, nrel}, nil, replySlack); err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, workspace.ErrOutside) {
 			return f.pathErr("rename", oldname+" -> "+newname, err)
 		}
@@ -269,20 +260,21 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 }
 
 // split separates name's last component, which an operation on an entry
-// itself does not follow, from its parent, which is resolved.
-func (f *FS) split(name string) (parent, base string, err error) {
-	rel, err := f.rel(name)
+// itself does not follow, from its parent, which is resolved; rel is the
+// whole path relative to the root, trailing slash kept.
+func (f *FS) split(name string) (parent, base, rel string, err error) {
+	rel, err = f.rel(name)
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
-	rel = strings.TrimRight(rel, "/")
-	i := strings.LastIndexByte(rel, '/')
-	parent, base = ".", rel
+	trimmed := strings.TrimRight(rel, "/")
+	i := strings.LastIndexByte(trimmed, '/')
+	parent, base = ".", trimmed
 	if i >= 0 {
-		parent, base = rel[:i+1], rel[i+1:]
+		parent, base = trimmed[:i+1], trimmed[i+1:]
 	}
 	if base == "" || base == "." || base == ".." {
-		return "", "", fmt.Errorf("names no entry of a directory: %w", syscall.EINVAL)
+		return "", "", "", fmt.Errorf("names no entry of a directory: %w", syscall.EINVAL)
 	}
-	return parent, base, nil
+	return parent, base, rel, nil
 }
