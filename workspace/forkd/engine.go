@@ -178,6 +178,11 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 		if mayHaveCommitted(err) {
 			return nil, e.undo(ctx, name, err)
 		}
+		if status(err) == http.StatusNotFound {
+			// create_workspace never answers 404 (http.rs): the route is
+			// missing, as before forkd v0.3.2.
+			return nil, fmt.Errorf("forkd workspaces: the controller has no workspace API (POST /v1/workspaces; forkd v0.3.2 and later have it): %w", err)
+		}
 		return nil, fmt.Errorf("forkd workspaces: creating the workspace of session %s: %w", session, err)
 	}
 	labels := workspace.Labels(session, e.now())

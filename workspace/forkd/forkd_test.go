@@ -333,7 +333,8 @@ func TestCreateFaultsLeaveNothing(t *testing.T) {
 			c.Fail = map[string]int{forkdfake.CreateWorkspace: 500}
 			c.FailBody = `{"error":"bad request with $AUTH"}`
 		}, wantInErr: "[REDACTED]"},
-		{name: "unknown snapshot", setup: func(c *forkdfake.Controller) { c.Fail = map[string]int{forkdfake.CreateWorkspace: 404} }, want: bforkd.ErrNotFound},
+		{name: "controller without the workspace API", setup: func(c *forkdfake.Controller) { c.Fail = map[string]int{forkdfake.CreateWorkspace: 404} }, want: bforkd.ErrNotFound, wantInErr: "v0.3.2"},
+		{name: "unknown snapshot", setup: func(c *forkdfake.Controller) {}, mod: func(o *forkd.Options) { o.Snapshot = "missing" }, wantInErr: "snapshot missing not found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
