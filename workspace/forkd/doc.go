@@ -40,7 +40,10 @@
 //
 //   - Attach of a running workspace opens it; of a suspended one fails with
 //     [ErrSuspended] (resume it with forkd's CLI, or remove it): this
-//     package never resumes or suspends; of a stale one fails with an error
+//     package never resumes or suspends, since whether a resumed microVM
+//     has the files written before the suspend depends on how the
+//     controller snapshotted its disk, which a client cannot check; of a
+//     stale one fails with an error
 //     matching workspace.ErrNotFound and workspace.ErrGone, and Create then
 //     replaces it.
 //   - A workspace deleted, suspended or made stale by someone else while it
@@ -48,7 +51,9 @@
 //     workspace.ErrGone, and so does every later call of that Workspace
 //     (fail closed: it is never recreated behind the session's back).
 //   - A controller that does not answer: errors match
-//     backend/forkd.ErrUnreachable (and backend.ErrUnavailable).
+//     backend/forkd.ErrUnreachable (and backend.ErrUnavailable). That, and
+//     any other failing answer, is the call's error only: the workspace is
+//     not taken for gone, and the next call tries again.
 //   - A create that committed on the controller and then failed (a 5xx, a
 //     timeout, an answer that cannot be read): the workspace is deleted by
 //     name before the error is returned; if that delete fails too, the

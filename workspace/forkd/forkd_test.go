@@ -611,3 +611,36 @@ func TestEngineOverTLSWithAPrivateCA(t *testing.T) {
 		t.Errorf("workspaces = %v, want only the trusted one", got)
 	}
 }
+
+// A controller that is down or failing is not a gone workspace: the call
+// fails with the cause, and a Close that failed is tried again by the next.
+func TestTransientFaultsAreNotGone(t *testing.T) {
+	c, srv := start(t)
+	w := create(t, newEngine(t, srv, nil), "s")
+	c.Set(func(c *forkdfake.Controller) { c.Fail = map[string]int{forkdfake.Exec: 503} })
+	_, err := w.Run(context.Background(), &backend.Request{Command: "true"})
+	if err == nil || errors.Is(err, workspace.ErrGone) {
+		t.Fatalf("Run on a failing controller = %v, want its error and not ErrGone", err)
+	}
+	if _, err := w.Stat(context.Background(), "."); err == nil || errors.Is(err, workspace.ErrGone) {
+		t.Fatalf("Stat on a failing controller = %v, want its error and not ErrGone", err)
+	}
+	c.Set(func(c *forkdfake.Controller) { c.Fail = nil })
+	if got := run(t, w, "echo back"); got != "back\n" {
+		t.Errorf("Run after the controller recovered = %q", got)
+	}
+	c.Set(func(c *forkdfake.Controller) { c.Fail = map[string]int{forkdfake.DeleteWorkspace: 500} })
+	if err := w.Close(context.Background()); err == nil {
+		t.Fatal("Close succeeded while delete was failing")
+	}
+	if _, err := w.Run(context.Background(), &backend.Request{Command: "true"}); !errors.Is(err, workspace.ErrGone) {
+		t.Errorf("Run after a failed Close = %v, want ErrGone", err)
+	}
+	c.Set(func(c *forkdfake.Controller) { c.Fail = nil })
+	if err := w.Close(context.Background()); err != nil {
+		t.Fatalf("second Close = %v", err)
+	}
+	if len(c.Workspaces()) != 0 {
+		t.Errorf("workspaces after the second Close: %v", c.Workspaces())
+	}
+}
