@@ -67,7 +67,7 @@ func run(t *testing.T, w workspace.Workspace, cmd string) string {
 		t.Fatalf("Run(%q): %v", cmd, err)
 	}
 	if res.ExitCode == nil || *res.ExitCode != 0 {
-		t.Fatalf("Run(%q): exit %v, stderr %q", cmd, res.ExitCode, res.Stderr)
+		t.Fatalf("Run(%q): not exit 0 (%+v), stderr %q", cmd, res, res.Stderr)
 	}
 	return string(res.Stdout)
 }
@@ -642,5 +642,27 @@ func TestTransientFaultsAreNotGone(t *testing.T) {
 	}
 	if len(c.Workspaces()) != 0 {
 		t.Errorf("workspaces after the second Close: %v", c.Workspaces())
+	}
+}
+
+// The root and the labels travel as arguments of fixed scripts, never in
+// their text: a root spelled with shell syntax is a directory of that name.
+func TestRootWithShellSyntaxStaysAName(t *testing.T) {
+	c, srv := start(t)
+	dir := `ws $(echo pwned > pwned1) ;echo pwned > pwned2; '"` + "`echo pwned > pwned3`"
+	w := create(t, newEngine(t, srv, func(o *forkd.Options) { o.Dir = dir }), "s")
+	if got := run(t, w, `basename "$PWD"`); got != dir+"\n" {
+		t.Errorf("the command ran in %q, want the root %q", got, dir)
+	}
+	if _, err := w.WriteFile(context.Background(), "f", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	sandbox := c.Dir(c.Live()[0])
+	for _, p := range []string{"pwned1", "pwned2", "pwned3"} {
+		for _, d := range []string{sandbox, w.Dir()} {
+			if _, err := os.Stat(filepath.Join(d, p)); err == nil {
+				t.Errorf("%s was made in %s: the root's name ran as shell", p, d)
+			}
+		}
 	}
 }
