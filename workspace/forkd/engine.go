@@ -190,7 +190,8 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 	if err != nil {
 		return nil, e.undo(ctx, name, err)
 	}
-	w := e.open(info, session, labels, false)
+	// Info reports what List will: the file as read back, the controller's time.
+	w := e.open(info, session, e.labelsOf(info, session, string(data)), false)
 	// $1 root, $2 labels file, $3 its content. The file is replaced
 	// atomically so that List never reads half of it.
 	const script = `set -e; mkdir -p -- "$1"; printf '%s\n' "$3" > "$2.tmp"; mv -f -- "$2.tmp" "$2"; cd -- "$1"; pwd -P`

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -166,8 +167,8 @@ func TestAttachFindsTheSessionsFilesAndLabels(t *testing.T) {
 	if info.Labels[workspace.LabelManaged] != "true" || info.Labels[workspace.LabelHost] != host || info.Labels[workspace.LabelUser] == "" {
 		t.Errorf("labels = %v, want managed, host %q and a user", info.Labels, host)
 	}
-	if w.Info().Attached {
-		t.Error("the created workspace reports Attached")
+	if created := w.Info(); created.Attached || !maps.Equal(created.Labels, info.Labels) || !created.Created.Equal(info.Created) {
+		t.Errorf("the created workspace's Info = %+v, want %+v but not Attached", created, info)
 	}
 	if len(c.Workspaces()) != 1 {
 		t.Errorf("workspaces = %v", c.Workspaces())
