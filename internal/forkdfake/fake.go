@@ -40,7 +40,9 @@
 // as a real local process whose working directory is the sandbox's
 // directory (so files written by one exec are there for the next, within
 // one sandbox only), with PATH as its only environment variable. Absolute
-// paths reach this machine's file system; tests must use relative paths.
+// paths reach this machine's file system; tests must use relative paths
+// (workspace/forkd's tests give their engine a relative root, which lands
+// in the directory of the workspace's live sandbox).
 // Deleting a sandbox kills the process groups of its execs and removes its
 // directory. Snapshots are registered with [Controller.AddSnapshot] (the
 // snapshot routes are not served); a workspace's resume, and the eval,
