@@ -283,6 +283,38 @@ func (c *Controller) AddWorkspace(ws WorkspaceInfo) {
 	}
 }
 
+// netnsOffset is http.rs's pick_netns_offset: the smallest offset such
+// that forkd-child-(offset+1) to forkd-child-(offset+n) are not the
+// namespace of a live sandbox. Called with c.mu held.
+func (c *Controller) netnsOffset(n int) int {
+	used := map[int]bool{}
+	for _, sb := range c.sandboxes {
+		if sb.info.Netns != nil {
+			var k int
+			if _, err := fmt.Sscanf(*sb.info.Netns, "forkd-child-%d", &k); err == nil {
+				used[k] = true
+			}
+		}
+	}
+	for offset := 0; ; offset++ {
+		clash := false
+		for i := offset + 1; i < offset+n+1; i++ {
+			clash = clash || used[i]
+		}
+		if !clash {
+			return offset
+		}
+	}
+}
+
+// setNetns places sandbox id in namespace forkd-child-k and returns its
+// info. Called with c.mu held.
+func (c *Controller) setNetns(id string, k int) SandboxInfo {
+	ns := fmt.Sprintf("forkd-child-%d", k)
+	c.sandboxes[id].info.Netns = &ns
+	return c.sandboxes[id].info
+}
+
 // guestAddr is what the controller reports for every child: "all children
 // share the parent snapshot's MAC/IP" (http.rs, create_sandbox).
 const guestAddr = "10.42.0.2:8888"
@@ -471,12 +503,14 @@ func (c *Controller) create(w http.ResponseWriter, r *http.Request, body []byte)
 		return
 	}
 	infos := []SandboxInfo{}
+	offset := 0
+	if req.PerChildNetns {
+		offset = c.netnsOffset(int(n) + c.ExtraOnCreate)
+	}
 	for i := range int(n) + c.ExtraOnCreate {
 		info := c.newSandbox(*req.SnapshotTag, req.MemoryLimitMiB)
 		if req.PerChildNetns {
-			ns := fmt.Sprintf("forkd-child-%d", i+1)
-			info.Netns = &ns
-			c.sandboxes[info.ID].info.Netns = &ns
+			info = c.setNetns(info.ID, offset+i+1)
 		}
 		infos = append(infos, info)
 	}
@@ -729,6 +763,10 @@ func (c *Controller) createWorkspace(w http.ResponseWriter, r *http.Request, bod
 		return
 	}
 	info := c.newSandbox(*req.SnapshotTag, req.MemoryLimitMiB)
+	if req.PerChildNetns {
+		// spawn_one_for_workspace: one child at pick_netns_offset.
+		info = c.setNetns(info.ID, c.netnsOffset(1)+1)
+	}
 	now := c.now()
 	ws := &WorkspaceInfo{
 		ID:                "ws-" + info.ID[:min(len(info.ID), 16)],

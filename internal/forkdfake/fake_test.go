@@ -60,3 +60,24 @@ func TestSuspendRestartAndBodyLimit(t *testing.T) {
 		t.Errorf("a body over 2 MiB: %d, want 413", code)
 	}
 }
+
+// pick_netns_offset (http.rs): a workspace with its own namespace takes
+// the first free forkd-child-N, after the live sandboxes' ones.
+func TestNetnsOffset(t *testing.T) {
+	c := New("t")
+	c.AddSnapshot("snap")
+	srv := c.Start()
+	defer srv.Close()
+	if code, body := do(t, srv, "POST", "/v1/sandboxes", `{"snapshot_tag":"snap","n":2,"per_child_netns":true}`); code != 201 || !strings.Contains(body, `"netns":"forkd-child-1"`) || !strings.Contains(body, `"netns":"forkd-child-2"`) {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	do(t, srv, "POST", "/v1/workspaces", `{"name":"w","snapshot_tag":"snap","per_child_netns":true}`)
+	_, body := do(t, srv, "GET", "/v1/workspaces/w", "")
+	var id string
+	if i := strings.Index(body, `"live_sandbox_id":"`); i >= 0 {
+		id, _, _ = strings.Cut(body[i+len(`"live_sandbox_id":"`):], `"`)
+	}
+	if _, sb := do(t, srv, "GET", "/v1/sandboxes/"+id, ""); !strings.Contains(sb, `"netns":"forkd-child-3"`) {
+		t.Errorf("the workspace's sandbox: %s, want forkd-child-3", sb)
+	}
+}
