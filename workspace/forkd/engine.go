@@ -281,7 +281,7 @@ func (e *Engine) Attach(ctx context.Context, session string) (workspace.Workspac
 	const script = `l=$(cat -- "$2" 2>/dev/null) || l=; cd -- "$1" || exit 3; pwd -P; printf '%s\n' "$l"`
 	out, err := w.setup(ctx, []string{"sh", "-c", script, "sh", e.dir, e.labels})
 	if err != nil {
-		return nil, fmt.Errorf("forkd workspaces: attaching to %s: %w", name, err)
+		return nil, fmt.Errorf("forkd workspaces: attaching to %s: %w (an engine attaches with the root it created with)", name, err)
 	}
 	first, rest, _ := strings.Cut(out, "\n")
 	if err := w.setRoot(ctx, first); err != nil {
