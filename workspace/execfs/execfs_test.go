@@ -517,3 +517,17 @@ func TestRunnerErrorsAreWrapped(t *testing.T) {
 		}
 	})
 }
+
+// A name of 255 bytes (NAME_MAX), in one-, two- and three-byte
+// characters, gets a temporary file name that fits too: the base is cut
+// to 200 bytes, not characters.
+func TestWritesOfLongNamesFitTheirTemporaryFile(t *testing.T) {
+	each(t, func(t *testing.T, sh shell) {
+		f, _ := newFS(t, sh, nil)
+		for _, name := range []string{strings.Repeat("é", 127), strings.Repeat("x", 255), strings.Repeat("日", 85)} {
+			if _, err := f.WriteFile(context.Background(), name, []byte("x")); err != nil {
+				t.Errorf("%d bytes: %v", len(name), err)
+			}
+		}
+	})
+}

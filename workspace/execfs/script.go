@@ -185,9 +185,9 @@ reply
 // trailing slash, a last component "." or ".."), $4 phase (all: the whole write; begin, append,
 // commit: a write in several execs), $5 "w" or "u" (an update: $6 is the
 // stat line the content was read from), $7 the temporary file's nonce,
-// then the data as printf %b arguments, or none when the data is standard
-// input. Payload (all, commit): "1" when the file was created, "0" when
-// replaced, "\n", the resolved path; (begin, append): the temporary file's
+// $8 how the data comes: "stdin", or in the arguments after $8, "b64"
+// (base64, decoded by base64 -d) or "esc" (printf %b escapes). Payload
+// (all, commit): "1" when the file was created, "0" when replaced, "\n", the resolved path; (begin, append): the temporary file's
 // name, NUL, the resolved parent directory.
 //
 // The data goes to ".<name>.helikon-<nonce>.tmp" next to the target,
@@ -204,12 +204,17 @@ if [ "${#b}" -gt 200 ]; then tb=$(printf '%.200s' "$b"); fi
 t=.$tb.helikon-$7.tmp
 bail() { rm -f -- "./$t"; fail "$1"; }
 put() {
-	if [ "$#" -gt 7 ]; then
-		shift 7
+	case $8 in
+	stdin) cat ;;
+	b64)
+		shift 8
+		printf %s "$@" | base64 -d
+		;;
+	*)
+		shift 8
 		printf %b "$@"
-	else
-		cat
-	fi
+		;;
+	esac
 }
 case $4 in
 all | begin)
@@ -308,8 +313,9 @@ reply
 `
 
 // scriptRoot: $1 the root as the engine names it. Payload: its physical
-// path, for New.
+// path, for New, "\n", and "b64" when the workspace has base64.
 const scriptRoot = `cd -P -- "$R/" 2>/dev/null || fail gone
-printf '%s' "$(exec pwd -P)"
+printf '%s\n' "$(exec pwd -P)"
+if command -v base64 >/dev/null 2>&1; then printf b64; fi
 reply
 `

@@ -3,6 +3,7 @@ package execfs
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"github.com/paigasus/helikon/workspace"
@@ -81,10 +83,11 @@ func (f *FS) readAll(ctx context.Context, rel string, maxSize int64) (data []byt
 	if err != nil {
 		return nil, "", "", err
 	}
-	if maxSize > 0 && fi.size > maxSize {
-		return nil, "", "", fmt.Errorf("%d bytes, over the limit of %d: %w", fi.size, maxSize, workspace.ErrTooLarge)
+	if maxSize > 0 && (fi.size > maxSize || int64(len(data)) > maxSize) {
+		// The content can be past the size stat saw: the file grew.
+		return nil, "", "", fmt.Errorf("%d bytes, over the limit of %d: %w", max(fi.size, int64(len(data))), maxSize, workspace.ErrTooLarge)
 	}
-	for k := int64(1); int64(len(data)) == k*blocks*readBlock; k++ {
+	for k := int64(1); maxSize <= 0 && int64(len(data)) == k*blocks*readBlock; k++ {
 		id, r, more, err := f.read(ctx, real, k*blocks, blocks, -1)
 		if err != nil {
 			return nil, "", "", err
@@ -112,16 +115,18 @@ func (f *FS) put(ctx context.Context, rel string, data []byte, ident string) (wo
 		mode = "u"
 	}
 	tmp := newNonce()
-	head := []string{rel, "all", mode, ident, tmp}
 	var out []byte
 	var err error
-	if !f.opts.NoStdin {
+	switch {
+	case !f.opts.NoStdin:
 		if data == nil {
 			data = []byte{} // standard input, empty: not none
 		}
-		out, err = f.run(ctx, "write", head, data, replySlack)
-	} else {
-		out, err = f.putArgs(ctx, head, data)
+		out, err = f.run(ctx, "write", []string{rel, "all", mode, ident, tmp, "stdin"}, data, replySlack)
+	case f.b64:
+		out, err = f.putArgs(ctx, []string{rel, "all", mode, ident, tmp, "b64"}, data)
+	default:
+		out, err = f.putArgs(ctx, []string{rel, "all", mode, ident, tmp, "esc"}, data)
 	}
 	if err != nil {
 		return workspace.WriteResult{}, err
@@ -142,7 +147,12 @@ func (f *FS) putArgs(ctx context.Context, head []string, data []byte) ([]byte, e
 		fixed += len(a)
 	}
 	fixed += (len(head) + 8) * argOverhead
-	groups := f.chunk(data, f.opts.MaxArgvBytes-fixed)
+	var groups [][]string
+	if f.b64 {
+		groups = f.chunkBase64(data, f.opts.MaxArgvBytes-fixed)
+	} else {
+		groups = f.chunk(data, f.opts.MaxArgvBytes-fixed)
+	}
 	if len(groups) == 1 {
 		return f.run(ctx, "write", append(head, groups[0]...), nil, replySlack)
 	}
@@ -168,12 +178,18 @@ func (f *FS) putArgs(ctx context.Context, head []string, data []byte) ([]byte, e
 		if err != nil {
 			// Best effort, under a context of its own: ctx may be
 			// what ended the write.
-			f.run(context.WithoutCancel(ctx), "abort", []string{parent, tmp}, nil, replySlack)
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
+			f.run(actx, "abort", []string{parent, tmp}, nil, replySlack)
+			cancel()
 			return nil, err
 		}
 	}
 	return out, nil
 }
+
+// abortTimeout bounds the clean-up exec of a failed write in several
+// execs, which runs even when the caller's context has ended.
+const abortTimeout = 30 * time.Second
 
 // argOverhead is what an argument costs beyond its bytes: its NUL and its
 // pointer in argv.
@@ -222,6 +238,28 @@ func (f *FS) chunk(data []byte, budget int) [][]string {
 	}
 	flushArg()
 	return append(groups, group)
+}
+
+// chunkBase64 is chunk for base64: every argument but the last encodes a
+// multiple of 3 bytes, so that the arguments of one exec, and those of
+// all of them, decode as one stream.
+func (f *FS) chunkBase64(data []byte, budget int) [][]string {
+	perArg := (f.opts.MaxArgBytes - 1) / 4 * 3
+	args := budget/(f.opts.MaxArgBytes-1) + 1
+	perExec := max((budget-args*argOverhead)*3/4/3*3, 3)
+	var groups [][]string
+	for len(groups) == 0 || len(data) > 0 {
+		n := min(len(data), perExec)
+		var group []string
+		for part := data[:n]; len(group) == 0 || len(part) > 0; {
+			k := min(len(part), perArg)
+			group = append(group, base64.StdEncoding.EncodeToString(part[:k]))
+			part = part[k:]
+		}
+		groups = append(groups, group)
+		data = data[n:]
+	}
+	return groups
 }
 
 // Remove removes the file or empty directory name in one exec. A link is
