@@ -11,7 +11,8 @@
 // arguments and a timeout only: no standard input, no working directory, no
 // environment, output decoded as UTF-8. The files are therefore reached
 // through package workspace/execfs, which runs a fixed POSIX sh script per
-// operation with its data in arguments and its output hex-encoded; a
+// operation with its data in arguments and its output base64- or
+// hex-encoded (base64 where the microVM has it, od otherwise); a
 // command starts in the root through sh -c 'cd -- ROOT && exec "$@"'.
 //
 // # Names and labels

@@ -18,7 +18,8 @@ import (
 const maxArgvBytes = 900 << 10
 
 // newFS is the file tree of a workspace rooted at root (absolute, in the
-// microVM), over its exec: no standard input, output decoded as UTF-8.
+// microVM), over its exec: no standard input, output decoded as UTF-8
+// (execfs encodes it in the microVM).
 func newFS(ctx context.Context, r execfs.Runner, root string) (workspace.FS, error) {
 	return execfs.New(ctx, r, root, &execfs.Options{NoStdin: true, TextOnly: true, MaxArgvBytes: maxArgvBytes})
 }
