@@ -197,7 +197,39 @@ func (b *Backend) logger() *slog.Logger {
 
 // Run forks a microVM, runs the request in it, and destroys it.
 func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Result, error) {
-	args, err := b.argv(req)
+	if _, err := b.argv(req, ""); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	boxes, err := b.client.Create(ctx, b.createRequest())
+	// Destroy whatever was created, on every path, even when ctx is
+	// cancelled: a cancelled caller must not leak a microVM.
+	defer b.destroy(context.WithoutCancel(ctx), boxes)
+	if err != nil {
+		return nil, err
+	}
+	res, err := b.RunIn(ctx, boxes[0].ID, "", req)
+	if res != nil {
+		res.Duration = time.Since(start)
+	}
+	return res, err
+}
+
+// RunIn runs the request in the existing sandbox id (a controller
+// workspace's live microVM, which outlives the call), starting in the
+// guest directory dir when it is not empty: the command runs as sh -c 'cd
+// -- DIR && exec "$@"', and a directory that cannot be entered is exit code
+// 127 with the shell's message. It neither forks nor destroys a microVM. A
+// sandbox the controller does not know is an error matching [ErrNotFound].
+//
+// The guest agent kills only the direct child of a command that runs past
+// its timeout: what that child started in the background keeps running in
+// the microVM (Run destroys the microVM; a workspace keeps it).
+func (b *Backend) RunIn(ctx context.Context, id, dir string, req *backend.Request) (*backend.Result, error) {
+	args, err := b.argv(req, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -212,20 +244,13 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 	if req.OutputCap > 0 && req.OutputCap < outCap {
 		outCap = req.OutputCap // a request may lower the cap, never raise it
 	}
-	start := time.Now()
-	boxes, err := b.client.Create(ctx, b.createRequest())
-	// Destroy whatever was created, on every path, even when ctx is
-	// cancelled: a cancelled caller must not leak a microVM.
-	defer b.destroy(context.WithoutCancel(ctx), boxes)
-	if err != nil {
-		return nil, err
-	}
 	secs := int((timeout + time.Second - 1) / time.Second)
 	execCtx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second+execGrace)
 	defer cancel()
 	execStart := time.Now()
-	out, err := b.client.Exec(execCtx, boxes[0].ID, args, secs, maxExecBody(outCap))
-	res := &backend.Result{Duration: time.Since(start)}
+	out, err := b.client.Exec(execCtx, id, args, secs, maxExecBody(outCap))
+	res := &backend.Result{}
+	defer func() { res.Duration = time.Since(execStart) }()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("forkd exec: %w", ctx.Err())
@@ -307,9 +332,15 @@ func (b *Backend) destroy(ctx context.Context, boxes []SandboxInfo) {
 	}
 }
 
+// cdScript enters the directory named by its first argument and runs the
+// rest as a command: a workspace's commands start in its root, and the
+// exec API has no working directory.
+const cdScript = `cd -- "$1" || exit 127; shift; exec "$@"`
+
 // argv builds the exec arguments: sh -c for a command line, the vector as
-// given otherwise, behind env(1) for SetEnv and the proxy variables.
-func (b *Backend) argv(req *backend.Request) ([]string, error) {
+// given otherwise, behind env(1) for SetEnv and the proxy variables, behind
+// cdScript when dir is set.
+func (b *Backend) argv(req *backend.Request, dir string) ([]string, error) {
 	var cmd []string
 	switch {
 	case req.Command != "" && len(req.Argv) > 0:
@@ -334,15 +365,18 @@ func (b *Backend) argv(req *backend.Request) ([]string, error) {
 		}
 		set = append(set, kv)
 	}
-	if len(set) == 0 {
-		return cmd, nil
+	if len(set) > 0 {
+		// env(1) reads NAME=value words up to the first that has no "=": a
+		// program name containing "=" would be taken for one more variable.
+		if strings.Contains(cmd[0], "=") {
+			return nil, fmt.Errorf("forkd: program name %q contains '='", cmd[0])
+		}
+		cmd = append(append([]string{"env", "--"}, set...), cmd...)
 	}
-	// env(1) reads NAME=value words up to the first that has no "=": a
-	// program name containing "=" would be taken for one more variable.
-	if strings.Contains(cmd[0], "=") {
-		return nil, fmt.Errorf("forkd: program name %q contains '='", cmd[0])
+	if dir != "" {
+		cmd = append([]string{"sh", "-c", cdScript, "sh", dir}, cmd...)
 	}
-	return append(append([]string{"env", "--"}, set...), cmd...), nil
+	return cmd, nil
 }
 
 // parseProxyEndpoint accepts host:port or http://[user:pass@]host:port and

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/paigasus/helikon/backend"
 )
 
 // DefaultAPITimeout bounds one create, delete or list call.
@@ -140,6 +142,11 @@ func (e *APIError) Error() string {
 	return msg
 }
 
+// ErrUnreachable matches a call that got no answer from the controller
+// (refused, reset, TLS failure): start the controller or check FORKD_URL.
+// It wraps backend.ErrUnavailable.
+var ErrUnreachable = fmt.Errorf("%w: forkd controller unreachable", backend.ErrUnavailable)
+
 // ErrMalformedResponse matches responses the client cannot decode.
 var ErrMalformedResponse = errors.New("malformed controller response")
 
@@ -233,8 +240,11 @@ func (c *Client) call(ctx context.Context, op, method, path string, in, out any,
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("forkd %s: %w", op, ctx.Err())
+		}
 		// *url.Error names the method and URL, never the headers.
-		return 0, fmt.Errorf("forkd %s: %s", op, c.secret.redact(err.Error()))
+		return 0, fmt.Errorf("forkd %s: %w at %s: %s", op, ErrUnreachable, c.base.Redacted(), c.secret.redact(err.Error()))
 	}
 	defer resp.Body.Close()
 	for _, s := range okStatus {

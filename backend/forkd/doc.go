@@ -18,8 +18,12 @@
 // own CLI but not listed in docs/API.md.
 //
 // [Client] is the API client; [Backend] implements backend.Backend on top of
-// it (fork, exec, destroy on every path); [Backend.Reconcile] reaps microVMs
-// that leaked because their id never reached the client.
+// it (fork, exec, destroy on every path); [Backend.RunIn] runs a request in
+// a microVM that outlives it (a controller workspace's live sandbox, as
+// package workspace/forkd holds one per session); [Backend.Reconcile] reaps
+// microVMs that leaked because their id never reached the client. A
+// controller that does not answer is an error matching [ErrUnreachable],
+// which wraps backend.ErrUnavailable.
 //
 // What this package guarantees and what it does not is documented on
 // [Backend]. In short: filesystem and syscalls are virtualized; the network

@@ -28,8 +28,9 @@
 //     agent's "error" field is dropped by the controller), as is a program
 //     that cannot be started; a child killed by signal N has exit code -N.
 //
-// Request bodies are decoded as axum 0.7's Json extractor does: a body that
-// is not JSON is 400, JSON of the wrong shape (a missing required field, a
+// Request bodies are decoded as axum 0.7's Json extractor does: a body
+// larger than 2 MB (its DefaultBodyLimit) is 413, a body that is not JSON
+// is 400, JSON of the wrong shape (a missing required field, a
 // wrong type) is 422, both with a plain-text message; a request without
 // "Content-Type: application/json" is 415. Unknown fields are ignored, as
 // serde does by default.
@@ -39,11 +40,18 @@
 // as a real local process whose working directory is the sandbox's
 // directory (so files written by one exec are there for the next, within
 // one sandbox only), with PATH as its only environment variable. Absolute
-// paths reach this machine's file system; tests must use relative paths.
+// paths reach this machine's file system; tests must use relative paths
+// (workspace/forkd's tests give their engine a relative root, which lands
+// in the directory of the workspace's live sandbox).
 // Deleting a sandbox kills the process groups of its execs and removes its
 // directory. Snapshots are registered with [Controller.AddSnapshot] (the
-// snapshot routes are not served); a workspace's suspend and resume, and
-// the eval, ping and branch routes, are not served.
+// snapshot routes are not served); a workspace's resume, and the eval,
+// ping and branch routes, are not served. A workspace's suspend is served
+// (suspend_workspace in http.rs, without the snapshot: the live sandbox is
+// destroyed with its directory), so that tests can put a workspace in the
+// state another client of the controller would leave it in, and
+// [Controller.Restart] stands in for a controller that restarted after its
+// microVMs died.
 //
 // It also injects faults per endpoint (failures, delays, malformed
 // answers) and serves TLS with a private CA. It is test infrastructure: it
@@ -90,6 +98,7 @@ const (
 	ListWorkspaces  = "list-workspaces"  // GET /v1/workspaces
 	GetWorkspace    = "get-workspace"    // GET /v1/workspaces/{name}
 	DeleteWorkspace = "delete-workspace" // DELETE /v1/workspaces/{name}
+	Suspend         = "suspend"          // POST /v1/workspaces/{name}/suspend
 )
 
 // Call is one request the controller received.
@@ -274,6 +283,38 @@ func (c *Controller) AddWorkspace(ws WorkspaceInfo) {
 	}
 }
 
+// netnsOffset is http.rs's pick_netns_offset: the smallest offset such
+// that forkd-child-(offset+1) to forkd-child-(offset+n) are not the
+// namespace of a live sandbox. Called with c.mu held.
+func (c *Controller) netnsOffset(n int) int {
+	used := map[int]bool{}
+	for _, sb := range c.sandboxes {
+		if sb.info.Netns != nil {
+			var k int
+			if _, err := fmt.Sscanf(*sb.info.Netns, "forkd-child-%d", &k); err == nil {
+				used[k] = true
+			}
+		}
+	}
+	for offset := 0; ; offset++ {
+		clash := false
+		for i := offset + 1; i < offset+n+1; i++ {
+			clash = clash || used[i]
+		}
+		if !clash {
+			return offset
+		}
+	}
+}
+
+// setNetns places sandbox id in namespace forkd-child-k and returns its
+// info. Called with c.mu held.
+func (c *Controller) setNetns(id string, k int) SandboxInfo {
+	ns := fmt.Sprintf("forkd-child-%d", k)
+	c.sandboxes[id].info.Netns = &ns
+	return c.sandboxes[id].info
+}
+
 // guestAddr is what the controller reports for every child: "all children
 // share the parent snapshot's MAC/IP" (http.rs, create_sandbox).
 const guestAddr = "10.42.0.2:8888"
@@ -291,6 +332,7 @@ func (c *Controller) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/workspaces", c.wrap(ListWorkspaces, c.listWorkspaces))
 	mux.HandleFunc("GET /v1/workspaces/{name}", c.wrap(GetWorkspace, c.getWorkspace))
 	mux.HandleFunc("DELETE /v1/workspaces/{name}", c.wrap(DeleteWorkspace, c.deleteWorkspace))
+	mux.HandleFunc("POST /v1/workspaces/{name}/suspend", c.wrap(Suspend, c.suspendWorkspace))
 	return mux
 }
 
@@ -352,12 +394,21 @@ func (c *Controller) malformed(w http.ResponseWriter, endpoint string, status in
 	return true
 }
 
+// maxBody is axum 0.7's DefaultBodyLimit, which the Json extractor
+// applies and the controller does not raise (no DefaultBodyLimit layer in
+// http.rs or lib.rs): 2 MB.
+const maxBody = 2 << 20
+
 // decodeJSON reads a request body as axum's Json extractor does, writing
 // the rejection and returning false when it fails.
 func decodeJSON(w http.ResponseWriter, r *http.Request, body []byte, v any) bool {
 	ct := r.Header.Get("Content-Type")
 	if mt, _, _ := strings.Cut(ct, ";"); strings.TrimSpace(mt) != "application/json" {
 		writeText(w, http.StatusUnsupportedMediaType, "Expected request with `Content-Type: application/json`")
+		return false
+	}
+	if len(body) > maxBody {
+		writeText(w, http.StatusRequestEntityTooLarge, "Failed to buffer the request body: length limit exceeded")
 		return false
 	}
 	if !json.Valid(body) {
@@ -452,12 +503,14 @@ func (c *Controller) create(w http.ResponseWriter, r *http.Request, body []byte)
 		return
 	}
 	infos := []SandboxInfo{}
+	offset := 0
+	if req.PerChildNetns {
+		offset = c.netnsOffset(int(n) + c.ExtraOnCreate)
+	}
 	for i := range int(n) + c.ExtraOnCreate {
 		info := c.newSandbox(*req.SnapshotTag, req.MemoryLimitMiB)
 		if req.PerChildNetns {
-			ns := fmt.Sprintf("forkd-child-%d", i+1)
-			info.Netns = &ns
-			c.sandboxes[info.ID].info.Netns = &ns
+			info = c.setNetns(info.ID, offset+i+1)
 		}
 		infos = append(infos, info)
 	}
@@ -710,6 +763,10 @@ func (c *Controller) createWorkspace(w http.ResponseWriter, r *http.Request, bod
 		return
 	}
 	info := c.newSandbox(*req.SnapshotTag, req.MemoryLimitMiB)
+	if req.PerChildNetns {
+		// spawn_one_for_workspace: one child at pick_netns_offset.
+		info = c.setNetns(info.ID, c.netnsOffset(1)+1)
+	}
 	now := c.now()
 	ws := &WorkspaceInfo{
 		ID:                "ws-" + info.ID[:min(len(info.ID), 16)],
@@ -780,6 +837,75 @@ func (c *Controller) deleteWorkspace(w http.ResponseWriter, r *http.Request, _ [
 		sb.destroy()
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// suspendWorkspace is suspend_workspace (http.rs) without the snapshot: a
+// workspace that is not running is 400, a name the controller does not
+// know 404; the live sandbox is destroyed and the workspace is suspended
+// with the state tag the controller derives ("ws-NAME-state", 500 when
+// that is not a safe tag).
+func (c *Controller) suspendWorkspace(w http.ResponseWriter, r *http.Request, body []byte) {
+	name := r.PathValue("name")
+	var req struct {
+		Diff bool `json:"diff"`
+	}
+	if !decodeJSON(w, r, body, &req) {
+		return
+	}
+	c.mu.Lock()
+	ws, ok := c.workspaces[name]
+	if !ok {
+		c.mu.Unlock()
+		writeError(w, http.StatusNotFound, "workspace "+name+" not found")
+		return
+	}
+	if ws.Status != "running" {
+		c.mu.Unlock()
+		// {:?} of WorkspaceStatus: the variant's name.
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("workspace %s is %s, not Running — suspend requires a live sandbox", name, strings.ToUpper(ws.Status[:1])+ws.Status[1:]))
+		return
+	}
+	stateTag := "ws-" + name + "-state"
+	if !isSafeTag(stateTag) {
+		c.mu.Unlock()
+		writeError(w, http.StatusInternalServerError, "derived state tag failed validation (workspace name pathological?)")
+		return
+	}
+	sbID := *ws.LiveSandboxID
+	sb, ok := c.sandboxes[sbID]
+	if !ok {
+		c.mu.Unlock()
+		writeError(w, http.StatusNotFound, "workspace's live sandbox "+sbID+" is gone")
+		return
+	}
+	delete(c.sandboxes, sbID)
+	memPath := "/var/lib/forkd/snapshots/" + stateTag + "/memory.bin"
+	ws.Status, ws.LiveSandboxID, ws.CurrentStateTag = "suspended", nil, &stateTag
+	ws.LastActiveUnix, ws.LastBranchMemoryPath = c.now(), &memPath
+	out := *ws
+	c.mu.Unlock()
+	sb.destroy()
+	writeJSON(w, http.StatusOK, out)
+}
+
+// Restart stands in for a controller that restarted after its microVMs
+// died (a crash of the host, say): Registry::reconcile (state.rs) prunes
+// every sandbox whose Firecracker process is dead, here all of them, and
+// marks every running workspace whose live sandbox is gone as stale, with
+// no live sandbox.
+func (c *Controller) Restart() {
+	c.mu.Lock()
+	boxes := c.sandboxes
+	c.sandboxes = map[string]*sandbox{}
+	for _, ws := range c.workspaces {
+		if ws.Status == "running" {
+			ws.Status, ws.LiveSandboxID = "stale", nil
+		}
+	}
+	c.mu.Unlock()
+	for _, sb := range boxes {
+		sb.destroy()
+	}
 }
 
 // writeJSON answers as axum's Json does: application/json, compact, UTF-8
