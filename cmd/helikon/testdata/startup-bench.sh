@@ -5,14 +5,18 @@
 # the repository root, as root (runuser switches to the unprivileged user):
 #
 #	apt-get install -y hyperfine bubblewrap
-#	chrt -f 50 sh cmd/helikon/testdata/startup-bench.sh [USER] [RUNS] [OLD]
+#	sh cmd/helikon/testdata/startup-bench.sh [USER] [RUNS] [OLD]
 #
 # USER defaults to nobody; the binaries are built into a directory under
 # /tmp that USER can read. OLD is a git revision whose helikon binary runs in
 # the same hyperfine invocations for comparison (e72bca1, the last single
 # binary, unless given; "none" for none). The helikon binary is built with
 # helikon-agent beside it, as the README's go build -o bin/ ./cmd/... does.
+# The builds run at normal priority, hyperfine with $PRIO (default chrt -f 50,
+# real-time priority, which keeps wall times close to a quiet machine's on a
+# loaded one; PRIO= for none).
 set -eu
+prio=${PRIO-chrt -f 50}
 user=${1:-nobody}
 runs=${2:-100}
 old=${3:-e72bca1}
@@ -43,13 +47,13 @@ for who in root "$user"; do
 	run=""
 	[ "$who" = root ] || run="runuser -u $user --"
 	echo "== $who"
-	# shellcheck disable=SC2086 # the old binary's commands are absent with OLD=none
-	$run hyperfine -N --warmup 10 --runs "$runs" --export-markdown "$dir/$who.md" \
+	# shellcheck disable=SC2086 # $prio and $run are words; the old binary's commands are absent with OLD=none
+	$prio $run hyperfine -N --warmup 10 --runs "$runs" --export-markdown "$dir/$who.md" \
 		/bin/true "$dir/hello-go" "$bwrap" "$dir/helikon --help" ${oldhelp:+"$oldhelp"} \
 		"$dir/helikon exec --backend host -- /bin/true" "$dir/helikon exec -- /bin/true" ${oldexec:+"$oldexec"}
 	cat "$dir/$who.md"
 	echo "== $who, eight in parallel: 200 commands through xargs -P 8"
-	$run hyperfine -N --warmup 2 --runs 10 --export-markdown "$dir/$who-parallel.md" \
+	$prio $run hyperfine -N --warmup 2 --runs 10 --export-markdown "$dir/$who-parallel.md" \
 		"sh -c 'seq 200 | xargs -P 8 -I{} /bin/true'" \
 		"sh -c 'seq 200 | xargs -P 8 -I{} $dir/helikon exec -- /bin/true'" ${oldpar:+"$oldpar"}
 	cat "$dir/$who-parallel.md"

@@ -146,17 +146,19 @@ func Main(ctx context.Context, env *Env, args []string) int {
 	return c.Run(ctx, env, args[1:])
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "helikon: tools AI agents can be trusted with.")
-	fmt.Fprintln(w, "\nUsage: helikon COMMAND [flags] [args]\n\nCommands:")
+func usage(out io.Writer) {
+	var w strings.Builder // one write instead of one per line
+	fmt.Fprintln(&w, "helikon: tools AI agents can be trusted with.")
+	fmt.Fprintln(&w, "\nUsage: helikon COMMAND [flags] [args]\n\nCommands:")
 	summaries := maps.Clone(agentCommands)
 	for n, c := range commands {
 		summaries[n] = c.Summary
 	}
 	for _, n := range slices.Sorted(maps.Keys(summaries)) {
-		fmt.Fprintf(w, "  %-12s %s\n", n, summaries[n])
+		fmt.Fprintf(&w, "  %-12s %s\n", n, summaries[n])
 	}
-	fmt.Fprintln(w, "\nRun 'helikon COMMAND --help' for a command's flags.")
+	fmt.Fprintln(&w, "\nRun 'helikon COMMAND --help' for a command's flags.")
+	io.WriteString(out, w.String())
 }
 
 // NewFlagSet returns a flag set for a command whose usage prints synopsis and
