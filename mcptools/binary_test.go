@@ -25,7 +25,8 @@ var helikonBin struct {
 	err  error
 }
 
-// helikonBinary builds cmd/helikon once per test binary.
+// helikonBinary builds cmd/helikon and cmd/helikon/helikon-agent once per
+// test binary and returns the path of helikon.
 func helikonBinary(t testing.TB) string {
 	t.Helper()
 	helikonBin.once.Do(func() {
@@ -38,8 +39,9 @@ func helikonBinary(t testing.TB) string {
 		if helikonBin.err != nil {
 			return
 		}
+		// helikon executes helikon-agent, built next to it, for mcp and tool.
 		helikonBin.path = filepath.Join(helikonBin.dir, "helikon")
-		out, err := exec.Command(gobin, "build", "-o", helikonBin.path, "github.com/paigasus/helikon/cmd/helikon").CombinedOutput()
+		out, err := exec.Command(gobin, "build", "-o", helikonBin.dir+string(filepath.Separator), "github.com/paigasus/helikon/cmd/helikon/...").CombinedOutput()
 		if err != nil {
 			helikonBin.err = &buildError{err, out}
 		}

@@ -1,26 +1,19 @@
 // Command helikon runs tools AI agents can be trusted with: one tool or one
 // command under a sandbox, an agent over the sandboxed toolset, an MCP server
 // of the tools, an egress proxy. Run helikon --help for the commands.
+//
+// This binary holds the commands that need no model and stays small, so that
+// it starts fast; the agent commands are in helikon-agent
+// (cmd/helikon/helikon-agent), which it executes for them and finds next to
+// itself or on PATH. Build both with go build -o bin/ ./cmd/...
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
-
-	"golang.org/x/term"
 
 	"github.com/paigasus/helikon/cmd/helikon/internal/cli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	env := &cli.Env{
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		IsTerminal: func() bool { return term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stderr.Fd())) },
-	}
-	code := cli.Main(ctx, env, os.Args[1:])
-	stop()
-	os.Exit(code)
+	os.Exit(cli.RunProcess(os.Args[1:]))
 }

@@ -5,35 +5,56 @@
 # the repository root, as root (runuser switches to the unprivileged user):
 #
 #	apt-get install -y hyperfine bubblewrap
-#	sh cmd/helikon/testdata/startup-bench.sh [USER] [RUNS]
+#	sh cmd/helikon/testdata/startup-bench.sh [USER] [RUNS] [OLD]
 #
 # USER defaults to nobody; the binaries are built into a directory under
-# /tmp that USER can read.
+# /tmp that USER can read. OLD is a git revision whose helikon binary runs in
+# the same hyperfine invocations for comparison (e72bca1, the last single
+# binary, unless given; "none" for none). The helikon binary is built with
+# helikon-agent beside it, as the README's go build -o bin/ ./cmd/... does.
+# The builds run at normal priority, hyperfine with $PRIO (default chrt -f 50,
+# real-time priority, which keeps wall times close to a quiet machine's on a
+# loaded one; PRIO= for none).
 set -eu
+prio=${PRIO-chrt -f 50}
 user=${1:-nobody}
 runs=${2:-100}
+old=${3:-e72bca1}
 dir=$(mktemp -d /tmp/helikon-startup-XXXXXX)
 chmod 755 "$dir"
-go build -o "$dir/helikon" ./cmd/helikon
+go build -o "$dir/" ./cmd/...
 mkdir "$dir/hello"
 printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello world") }\n' >"$dir/hello/main.go"
 printf 'module hello\n\ngo 1.26\n' >"$dir/hello/go.mod"
 (cd "$dir/hello" && go build -o "$dir/hello-go" .)
+oldhelp="" oldexec="" oldpar=""
+if [ "$old" != none ]; then
+	mkdir "$dir/src"
+	git archive "$old" | tar -x -C "$dir/src"
+	(cd "$dir/src" && go build -o "$dir/old/helikon" ./cmd/helikon)
+	oldhelp="$dir/old/helikon --help"
+	oldexec="$dir/old/helikon exec -- /bin/true"
+	oldpar="sh -c 'seq 200 | xargs -P 8 -I{} $dir/old/helikon exec -- /bin/true'"
+fi
 mkdir "$dir/proj"
 chown "$user" "$dir/proj"
-ls -l "$dir/helikon" | awk '{printf "binary: %.1f MB\n", $5 / 1e6}'
+for f in "$dir/helikon" "$dir/helikon-agent" "$dir/old/helikon"; do
+	[ -f "$f" ] && ls -l "$f" | awk -v f="${f#$dir/}" '{printf "%s: %.1f MB\n", f, $5 / 1e6}'
+done
 bwrap="bwrap --ro-bind / / --unshare-all --dev /dev --proc /proc /bin/true"
 cd "$dir/proj"
 for who in root "$user"; do
 	run=""
 	[ "$who" = root ] || run="runuser -u $user --"
 	echo "== $who"
-	$run hyperfine -N --warmup 10 --runs "$runs" --export-markdown "$dir/$who.md" \
-		/bin/true "$dir/hello-go" "$dir/helikon --help" "$bwrap" \
-		"$dir/helikon exec --backend host -- /bin/true" "$dir/helikon exec -- /bin/true"
+	# shellcheck disable=SC2086 # $prio and $run are words; the old binary's commands are absent with OLD=none
+	$prio $run hyperfine -N --warmup 10 --runs "$runs" --export-markdown "$dir/$who.md" \
+		/bin/true "$dir/hello-go" "$bwrap" "$dir/helikon --help" ${oldhelp:+"$oldhelp"} \
+		"$dir/helikon exec --backend host -- /bin/true" "$dir/helikon exec -- /bin/true" ${oldexec:+"$oldexec"}
 	cat "$dir/$who.md"
 	echo "== $who, eight in parallel: 200 commands through xargs -P 8"
-	$run hyperfine -N --warmup 2 --runs 10 \
+	$prio $run hyperfine -N --warmup 2 --runs 10 --export-markdown "$dir/$who-parallel.md" \
 		"sh -c 'seq 200 | xargs -P 8 -I{} /bin/true'" \
-		"sh -c 'seq 200 | xargs -P 8 -I{} $dir/helikon exec -- /bin/true'"
+		"sh -c 'seq 200 | xargs -P 8 -I{} $dir/helikon exec -- /bin/true'" ${oldpar:+"$oldpar"}
+	cat "$dir/$who-parallel.md"
 done

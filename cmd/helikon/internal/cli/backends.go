@@ -5,11 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/backend/host"
+	"github.com/paigasus/helikon/sandbox"
 )
 
 // BackendFlags are the flags of every command that runs programs (exec, tool,
@@ -99,4 +102,26 @@ func BuildBackend(ctx context.Context, env *Env, root string, f *BackendFlags) (
 		return nil, err
 	}
 	return b, nil
+}
+
+func init() {
+	RegisterBackend("host", hostBackend)
+}
+
+// hostBackend builds the host backend: no containment, the working
+// directory pinned to the root, the environment scrubbed to PATH, HOME and
+// the --env names.
+func hostBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend.Backend, error) {
+	if f.EgressAllow != nil && len(*f.EgressAllow) > 0 {
+		return nil, fmt.Errorf("%w: --egress-allow needs a backend that can force traffic through the egress proxy; the host backend cannot restrict the network", backend.ErrUnavailable)
+	}
+	sb, err := sandbox.Open(root)
+	if err != nil {
+		return nil, err
+	}
+	allow := slices.Clone(backend.DefaultEnvAllowlist)
+	if f.Env != nil {
+		allow = append(allow, *f.Env...)
+	}
+	return host.New(sb.Dir(), &host.Options{Timeout: f.Timeout, EnvAllowlist: allow, Limits: f.Limits()})
 }

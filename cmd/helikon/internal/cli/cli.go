@@ -1,5 +1,18 @@
-// Package cli implements the helikon command-line tool. cmd/helikon is a thin
-// main around [Main].
+// Package cli implements the helikon command-line tool's frame and the
+// commands that need no model: exec, guarantees, doctor, proxy, forkd and
+// help. It links the sandbox backends and the egress proxy but none of the
+// model SDKs, OpenTelemetry, SQLite, readability or the MCP SDK, so that the
+// helikon binary (cmd/helikon, a thin main around [RunProcess]) starts about
+// as fast as any small Go program: it is what every sandboxed command and the
+// OS sandbox's unprivileged launcher pay for.
+//
+// The agent commands (run, mcp, tool, fetch, search, policy) live in package
+// agentcli and in a second binary, helikon-agent (cmd/helikon/helikon-agent),
+// which links both packages. The helikon binary lists them in its usage and
+// replaces itself with helikon-agent (execve: same process, stdio, terminal,
+// signals and exit status) when one is asked for; see [ExecAgent]. An agent
+// command registers with [RegisterAgent] and must be listed in agentCommands
+// below; TestFrontLinksNoHeavyPackage keeps the heavy packages out of this one.
 //
 // Conventions every command follows:
 //   - --help on every command prints its usage on stdout and exits 0;
@@ -19,8 +32,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -46,8 +60,8 @@ type Env struct {
 	IsTerminal func() bool
 }
 
-// getenv reads an environment variable through e.Getenv.
-func (e *Env) getenv(k string) string {
+// Var reads the environment variable k through e.Getenv.
+func (e *Env) Var(k string) string {
 	if e.Getenv == nil {
 		return os.Getenv(k)
 	}
@@ -65,9 +79,41 @@ type Command struct {
 
 var commands = map[string]*Command{}
 
-// Register adds a command. It panics on a duplicate name (a programming
-// error caught by any test that runs the CLI).
+// agentCommands are the commands of the agent binary (package agentcli),
+// with their summaries: the helikon binary lists them and passes them on to
+// helikon-agent, so a new agent command is added here and registered with
+// [RegisterAgent].
+var agentCommands = map[string]string{
+	"fetch":  "fetch a URL through the SSRF guard and print it as WebFetch JSON or Markdown",
+	"mcp":    "serve the built-in tools to MCP clients (stdio or streamable HTTP)",
+	"policy": "check what the permission policy decides for a tool call, without running it",
+	"run":    "run a coding agent on PROMPT over the sandboxed toolset in --root",
+	"search": "search the web with Brave or Tavily and print WebSearch JSON",
+	"tool":   "invoke one built-in tool once and print its JSON output",
+}
+
+// Register adds a command of the helikon binary. It panics on a duplicate
+// name or the name of an agent command (programming errors caught by any
+// test that runs the CLI).
 func Register(c *Command) {
+	if _, agent := agentCommands[c.Name]; agent {
+		panic("cli: " + c.Name + " is an agent command: register it with RegisterAgent")
+	}
+	register(c)
+}
+
+// RegisterAgent adds a command of the agent binary, whose summary is the one
+// agentCommands lists. It panics when name is not listed there (the helikon
+// binary would neither show nor pass it on) or is already registered.
+func RegisterAgent(name string, run func(ctx context.Context, env *Env, args []string) int) {
+	summary, ok := agentCommands[name]
+	if !ok {
+		panic("cli: agent command " + name + " is not listed in agentCommands")
+	}
+	register(&Command{Name: name, Summary: summary, Run: run})
+}
+
+func register(c *Command) {
 	if _, dup := commands[c.Name]; dup {
 		panic("cli: duplicate command " + c.Name)
 	}
@@ -89,6 +135,9 @@ func Main(ctx context.Context, env *Env, args []string) int {
 		name, args = args[1], []string{args[1], "--help"}
 	}
 	c, ok := commands[name]
+	if !ok && agentCommands[name] != "" {
+		return Failf(env, ExitUsage, "%s is a command of %s, which this program does not include", name, AgentBinary)
+	}
 	if !ok {
 		fmt.Fprintf(env.Stderr, "helikon: unknown command %q\n\n", name)
 		usage(env.Stderr)
@@ -97,18 +146,19 @@ func Main(ctx context.Context, env *Env, args []string) int {
 	return c.Run(ctx, env, args[1:])
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "helikon: tools AI agents can be trusted with.")
-	fmt.Fprintln(w, "\nUsage: helikon COMMAND [flags] [args]\n\nCommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+func usage(out io.Writer) {
+	var w strings.Builder // one write instead of one per line
+	fmt.Fprintln(&w, "helikon: tools AI agents can be trusted with.")
+	fmt.Fprintln(&w, "\nUsage: helikon COMMAND [flags] [args]\n\nCommands:")
+	summaries := maps.Clone(agentCommands)
+	for n, c := range commands {
+		summaries[n] = c.Summary
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].Summary)
+	for _, n := range slices.Sorted(maps.Keys(summaries)) {
+		fmt.Fprintf(&w, "  %-12s %s\n", n, summaries[n])
 	}
-	fmt.Fprintln(w, "\nRun 'helikon COMMAND --help' for a command's flags.")
+	fmt.Fprintln(&w, "\nRun 'helikon COMMAND --help' for a command's flags.")
+	io.WriteString(out, w.String())
 }
 
 // NewFlagSet returns a flag set for a command whose usage prints synopsis and

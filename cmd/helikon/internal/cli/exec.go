@@ -35,7 +35,7 @@ func runExec(ctx context.Context, env *Env, args []string) int {
 	if _, err := common.Policy(); err != nil {
 		return Failf(env, ExitUsage, "exec: %v", err)
 	}
-	b, err := BuildBackend(ctx, env, dir, common.withFileSettings(bflags))
+	b, err := BuildBackend(ctx, env, dir, common.WithFileSettings(bflags))
 	if err != nil {
 		status := ExitOther
 		if errors.Is(err, backend.ErrUnavailable) {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/paigasus/helikon/cmd/helikon/internal/cli/clitest"
 )
 
 func TestExecCommand(t *testing.T) {
@@ -35,7 +37,7 @@ func TestExecCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runCLI(t, tt.stdin, tt.args...)
+			code, stdout, stderr := clitest.Run(t, tt.stdin, tt.args...)
 			if code != tt.code || !strings.Contains(stdout, tt.stdout) || !strings.Contains(stderr, tt.stderr) {
 				t.Errorf("exit %d stdout %q stderr %q; want %d, %q, %q", code, stdout, stderr, tt.code, tt.stdout, tt.stderr)
 			}
@@ -50,11 +52,11 @@ func TestExecEnvFlag(t *testing.T) {
 	t.Setenv("HELIKON_EXEC_TEST", "visible")
 	t.Setenv("HELIKON_EXEC_API_KEY", "secret")
 	dir := t.TempDir()
-	_, stdout, _ := runCLI(t, "", "exec", "--backend", "host", "--root", dir, "--", "env")
+	_, stdout, _ := clitest.Run(t, "", "exec", "--backend", "host", "--root", dir, "--", "env")
 	if strings.Contains(stdout, "visible") || strings.Contains(stdout, "secret") {
 		t.Errorf("unlisted variables passed: %s", stdout)
 	}
-	_, stdout, _ = runCLI(t, "", "exec", "--backend", "host", "--root", dir, "--env", "HELIKON_EXEC_TEST", "--env", "HELIKON_EXEC_API_KEY", "--", "env")
+	_, stdout, _ = clitest.Run(t, "", "exec", "--backend", "host", "--root", dir, "--env", "HELIKON_EXEC_TEST", "--env", "HELIKON_EXEC_API_KEY", "--", "env")
 	if !strings.Contains(stdout, "HELIKON_EXEC_TEST=visible") || !strings.Contains(stdout, "HELIKON_EXEC_API_KEY=secret") {
 		t.Errorf("--env did not extend the allowlist: %s", stdout)
 	}

@@ -23,10 +23,10 @@ func init() {
 // endpoint the microVMs' network namespaces route through).
 func forkdOptions(env *Env) (forkd.Options, error) {
 	opts := forkd.Options{
-		URL:           env.getenv("FORKD_URL"),
-		Token:         forkd.Token(env.getenv("FORKD_TOKEN")),
-		Snapshot:      env.getenv("FORKD_SNAPSHOT"),
-		EnforceEgress: env.getenv("FORKD_PROXY"),
+		URL:           env.Var("FORKD_URL"),
+		Token:         forkd.Token(env.Var("FORKD_TOKEN")),
+		Snapshot:      env.Var("FORKD_SNAPSHOT"),
+		EnforceEgress: env.Var("FORKD_PROXY"),
 	}
 	var missing []string
 	for _, kv := range [][2]string{{"FORKD_URL", opts.URL}, {"FORKD_TOKEN", string(opts.Token)}, {"FORKD_SNAPSHOT", opts.Snapshot}} {
@@ -37,7 +37,7 @@ func forkdOptions(env *Env) (forkd.Options, error) {
 	if len(missing) > 0 {
 		return opts, fmt.Errorf("%w: the forkd backend needs %v set (and optionally FORKD_CA, FORKD_PROXY)", backend.ErrUnavailable, missing)
 	}
-	if path := env.getenv("FORKD_CA"); path != "" {
+	if path := env.Var("FORKD_CA"); path != "" {
 		pem, err := os.ReadFile(path)
 		if err != nil {
 			return opts, fmt.Errorf("%w: FORKD_CA: %w", backend.ErrUnavailable, err)

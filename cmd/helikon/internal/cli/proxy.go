@@ -68,7 +68,7 @@ func runProxy(ctx context.Context, env *Env, args []string) int {
 		Logger:      slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level})),
 	}
 	if *authEnv != "" {
-		user, pass, ok := strings.Cut(env.getenv(*authEnv), ":")
+		user, pass, ok := strings.Cut(env.Var(*authEnv), ":")
 		if !ok || user == "" || pass == "" {
 			return Failf(env, ExitUsage, "proxy: --auth-env %s: want USER:PASSWORD in that variable", *authEnv)
 		}

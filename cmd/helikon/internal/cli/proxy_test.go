@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paigasus/helikon/cmd/helikon/internal/cli/clitest"
+
 	"github.com/paigasus/helikon/cmd/helikon/internal/cli"
 )
 
@@ -84,7 +86,7 @@ func TestProxyCommandUsageErrors(t *testing.T) {
 		{"proxy", "stray"},
 		{"proxy", "--listen", "256.0.0.1:0"},
 	} {
-		if code, _, _ := runCLI(t, "", args...); code != cli.ExitUsage {
+		if code, _, _ := clitest.Run(t, "", args...); code != cli.ExitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, cli.ExitUsage)
 		}
 	}

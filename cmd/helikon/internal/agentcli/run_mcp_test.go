@@ -1,0 +1,104 @@
+package agentcli_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/paigasus/helikon/agent"
+	"github.com/paigasus/helikon/model"
+	"github.com/paigasus/helikon/provider/openai/openaitest"
+)
+
+// buildHelikon builds the helikon and helikon-agent binaries into one
+// directory for tests that need a real process, and returns the path of
+// helikon, which executes helikon-agent for the agent commands.
+func buildHelikon(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "github.com/paigasus/helikon/cmd/helikon/...").CombinedOutput(); err != nil {
+		t.Fatalf("building helikon: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, "helikon")
+}
+
+func TestRunUsesToolsOfAnMCPServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the helikon binary; skipped with -short")
+	}
+	bin := buildHelikon(t)
+	dir := t.TempDir()
+	srv := openaitest.NewServer(
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "srv_Read", Args: `{"path":"n.txt"}`}}},
+		openaitest.Reply{Text: "24.49"},
+	)
+	defer srv.Close()
+	if err := os.WriteFile(filepath.Join(dir, "n.txt"), []byte("24.49\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mcp := bin + " mcp --root " + dir + " --backend host --tools Read"
+	code, stdout, stderr := runAgentCLI(t, runEnv{vars: openaiEnv(t, srv)}, "--root", dir, "--backend", "host", "--json",
+		"--mcp", mcp, "--mcp-prefix", "srv_", "read n.txt")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	var result *model.ToolResult
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	for sc.Scan() {
+		var ev agent.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("not a JSON line: %q", sc.Text())
+		}
+		if ev.Kind == agent.EventToolResult {
+			result = ev.ToolResult
+		}
+	}
+	if result == nil || result.IsError || !strings.Contains(result.Content, `24.49\n`) {
+		t.Fatalf("tool result of the MCP tool: %+v", result)
+	}
+	// A clash between a server's tool and a built-in one is refused before the run.
+	clash := bin + " mcp --root " + dir + " --backend host --tools Read"
+	code, _, stderr = runAgentCLI(t, runEnv{vars: openaiEnv(t, srv)}, "--root", dir, "--backend", "host", "--mcp", clash, "read")
+	if code != 125 || !strings.Contains(stderr, "Read") {
+		t.Errorf("clash: exit %d, stderr %s", code, stderr)
+	}
+}
+
+func TestRunExportsTracesWhenConfigured(t *testing.T) {
+	// The base URL may end in a slash, as people write it.
+	for _, suffix := range []string{"", "/"} {
+		t.Run("endpoint"+suffix, func(t *testing.T) { testRunExportsTraces(t, suffix) })
+	}
+}
+
+func testRunExportsTraces(t *testing.T, suffix string) {
+	var posts atomic.Int32
+	var body atomic.Int64
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/traces" {
+			n, _ := io.Copy(io.Discard, r.Body)
+			body.Add(n)
+			posts.Add(1)
+		}
+	}))
+	defer collector.Close()
+	srv := openaitest.NewServer(openaitest.Reply{Text: "hello"})
+	defer srv.Close()
+	vars := openaiEnv(t, srv)
+	vars["OTEL_EXPORTER_OTLP_ENDPOINT"] = collector.URL + suffix
+	code, stdout, stderr := runAgentCLI(t, runEnv{vars: vars}, "--root", t.TempDir(), "--backend", "host", "say hello")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	if posts.Load() == 0 || body.Load() == 0 {
+		t.Errorf("no spans exported to the collector (%d posts, %d bytes)", posts.Load(), body.Load())
+	}
+}

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package cli
-
-// holdSignalKeys does nothing here: a Ctrl-C typed right as an approval's
-// prompt appears may cancel the turn while the prompt still waits for a key.
-func holdSignalKeys() (restore func()) { return func() {} }
