@@ -1,0 +1,11 @@
+package docker
+
+import (
+	"errors"
+
+	"github.com/paigasus/helikon/workspace"
+)
+
+func newBindFS(source, dir string) (workspace.FS, error) { return nil, nil }
+
+func newIsolatedFS(w *Workspace, dir string) (workspace.FS, error) { return nil, errors.New("todo") }

@@ -1,0 +1,257 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
+
+	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/workspace"
+)
+
+// Workspace is one session's container: its files (bind-mounted from this
+// machine or copied into the container) and the commands run in it through
+// docker exec. It is safe for concurrent use.
+type Workspace struct {
+	workspace.FS
+	e          *Engine
+	id         string
+	info       workspace.Info
+	dir        string
+	baseEnv    []string // the container's environment
+	shell      string   // bash when the image has it, else /bin/sh
+	timeout    time.Duration
+	outputCap  int64
+	allow      []string
+	limits     backend.ResourceLimits
+	guarantees backend.Guarantees
+
+	mu     sync.Mutex
+	closed bool
+}
+
+var (
+	_ workspace.Workspace = (*Workspace)(nil)
+	_ backend.TimeLimited = (*Workspace)(nil)
+)
+
+// open builds the Workspace of the running container id from what the
+// daemon says about it.
+func (e *Engine) open(ctx context.Context, id string, attached bool) (*Workspace, error) {
+	insp, err := e.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("docker: inspect container %s: %w", shortID(id), gone(err))
+	}
+	c := insp.Container
+	if c.Config == nil || c.HostConfig == nil {
+		return nil, fmt.Errorf("docker: container %s: the daemon reported no configuration", shortID(id))
+	}
+	hc := c.HostConfig
+	if hc.Privileged || len(hc.CapAdd) > 0 || !slices.ContainsFunc(hc.CapDrop, func(s string) bool { return strings.EqualFold(strings.TrimPrefix(strings.ToUpper(s), "CAP_"), "ALL") }) {
+		return nil, fmt.Errorf("docker: container %s is privileged or keeps capabilities; helikon does not run commands in it", shortID(id))
+	}
+	dir := c.Config.WorkingDir
+	if dir == "" || !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("docker: container %s has no absolute working directory", shortID(id))
+	}
+	var bindSource string
+	for _, m := range c.Mounts {
+		if m.Type == mount.TypeBind && m.Destination == dir {
+			bindSource = m.Source
+		}
+	}
+	w := &Workspace{
+		e:         e,
+		id:        c.ID,
+		dir:       dir,
+		timeout:   e.opts.Timeout,
+		outputCap: e.opts.OutputCap,
+		allow:     slices.Clone(e.opts.EnvAllowlist),
+		limits:    e.opts.Limits,
+		baseEnv:   c.Config.Env,
+	}
+	if w.timeout <= 0 {
+		w.timeout = backend.DefaultTimeout
+	}
+	if w.outputCap <= 0 {
+		w.outputCap = backend.DefaultOutputCap
+	}
+	w.limits.Processes = 0 // the container's pids limit, not a ulimit
+	labels := c.Config.Labels
+	w.info = workspace.Info{
+		ID:       c.ID,
+		Engine:   EngineName,
+		Session:  labels[workspace.LabelSession],
+		Labels:   labels,
+		Created:  workspace.CreatedAt(labels),
+		State:    "running",
+		Attached: attached,
+	}
+	w.guarantees = e.guarantees(hc, c.Config.User, bindSource)
+	if err := w.probe(ctx); err != nil {
+		return nil, err
+	}
+	if bindSource != "" {
+		w.FS, err = newBindFS(bindSource, dir)
+	} else {
+		w.FS, err = newIsolatedFS(w, dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// guarantees reports what the container's configuration enforces.
+func (e *Engine) guarantees(hc *container.HostConfig, user, bindSource string) backend.Guarantees {
+	runtime := hc.Runtime
+	if runtime == "" {
+		runtime = "runc"
+	}
+	virtual := slices.Contains(VirtualizedRuntimes, runtime)
+	kernel := backend.IsolationOSKernel
+	if virtual {
+		kernel = backend.IsolationVirtualized
+	}
+	g := backend.Guarantees{Filesystem: kernel, Network: kernel, Syscalls: backend.IsolationNone}
+	seccomp := e.seccomp && !slices.ContainsFunc(hc.SecurityOpt, func(s string) bool {
+		return strings.HasPrefix(s, "seccomp=unconfined") || strings.HasPrefix(s, "seccomp:unconfined")
+	})
+	switch {
+	case virtual:
+		g.Syscalls = backend.IsolationVirtualized
+	case seccomp:
+		g.Syscalls = backend.IsolationOSKernel
+	}
+	network := string(hc.NetworkMode)
+	if !hc.NetworkMode.IsNone() {
+		g.Network = backend.IsolationNone
+		if network == "" {
+			network = "default"
+		}
+	}
+	files := "isolated copy in the container"
+	if bindSource != "" {
+		files = "bind mount of " + bindSource
+	}
+	if user == "" {
+		user = "root (the image names no user)"
+	}
+	g.Label = fmt.Sprintf("docker (%s, network %s)", runtime, network)
+	g.Features = append(slices.Clone(e.features),
+		"image: "+e.opts.Image,
+		"runtime: "+runtime,
+		"files: "+files,
+		"network: "+network,
+		"user: "+user,
+		"capabilities: all dropped; no-new-privileges",
+	)
+	if seccomp {
+		g.Features = append(g.Features, "seccomp: the daemon's default profile")
+	} else {
+		g.Features = append(g.Features, "seccomp: none")
+	}
+	r := hc.Resources
+	limits := []string{}
+	if r.Memory > 0 {
+		limits = append(limits, fmt.Sprintf("memory %d bytes", r.Memory))
+	}
+	if r.NanoCPUs > 0 {
+		limits = append(limits, fmt.Sprintf("cpus %.2f", float64(r.NanoCPUs)/1e9))
+	}
+	if r.PidsLimit != nil && *r.PidsLimit > 0 {
+		limits = append(limits, fmt.Sprintf("pids %d", *r.PidsLimit))
+	}
+	if len(limits) > 0 {
+		g.Features = append(g.Features, "container limits: "+strings.Join(limits, ", "))
+	}
+	return g
+}
+
+// probe checks that the container runs commands and finds the shell that
+// Request.Command runs with: bash where the image has it, else /bin/sh.
+func (w *Workspace) probe(ctx context.Context) error {
+	var out, errb bytes.Buffer
+	code, err := w.execRaw(ctx, []string{"/bin/sh", "-c", "command -v bash || :"}, nil, nil, &out, &errb)
+	if err != nil {
+		return fmt.Errorf("docker: container %s: a first command: %w", shortID(w.id), err)
+	}
+	if code != 0 {
+		return fmt.Errorf("docker: container %s cannot run /bin/sh (exit %d: %s); the image needs a POSIX shell at /bin/sh", shortID(w.id), code, bytes.TrimSpace(errb.Bytes()))
+	}
+	w.shell = "/bin/sh"
+	if p := strings.TrimSpace(out.String()); strings.HasPrefix(p, "/") {
+		w.shell = p
+	}
+	return nil
+}
+
+// Dir returns the working directory of commands, the same path in the
+// container and, in the bind mode, on this machine.
+func (w *Workspace) Dir() string { return w.dir }
+
+// Timeout returns the longest a command may run.
+func (w *Workspace) Timeout() time.Duration { return w.timeout }
+
+// Guarantees reports what the container enforces (see the package doc).
+func (w *Workspace) Guarantees() backend.Guarantees {
+	g := w.guarantees
+	g.Features = slices.Clone(g.Features)
+	return g
+}
+
+// Info describes the workspace.
+func (w *Workspace) Info() workspace.Info {
+	i := w.info
+	i.Labels = maps.Clone(i.Labels)
+	return i
+}
+
+// Close force-removes the container and everything in it (in the bind
+// mode the root on this machine stays). It is idempotent and removes the
+// container even when ctx is already done (a Close at SIGINT).
+func (w *Workspace) Close(ctx context.Context) error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	w.mu.Unlock()
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+	defer cancel()
+	return w.e.remove(rctx, w.id)
+}
+
+// isClosed reports whether Close ran.
+func (w *Workspace) isClosed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.closed
+}
+
+// errClosed is what operations after Close fail with.
+var errClosed = fmt.Errorf("docker: the workspace was closed: %w", workspace.ErrGone)
+
+// gone wraps err with [workspace.ErrGone] when it says the container no
+// longer exists or no longer runs.
+func gone(err error) error {
+	if err == nil {
+		return nil
+	}
+	if cerrdefs.IsNotFound(err) || (cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "not running")) {
+		return fmt.Errorf("%w (%w)", workspace.ErrGone, err)
+	}
+	return err
+}
