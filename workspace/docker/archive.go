@@ -13,14 +13,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 )
 
 // copyIn copies the engine's root (an empty directory when it has none) into the created (not yet started)
-// container id at the same absolute path, owned by user (the container's
-// user, "" for the image's), with the archive API. Regular files,
+// container id at the same absolute path, owned by user (as the container
+// runs it; "" is root), with the archive API. Regular files,
 // directories and symbolic links are copied (links as links, never
 // followed); sockets, FIFOs and devices are skipped. The parents of the
 // path that the image lacks are created owned by root, mode 0755.
@@ -45,7 +46,7 @@ func (e *Engine) copyIn(ctx context.Context, id, user string) error {
 func writeTree(w io.Writer, root, prefix string, uid, gid int) error {
 	tw := tar.NewWriter(w)
 	if root == "" {
-		h := &tar.Header{Typeflag: tar.TypeDir, Name: prefix + "/", Mode: 0o755, Uid: uid, Gid: gid, Format: tar.FormatPAX}
+		h := &tar.Header{Typeflag: tar.TypeDir, Name: prefix + "/", Mode: 0o755, Uid: uid, Gid: gid, ModTime: time.Now(), Format: tar.FormatPAX}
 		if err := tw.WriteHeader(h); err != nil {
 			return err
 		}

@@ -116,13 +116,17 @@ var VirtualizedRuntimes = []string{"runsc", "io.containerd.runsc.v1", "kata", "k
 // Engine creates, finds and removes Docker workspaces. It is safe for
 // concurrent use.
 type Engine struct {
-	cli      *client.Client
-	opts     Options
-	dir      string // the working directory in the container
-	root     string // the host directory (bind source, or copied in); "" when none
-	seccomp  bool   // the daemon applies its default seccomp profile
-	features []string
-	log      *slog.Logger
+	cli       *client.Client
+	opts      Options
+	dir       string // the working directory in the container
+	root      string // the host directory (bind source, or copied in); "" when none
+	seccomp   bool   // the daemon applies its default seccomp profile
+	imageUser string // the image's configured user
+	// weaken switches protections off, for the attack tests to show that
+	// each one is what stops its attack.
+	weaken struct{ keepCaps, newPrivs bool }
+	features  []string
+	log       *slog.Logger
 }
 
 var _ workspace.Engine = (*Engine)(nil)
@@ -198,12 +202,16 @@ func New(ctx context.Context, opts *Options) (*Engine, error) {
 			return nil, fmt.Errorf("docker: the daemon has no runtime %q (it has %s): %w", o.Runtime, strings.Join(slices.Sorted(maps.Keys(info.Info.Runtimes)), ", "), backend.ErrUnavailable)
 		}
 	}
-	if _, err := cli.ImageInspect(ctx, o.Image); err != nil {
+	img, err := cli.ImageInspect(ctx, o.Image)
+	if err != nil {
 		cli.Close()
 		if cerrdefs.IsNotFound(err) {
 			return nil, fmt.Errorf("docker: image %q is not in the daemon: build it (docker build -t %s .), load it (docker load) or pull it (docker pull %s) first; helikon never pulls", o.Image, o.Image, o.Image)
 		}
 		return nil, fmt.Errorf("docker: image %q: %w", o.Image, err)
+	}
+	if img.Config != nil {
+		e.imageUser = img.Config.User
 	}
 	e.features = []string{"daemon: " + info.Info.ServerVersion + " (API " + cli.ClientVersion() + ")"}
 	return e, nil
@@ -251,6 +259,12 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 			PidsLimit: &pids,
 		},
 	}
+	if e.weaken.keepCaps {
+		hc.CapDrop = nil
+	}
+	if e.weaken.newPrivs {
+		hc.SecurityOpt = nil
+	}
 	if e.opts.Memory > 0 {
 		hc.Resources.MemorySwap = e.opts.Memory // no swap beyond the cap
 	}
@@ -289,7 +303,11 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 		e.log.Warn("docker: create", "container", cr.ID, "warning", w)
 	}
 	if e.opts.Isolate {
-		if err := e.copyIn(ctx, cr.ID, user); err != nil {
+		owner := user
+		if owner == "" {
+			owner = e.imageUser
+		}
+		if err := e.copyIn(ctx, cr.ID, owner); err != nil {
 			return nil, err
 		}
 	}

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	iofs "io/fs"
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/workspace"
+	"github.com/paigasus/helikon/workspace/execfs"
 )
 
 // runner is the exec that the isolated mode's file system (package
@@ -42,4 +45,79 @@ func (r runner) Exec(ctx context.Context, argv []string, stdin []byte, maxStdout
 // stderrCap bounds what a file operation's standard error may hold.
 const stderrCap = 64 << 10
 
-var _ = workspace.ErrGone
+// newIsolatedFS is the file system of an isolated workspace: package
+// execfs's scripts, run in the container through w's exec.
+func newIsolatedFS(ctx context.Context, w *Workspace, dir string) (workspace.FS, error) {
+	f, err := execfs.New(ctx, runner{w}, dir, nil)
+	if err != nil {
+		return nil, fmt.Errorf("docker: %w", err)
+	}
+	return f, nil
+}
+
+// guardFS is a workspace's file system that fails with ErrGone once the
+// workspace is closed: the bind mode's files stay on this machine after
+// the container is removed, and must not be reachable through a closed
+// workspace.
+type guardFS struct {
+	fs workspace.FS
+	w  *Workspace
+}
+
+func (g guardFS) check() error {
+	if g.w.isClosed() {
+		return errClosed
+	}
+	return nil
+}
+
+func (g guardFS) Dir() string { return g.fs.Dir() }
+
+func (g guardFS) Stat(ctx context.Context, name string) (iofs.FileInfo, error) {
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	return g.fs.Stat(ctx, name)
+}
+
+func (g guardFS) Open(ctx context.Context, name string) (workspace.File, error) {
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	return g.fs.Open(ctx, name)
+}
+
+func (g guardFS) ReadDir(ctx context.Context, name string) ([]iofs.DirEntry, error) {
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	return g.fs.ReadDir(ctx, name)
+}
+
+func (g guardFS) WriteFile(ctx context.Context, name string, data []byte) (workspace.WriteResult, error) {
+	if err := g.check(); err != nil {
+		return workspace.WriteResult{}, err
+	}
+	return g.fs.WriteFile(ctx, name, data)
+}
+
+func (g guardFS) UpdateFile(ctx context.Context, name string, maxSize int64, update func(old []byte) ([][]byte, error)) (workspace.WriteResult, error) {
+	if err := g.check(); err != nil {
+		return workspace.WriteResult{}, err
+	}
+	return g.fs.UpdateFile(ctx, name, maxSize, update)
+}
+
+func (g guardFS) Remove(ctx context.Context, name string) error {
+	if err := g.check(); err != nil {
+		return err
+	}
+	return g.fs.Remove(ctx, name)
+}
+
+func (g guardFS) Rename(ctx context.Context, oldname, newname string) error {
+	if err := g.check(); err != nil {
+		return err
+	}
+	return g.fs.Rename(ctx, oldname, newname)
+}

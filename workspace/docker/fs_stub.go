@@ -6,6 +6,4 @@ import (
 	"github.com/paigasus/helikon/workspace"
 )
 
-func newBindFS(source, dir string) (workspace.FS, error) { return nil, nil }
-
-func newIsolatedFS(w *Workspace, dir string) (workspace.FS, error) { return nil, errors.New("todo") }
+func newBindFS(source, dir string) (workspace.FS, error) { return nil, errors.New("todo") }

@@ -58,7 +58,8 @@ func (e *Engine) open(ctx context.Context, id string, attached bool) (*Workspace
 		return nil, fmt.Errorf("docker: container %s: the daemon reported no configuration", shortID(id))
 	}
 	hc := c.HostConfig
-	if hc.Privileged || len(hc.CapAdd) > 0 || !slices.ContainsFunc(hc.CapDrop, func(s string) bool { return strings.EqualFold(strings.TrimPrefix(strings.ToUpper(s), "CAP_"), "ALL") }) {
+	dropsAll := slices.ContainsFunc(hc.CapDrop, func(s string) bool { return strings.EqualFold(strings.TrimPrefix(strings.ToUpper(s), "CAP_"), "ALL") })
+	if hc.Privileged || len(hc.CapAdd) > 0 || (!dropsAll && !e.weaken.keepCaps) {
 		return nil, fmt.Errorf("docker: container %s is privileged or keeps capabilities; helikon does not run commands in it", shortID(id))
 	}
 	dir := c.Config.WorkingDir
@@ -105,11 +106,12 @@ func (e *Engine) open(ctx context.Context, id string, attached bool) (*Workspace
 	if bindSource != "" {
 		w.FS, err = newBindFS(bindSource, dir)
 	} else {
-		w.FS, err = newIsolatedFS(w, dir)
+		w.FS, err = newIsolatedFS(ctx, w, dir)
 	}
 	if err != nil {
 		return nil, err
 	}
+	w.FS = guardFS{fs: w.FS, w: w}
 	return w, nil
 }
 

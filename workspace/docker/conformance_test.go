@@ -1,0 +1,13 @@
+package docker
+
+import (
+	"testing"
+
+	"github.com/paigasus/helikon/workspace"
+	"github.com/paigasus/helikon/workspace/workspacetest"
+)
+
+func TestWorkspaceConformanceIsolated(t *testing.T) {
+	e := newEngine(t, Options{Isolate: true})
+	workspacetest.Run(t, func(t *testing.T) workspace.Workspace { return create(t, e) }, &workspacetest.Options{Remote: true, Engine: EngineName})
+}
