@@ -124,9 +124,9 @@ type Engine struct {
 	imageUser string // the image's configured user
 	// weaken switches protections off, for the attack tests to show that
 	// each one is what stops its attack.
-	weaken struct{ keepCaps, newPrivs bool }
-	features  []string
-	log       *slog.Logger
+	weaken   struct{ keepCaps, newPrivs bool }
+	features []string
+	log      *slog.Logger
 }
 
 var _ workspace.Engine = (*Engine)(nil)
