@@ -3,6 +3,10 @@ package docker
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,13 +34,32 @@ func sleepers(t *testing.T, ws *Workspace, tag string) string {
 
 // chain is a command that leaves sleeping processes behind in the ways a
 // command can while staying in its session: in the background, in a
-// background subshell, in a subshell that started its own process group
-// (set -m), and in the foreground.
-const chain = `sleep 1001 & (sleep 1002 &) ; sh -c 'set -m; sleep 1003 & wait' & echo started; sleep 1004`
+// background subshell, in a process group of its own (newpgrp, see
+// withNewpgrp), and in the foreground.
+const chain = `sleep 1001 & (sleep 1002 &) ; ./newpgrp /bin/sleep 1003 & echo started; sleep 1004`
+
+// withNewpgrp builds testdata/newpgrp for Linux and puts it into ws's root.
+func withNewpgrp(t *testing.T, ws *Workspace) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "newpgrp")
+	cmd := exec.Command("go", "build", "-o", bin, "./testdata/newpgrp")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build newpgrp: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ws.WriteFile(t.Context(), "newpgrp", data); err != nil {
+		t.Fatal(err)
+	}
+	sh(t, ws, "chmod +x newpgrp")
+}
 
 func TestCancelKillsTheBackgroundChain(t *testing.T) {
-	e := newEngine(t, Options{Root: bindRoot(t)})
-	ws := create(t, e)
+	ws := create(t, newEngine(t, Options{Isolate: true}))
+	withNewpgrp(t, ws)
 	m := newMarker("started")
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -45,8 +68,14 @@ func TestCancelKillsTheBackgroundChain(t *testing.T) {
 		done <- err
 	}()
 	<-m.seen
-	if got := sleepers(t, ws, "sleep 100"); strings.Count(got, "sleep 100") != 5 {
-		t.Fatalf("before the cancellation, the chain's sleeps are %q, want 4 and the set -m shell", got)
+	// newpgrp has left the group once it runs sleep under its own name.
+	for i := 0; !slices.ContainsFunc(strings.Split(sleepers(t, ws, "sleep 100"), "\n"), func(l string) bool { return strings.HasPrefix(l, "/bin/sleep 1003") }); i++ {
+		if i == 100 {
+			t.Fatal("newpgrp never ran sleep 1003")
+		}
+	}
+	if got := sleepers(t, ws, "sleep 100"); strings.Count(got, "sleep 100") != 4 {
+		t.Fatalf("before the cancellation, the chain's sleeps are %q, want 4", got)
 	}
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
@@ -58,8 +87,8 @@ func TestCancelKillsTheBackgroundChain(t *testing.T) {
 }
 
 func TestTimeoutKillsTheBackgroundChainAndIsAResult(t *testing.T) {
-	e := newEngine(t, Options{Root: bindRoot(t)})
-	ws := create(t, e)
+	ws := create(t, newEngine(t, Options{Isolate: true}))
+	withNewpgrp(t, ws)
 	res, err := ws.Run(t.Context(), &backend.Request{Command: chain, Timeout: 500e6})
 	if err != nil {
 		t.Fatalf("a timeout is an error: %v", err)
@@ -73,8 +102,7 @@ func TestTimeoutKillsTheBackgroundChainAndIsAResult(t *testing.T) {
 }
 
 func TestPidLineIsNotOutput(t *testing.T) {
-	e := newEngine(t, Options{Root: bindRoot(t)})
-	ws := create(t, e)
+	ws := create(t, newEngine(t, Options{Isolate: true}))
 	for _, c := range []struct{ cmd, want string }{
 		{"printf ''", ""},
 		{"printf x", "x"},
@@ -88,8 +116,7 @@ func TestPidLineIsNotOutput(t *testing.T) {
 }
 
 func TestCommandThatClosesItsOutputIsWaitedFor(t *testing.T) {
-	e := newEngine(t, Options{Root: bindRoot(t)})
-	ws := create(t, e)
+	ws := create(t, newEngine(t, Options{Isolate: true}))
 	res := run(t, ws, &backend.Request{Command: "exec >/dev/null 2>&1; sleep 0.3; echo done > marker; exit 4"})
 	if res.ExitCode == nil || *res.ExitCode != 4 {
 		t.Fatalf("exit %v, want 4", res.ExitCode)
