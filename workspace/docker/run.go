@@ -396,6 +396,9 @@ func (p *pidWriter) Write(b []byte) (int, error) {
 	}
 	total := len(b)
 	i := bytes.IndexByte(b, '\n')
+	if i >= 0 && len(p.line)+i > maxPidLine {
+		i = -1 // a line too long for a pid: there is no pid line
+	}
 	if i < 0 && len(p.line)+len(b) <= maxPidLine {
 		p.line = append(p.line, b...)
 		p.mu.Unlock()
@@ -404,13 +407,10 @@ func (p *pidWriter) Write(b []byte) (int, error) {
 	var rest []byte
 	if i >= 0 {
 		p.line = append(p.line, b[:i]...)
+		p.n, p.ok = parsePid(p.line)
 		rest = b[i+1:]
 	} else {
-		rest = b // no pid line: pass everything on
-	}
-	p.n, p.ok = parsePid(p.line)
-	if i < 0 {
-		rest = append(p.line, rest...)
+		rest = append(p.line, b...) // no pid line: pass everything on
 	}
 	p.done = true
 	close(p.ready)
