@@ -19,7 +19,7 @@ import (
 	"github.com/moby/moby/client"
 )
 
-// copyIn copies the engine's root (an empty directory when it has none) into the created (not yet started)
+// copyIn copies the engine's root (an empty directory when it has none) into the
 // container id at the same absolute path, owned by user (as the container
 // runs it; "" is root), with the archive API. Regular files,
 // directories and symbolic links are copied (links as links, never

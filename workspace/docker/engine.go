@@ -302,6 +302,12 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 	for _, w := range cr.Warnings {
 		e.log.Warn("docker: create", "container", cr.ID, "warning", w)
 	}
+	if _, err := e.cli.ContainerStart(ctx, cr.ID, client.ContainerStartOptions{}); err != nil {
+		return nil, fmt.Errorf("docker: start the container: %w", err)
+	}
+	// Copied into the running container, whose root file system the daemon
+	// has mounted already: into a created one, each archive call mounts
+	// and unmounts it (a third of a second here).
 	if e.opts.Isolate {
 		owner := user
 		if owner == "" {
@@ -310,9 +316,6 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 		if err := e.copyIn(ctx, cr.ID, owner); err != nil {
 			return nil, err
 		}
-	}
-	if _, err := e.cli.ContainerStart(ctx, cr.ID, client.ContainerStartOptions{}); err != nil {
-		return nil, fmt.Errorf("docker: start the container: %w", err)
 	}
 	ws, err := e.open(ctx, cr.ID, false)
 	if err != nil {

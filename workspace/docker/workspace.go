@@ -1,7 +1,6 @@
 package docker
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -181,20 +180,36 @@ func (e *Engine) guarantees(hc *container.HostConfig, user, bindSource string) b
 	return g
 }
 
-// probe checks that the container runs commands and finds the shell that
-// Request.Command runs with: bash where the image has it, else /bin/sh.
+// probe finds the shell that Request.Command runs with: bash where the
+// image has it at /bin/bash or /usr/bin/bash, else /bin/sh, which every
+// command's wrapper needs. It stats the paths through the archive API,
+// which costs a fraction of an exec.
 func (w *Workspace) probe(ctx context.Context) error {
-	var out, errb bytes.Buffer
-	code, err := w.execRaw(ctx, []string{"/bin/sh", "-c", "command -v bash || :"}, nil, nil, &out, &errb)
-	if err != nil {
-		return fmt.Errorf("docker: container %s: a first command: %w", shortID(w.id), err)
+	exists := func(p string) (bool, error) {
+		st, err := w.e.cli.ContainerStatPath(ctx, w.id, client.ContainerStatPathOptions{Path: p})
+		if cerrdefs.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("docker: container %s: stat %s: %w", shortID(w.id), p, gone(err))
+		}
+		return !st.Stat.Mode.IsDir(), nil
 	}
-	if code != 0 {
-		return fmt.Errorf("docker: container %s cannot run /bin/sh (exit %d: %s); the image needs a POSIX shell at /bin/sh", shortID(w.id), code, bytes.TrimSpace(errb.Bytes()))
+	ok, err := exists("/bin/sh")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("docker: image %s has no /bin/sh; helikon runs every command under a POSIX shell there", w.e.opts.Image)
 	}
 	w.shell = "/bin/sh"
-	if p := strings.TrimSpace(out.String()); strings.HasPrefix(p, "/") {
-		w.shell = p
+	for _, p := range []string{"/bin/bash", "/usr/bin/bash"} {
+		if ok, err := exists(p); err != nil {
+			return err
+		} else if ok {
+			w.shell = p
+			break
+		}
 	}
 	return nil
 }
