@@ -15,6 +15,7 @@ import (
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/filetool"
 	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace/local"
 )
 
 // makeLineFile writes a file of n lines of exactly width bytes each (newline
@@ -106,7 +107,7 @@ func BenchmarkReadWindow1GB(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer sb.Close()
-	read := filetool.NewRead[app](sb, nil)
+	read := filetool.NewRead[app](local.NewFS(sb), nil)
 	tc := helikon.NewToolContext(context.Background(), app{}, nil)
 	args := json.RawMessage(`{"path":"big.txt","offset":1000000,"limit":2001}`)
 	check := func(b *testing.B) {
@@ -152,7 +153,7 @@ func BenchmarkEdit50MB(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer sb.Close()
-	edit := filetool.NewEdit[app](sb, &filetool.EditOptions{MaxBytes: 64 << 20})
+	edit := filetool.NewEdit[app](local.NewFS(sb), &filetool.EditOptions{MaxBytes: 64 << 20})
 	tc := helikon.NewToolContext(context.Background(), app{}, nil)
 	// Line 250000 is unique; swap it back and forth.
 	args := []json.RawMessage{
@@ -199,4 +200,59 @@ func BenchmarkEdit50MB(b *testing.B) {
 		}
 		reportCPU(b, cpu)
 	})
+}
+
+// BenchmarkSmallFileRoundTrip measures one call of each file tool on a small
+// file the way a runner makes it (helikon.CallTool: the JSON check, the
+// permission pipeline with its guards and an allow rule, the targets with
+// their link resolution, the call, the output check): Read of a 40-line
+// file, Write of 1 KiB, and Edit of one line of it.
+func BenchmarkSmallFileRoundTrip(b *testing.B) {
+	root := b.TempDir()
+	sb, err := sandbox.Open(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { sb.Close() })
+	fsys := benchFS(sb)
+	var text []byte
+	for i := range 40 {
+		text = append(text, "line "+strconv.Itoa(i)+" of a small source file, about as long as code lines are\n"...)
+	}
+	if err := os.WriteFile(filepath.Join(root, "small.txt"), text, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	perms := &helikon.Permissions{Allow: []helikon.Rule{helikon.MustParseRule("Read"), helikon.MustParseRule("Write"), helikon.MustParseRule("Edit")}}
+	tc := helikon.NewToolContext(context.Background(), struct{}{}, nil)
+	for _, bc := range []struct {
+		name string
+		tool helikon.Tool[struct{}]
+		args func(i int) json.RawMessage
+	}{
+		{"Read", filetool.NewRead[struct{}](fsys, nil), func(int) json.RawMessage {
+			return json.RawMessage(`{"path":"small.txt"}`)
+		}},
+		{"Write", filetool.NewWrite[struct{}](fsys, nil), func(int) json.RawMessage {
+			return json.RawMessage(`{"path":"out.txt","content":` + strconv.Quote(string(text[:1024])) + `}`)
+		}},
+		{"Edit", filetool.NewEdit[struct{}](fsys, nil), func(i int) json.RawMessage {
+			// Alternate between two contents, so that every call edits.
+			from, to := "line 7 of", "LINE 7 of"
+			if i%2 == 1 {
+				from, to = to, from
+			}
+			return json.RawMessage(`{"path":"small.txt","old_string":"` + from + `","new_string":"` + to + `"}`)
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := helikon.CallTool(tc, perms, bc.tool, bc.args(i)); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
 }

@@ -51,13 +51,15 @@ package filetool
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"path"
 	"path/filepath"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/paigasus/helikon"
-	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace"
 )
 
 // The tools' names, as models call them and permission rules name them
@@ -88,32 +90,48 @@ const (
 )
 
 // targets reports what a call on path p with the given access touches: its
-// lexical absolute path and, when it differs, the path symbolic links inside
-// the root resolve it to. A path outside the root is reported as the
-// absolute path it names, so that deny rules and guards see it; the tool
-// itself then refuses the call.
-func targets(sb *sandbox.Sandbox, p string, access ...helikon.Access) helikon.Targets {
+// lexical absolute path and, when the file system resolves links cheaply
+// ([workspace.Resolver]) and it differs, the path symbolic links inside the
+// root resolve it to. A path outside the root is reported as the absolute
+// path it names, so that deny rules and guards see it; the tool itself then
+// refuses the call. On a file system that is not a Resolver the tools
+// compare the path they open with these targets instead (see [seen]).
+func targets(fsys workspace.FS, p string, access ...helikon.Access) helikon.Targets {
+	if p == "" {
+		return helikon.Targets{}
+	}
+	dir := fsys.Dir()
+	res, resolves := fsys.(workspace.Resolver)
 	var abs []string
-	if rel, err := sb.Rel(p); err != nil {
-		if p == "" {
-			return helikon.Targets{}
+	rel, err := workspace.Rel(dir, p)
+	switch {
+	case err == nil:
+		lexical := path.Clean(rel)
+		abs = append(abs, absPath(dir, lexical))
+		if resolves {
+			if real, err := res.RealPath(p); err == nil && real != lexical {
+				abs = append(abs, absPath(dir, real))
+			}
 		}
+	case resolves && errors.Is(err, workspace.ErrOutside):
+		// The resolver may know the root under another name (the
+		// directory as given, before its links were evaluated).
+		if real, err := res.RealPath(p); err == nil {
+			abs = append(abs, absPath(dir, real))
+			break
+		}
+		fallthrough
+	default:
 		a := p
 		if !filepath.IsAbs(a) {
-			a = filepath.Join(sb.Dir(), a)
+			a = filepath.Join(dir, a)
 		}
 		abs = append(abs, filepath.Clean(a))
-	} else {
-		lexical := path.Clean(rel)
-		abs = append(abs, sb.Abs(lexical))
-		if real, err := sb.RealPath(p); err == nil && real != lexical {
-			abs = append(abs, sb.Abs(real))
-		}
 	}
 	var t helikon.Targets
 	for _, a := range abs {
 		for _, acc := range access {
-			t.Paths = append(t.Paths, helikon.PathTarget{Path: a, Root: sb.Dir(), Access: acc})
+			t.Paths = append(t.Paths, helikon.PathTarget{Path: a, Root: dir, Access: acc})
 		}
 	}
 	return t
@@ -123,12 +141,12 @@ func targets(sb *sandbox.Sandbox, p string, access ...helikon.Access) helikon.Ta
 // Arguments that do not decode report nothing, without an error: Invoke
 // refuses them the same way before touching anything, with a message the
 // model can act on.
-func targetsOf[In any](decode func(json.RawMessage) (In, error), pathOf func(In) string, sb *sandbox.Sandbox, args json.RawMessage, access ...helikon.Access) (helikon.Targets, error) {
+func targetsOf[In any](decode func(json.RawMessage) (In, error), pathOf func(In) string, fsys workspace.FS, args json.RawMessage, access ...helikon.Access) (helikon.Targets, error) {
 	in, err := decode(args)
 	if err != nil {
 		return helikon.Targets{}, nil
 	}
-	return targets(sb, pathOf(in), access...), nil
+	return targets(fsys, pathOf(in), access...), nil
 }
 
 // schemaFor infers the schema of T (descriptions from jsonschema tags) and
@@ -145,3 +163,17 @@ func schemaFor[T any](patch func(props map[string]*jsonschema.Schema)) *jsonsche
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// formatSize renders n bytes for a message: "512 B", "10.0 KiB", "1.5 MiB".
+func formatSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
+}
