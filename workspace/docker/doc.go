@@ -44,9 +44,11 @@
 //     every contained axis is virtualized. No guarantee is reported that the
 //     configuration does not enforce.
 //   - Commands run with docker exec as the container's user: Options.User,
-//     else in the bind mode the owner (uid:gid) of Root (files commands
-//     create in the project belong to its owner, as with the local
-//     backends), else the image's user (root when the image names none).
+//     else in the bind mode this process's uid:gid (the user the file
+//     operations run as on the same files, as the local backends run
+//     commands), else the image's user (root when the image names none).
+//     Root in the container has no capability: it can write only what uid
+//     0 owns.
 //     Request.Command runs with bash -c where the image has bash, else
 //     /bin/sh -c; the environment is the image's (its PATH and HOME), plus
 //     the variables of this process that Options.EnvAllowlist or
@@ -93,8 +95,9 @@
 //     not per command.
 //   - In the bind mode a command can create set-user-ID files in Root that
 //     belong to the user it runs as: on this machine they run with that
-//     user's rights, like a file that user made (run as root only with a
-//     root-owned Root you would let root programs appear in). A command
+//     user's rights, like a file that user made, as with the local
+//     backends (a helikon run as root lets root-owned set-user-ID programs
+//     appear in Root; set Options.User to an unprivileged uid). A command
 //     inside the container can race the file operations as any local
 //     process can race package sandbox; the os.Root resolution still never
 //     leaves Root. Links the container's processes create that point at the

@@ -25,9 +25,6 @@ const (
 	testImage  = "helikon-test-busybox:1"
 )
 
-// uidOfTestUser is the non-root user of the test image.
-const uidOfTestUser = 1000
-
 var (
 	daemonOnce sync.Once
 	daemonErr  error
@@ -86,18 +83,11 @@ func session(t testing.TB) string {
 	return "test-" + hex.EncodeToString(b)
 }
 
-// bindRoot returns a temporary root owned by the test image's user, so
-// that the container's user (the root's owner) matches a user of the
-// image whether the tests run as root or not.
+// bindRoot returns a temporary root for the bind mode, owned by this
+// process's user, whom the container's commands run as.
 func bindRoot(t testing.TB) string {
 	t.Helper()
-	dir := t.TempDir()
-	if os.Getuid() == 0 {
-		if err := os.Chown(dir, uidOfTestUser, uidOfTestUser); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return t.TempDir()
 }
 
 // create creates a workspace of e, removed when the test ends.

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -67,9 +66,10 @@ type Options struct {
 	// the runtimes listed in [VirtualizedRuntimes].
 	Runtime string
 	// User runs commands as this user ("1000", "1000:1000", "app") instead
-	// of the default: in the bind mode the owner (uid:gid) of Root, so that
-	// what commands create in the project belongs to its owner; in the
-	// isolated mode the image's configured user (root when it names none).
+	// of the default: in the bind mode this process's uid:gid, the user the
+	// file operations run as on the same files (as the local backends run
+	// commands); in the isolated mode the image's configured user (root
+	// when it names none).
 	User string
 	// Memory caps the container's memory in bytes (a cgroup limit for the
 	// whole container, swap included); zero means no cap.
@@ -343,15 +343,8 @@ func (e *Engine) user() (string, error) {
 	if e.opts.Isolate {
 		return "", nil // the image's
 	}
-	fi, err := os.Stat(e.root)
-	if err != nil {
-		return "", fmt.Errorf("docker: root: %w", err)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return "", errors.New("docker: cannot tell the owner of the root on this system; set Options.User")
-	}
-	return strconv.FormatUint(uint64(st.Uid), 10) + ":" + strconv.FormatUint(uint64(st.Gid), 10), nil
+	// This process's: the file operations run as it on the same files.
+	return strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid()), nil
 }
 
 // Attach opens the existing workspace of session, starting its container

@@ -9,7 +9,9 @@ import (
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/workspace"
+	"github.com/paigasus/helikon/sandbox"
 	"github.com/paigasus/helikon/workspace/execfs"
+	"github.com/paigasus/helikon/workspace/local"
 )
 
 // runner is the exec that the isolated mode's file system (package
@@ -45,6 +47,22 @@ func (r runner) Exec(ctx context.Context, argv []string, stdin []byte, maxStdout
 // stderrCap bounds what a file operation's standard error may hold.
 const stderrCap = 64 << 10
 
+// newBindFS is the file system of a bind-mode workspace: source, the
+// directory of this machine mounted at dir in the container, opened with
+// package sandbox. The two paths must be the same, or files and commands
+// would disagree about what a path names.
+func newBindFS(source, dir string) (*local.FS, *sandbox.Sandbox, error) {
+	sb, err := sandbox.Open(source)
+	if err != nil {
+		return nil, nil, fmt.Errorf("docker: the bind-mounted root: %w", err)
+	}
+	if sb.Dir() != dir {
+		sb.Close()
+		return nil, nil, fmt.Errorf("docker: the root %s is mounted at %s in the container; helikon needs the same path in both", sb.Dir(), dir)
+	}
+	return local.NewFS(sb), sb, nil
+}
+
 // newIsolatedFS is the file system of an isolated workspace: package
 // execfs's scripts, run in the container through w's exec.
 func newIsolatedFS(ctx context.Context, w *Workspace, dir string) (workspace.FS, error) {
@@ -64,60 +82,97 @@ type guardFS struct {
 	w  *Workspace
 }
 
-func (g guardFS) check() error {
+// enter starts an operation: it fails after Close, and Close waits for
+// the operations that entered before it.
+func (g guardFS) enter() (func(), error) {
+	g.w.ops.RLock()
 	if g.w.isClosed() {
-		return errClosed
+		g.w.ops.RUnlock()
+		return nil, errClosed
 	}
-	return nil
+	return g.w.ops.RUnlock, nil
 }
 
 func (g guardFS) Dir() string { return g.fs.Dir() }
 
 func (g guardFS) Stat(ctx context.Context, name string) (iofs.FileInfo, error) {
-	if err := g.check(); err != nil {
+	leave, err := g.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer leave()
 	return g.fs.Stat(ctx, name)
 }
 
 func (g guardFS) Open(ctx context.Context, name string) (workspace.File, error) {
-	if err := g.check(); err != nil {
+	leave, err := g.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer leave()
 	return g.fs.Open(ctx, name)
 }
 
 func (g guardFS) ReadDir(ctx context.Context, name string) ([]iofs.DirEntry, error) {
-	if err := g.check(); err != nil {
+	leave, err := g.enter()
+	if err != nil {
 		return nil, err
 	}
+	defer leave()
 	return g.fs.ReadDir(ctx, name)
 }
 
 func (g guardFS) WriteFile(ctx context.Context, name string, data []byte) (workspace.WriteResult, error) {
-	if err := g.check(); err != nil {
+	leave, err := g.enter()
+	if err != nil {
 		return workspace.WriteResult{}, err
 	}
+	defer leave()
 	return g.fs.WriteFile(ctx, name, data)
 }
 
 func (g guardFS) UpdateFile(ctx context.Context, name string, maxSize int64, update func(old []byte) ([][]byte, error)) (workspace.WriteResult, error) {
-	if err := g.check(); err != nil {
+	leave, err := g.enter()
+	if err != nil {
 		return workspace.WriteResult{}, err
 	}
+	defer leave()
 	return g.fs.UpdateFile(ctx, name, maxSize, update)
 }
 
 func (g guardFS) Remove(ctx context.Context, name string) error {
-	if err := g.check(); err != nil {
+	leave, err := g.enter()
+	if err != nil {
 		return err
 	}
+	defer leave()
 	return g.fs.Remove(ctx, name)
 }
 
 func (g guardFS) Rename(ctx context.Context, oldname, newname string) error {
-	if err := g.check(); err != nil {
+	leave, err := g.enter()
+	if err != nil {
 		return err
 	}
+	defer leave()
 	return g.fs.Rename(ctx, oldname, newname)
+}
+
+// guardResolverFS is a guardFS over a file system that resolves links
+// without a round trip (the bind mode's): the file tools use it to show the
+// permission check where a link leads.
+type guardResolverFS struct {
+	guardFS
+	r workspace.Resolver
+}
+
+var _ workspace.Resolver = guardResolverFS{}
+
+func (g guardResolverFS) RealPath(name string) (string, error) {
+	leave, err := g.enter()
+	if err != nil {
+		return "", err
+	}
+	defer leave()
+	return g.r.RealPath(name)
 }

@@ -11,13 +11,7 @@ import (
 	"testing"
 
 	"github.com/paigasus/helikon/backend"
-	"github.com/paigasus/helikon/backend/backendtest"
 )
-
-func TestBackendConformanceBind(t *testing.T) {
-	e := newEngine(t, Options{Root: bindRoot(t)})
-	backendtest.Run(t, create(t, e), nil)
-}
 
 // sleepers lists the processes of the container whose command line holds
 // tag, read from /proc by a command of its own.

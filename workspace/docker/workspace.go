@@ -16,6 +16,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/sandbox"
 	"github.com/paigasus/helikon/workspace"
 )
 
@@ -35,7 +36,9 @@ type Workspace struct {
 	allow      []string
 	limits     backend.ResourceLimits
 	guarantees backend.Guarantees
+	sb         *sandbox.Sandbox // the bind mode's root on this machine
 
+	ops    sync.RWMutex // held for reading by file operations; Close takes it
 	mu     sync.Mutex
 	closed bool
 }
@@ -103,14 +106,19 @@ func (e *Engine) open(ctx context.Context, id string, attached bool) (*Workspace
 		return nil, err
 	}
 	if bindSource != "" {
-		w.FS, err = newBindFS(bindSource, dir)
-	} else {
-		w.FS, err = newIsolatedFS(ctx, w, dir)
+		f, sb, err := newBindFS(bindSource, dir)
+		if err != nil {
+			return nil, err
+		}
+		w.sb = sb
+		w.FS = guardResolverFS{guardFS{fs: f, w: w}, f}
+		return w, nil
 	}
+	f, err := newIsolatedFS(ctx, w, dir)
 	if err != nil {
 		return nil, err
 	}
-	w.FS = guardFS{fs: w.FS, w: w}
+	w.FS = guardFS{fs: f, w: w}
 	return w, nil
 }
 
@@ -236,16 +244,23 @@ func (w *Workspace) Info() workspace.Info {
 }
 
 // Close force-removes the container and everything in it (in the bind
-// mode the root on this machine stays). It is idempotent and removes the
-// container even when ctx is already done (a Close at SIGINT).
+// mode the root on this machine stays). It waits for file operations in
+// flight, is idempotent, and removes the container even when ctx is
+// already done (a Close at SIGINT).
 func (w *Workspace) Close(ctx context.Context) error {
+	w.ops.Lock()
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
+		w.ops.Unlock()
 		return nil
 	}
 	w.closed = true
 	w.mu.Unlock()
+	if w.sb != nil {
+		w.sb.Close()
+	}
+	w.ops.Unlock()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
 	defer cancel()
 	return w.e.remove(rctx, w.id)
