@@ -8,8 +8,8 @@ import (
 	iofs "io/fs"
 
 	"github.com/paigasus/helikon/backend"
-	"github.com/paigasus/helikon/workspace"
 	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace"
 	"github.com/paigasus/helikon/workspace/execfs"
 	"github.com/paigasus/helikon/workspace/local"
 )
