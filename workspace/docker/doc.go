@@ -1,0 +1,116 @@
+// Package docker is the workspace engine on the Docker Engine API (which
+// Podman's service speaks too): one container per session, created from an
+// image the operator names, through the official client
+// (github.com/moby/moby/client) with the API version negotiated, so a daemon
+// older than the client works (Debian's docker.io 20.10 speaks API 1.41).
+//
+//	e, err := docker.New(ctx, &docker.Options{Image: "golang:1.26", Root: "."})
+//	ws, err := e.Create(ctx, session) // or e.Attach(ctx, session)
+//	defer ws.Close(ctx)
+//
+// # The two file modes
+//
+//   - Bind (the default): Root is bind-mounted into the container at the same
+//     absolute path and is the commands' working directory, so a path means
+//     the same file to the file tools and to commands, and edits land in the
+//     project. The file operations run on this machine, on Root opened as an
+//     os.Root (package workspace/local over package sandbox). The daemon must
+//     see this machine's disk.
+//   - Isolated (Options.Isolate): Root's content is copied into the container
+//     at creation (the archive API; regular files, directories and symbolic
+//     links, owned by the container's user), and the host is never written.
+//     The file operations run as scripts in the container (package
+//     workspace/execfs over this engine's exec). The only mode for a daemon
+//     on another machine.
+//
+// # Guarantees
+//
+//   - Every container is created with network mode none (only loopback)
+//     unless Options.AllowNetwork; all capabilities dropped
+//     (--cap-drop ALL); no-new-privileges; the daemon's default seccomp
+//     profile; an init process as PID 1 that reaps orphans; a pids limit
+//     (Options.Limits.Processes, [DefaultPids] by default) and, when set,
+//     memory (swap included) and CPU limits (Options.Memory, Options.CPUs)
+//     for the whole container; the labels of [workspace.Labels] plus
+//     io.helikon.docker.mode. Attach refuses a container that is privileged
+//     or keeps a capability.
+//   - Guarantees are computed from the container's own configuration as the
+//     daemon reports it: filesystem os_kernel (its own mount namespace and
+//     root file system; in the bind mode Root is the only directory of this
+//     machine it sees); network os_kernel with network mode none, none
+//     otherwise; syscalls os_kernel when the daemon applies its seccomp
+//     profile, none when it does not. With a runtime of
+//     [VirtualizedRuntimes] (Options.Runtime "runsc" for gVisor, "kata")
+//     every contained axis is virtualized. No guarantee is reported that the
+//     configuration does not enforce.
+//   - Commands run with docker exec as the container's user: Options.User,
+//     else in the bind mode this process's uid:gid (the user the file
+//     operations run as on the same files, as the local backends run
+//     commands), else the image's user (root when the image names none).
+//     Root in the container has no capability: it can write only what uid
+//     0 owns.
+//     Request.Command runs with bash -c where the image has bash, else
+//     /bin/sh -c; the environment is the image's (its PATH and HOME), plus
+//     the variables of this process that Options.EnvAllowlist or
+//     Request.Env name, with [backend.ScrubEnv]'s rules (secrets only when
+//     named exactly), plus Request.SetEnv. LOCPATH, and LC_ALL, LC_CTYPE or
+//     LANG naming a locale whose character set is not UTF-8, are removed
+//     even when the image sets them.
+//   - Per-command limits (CPU seconds, file size, address space, open
+//     files) are set with ulimit, soft and hard, before the command starts;
+//     a limit that cannot be set stops the command with exit 125.
+//   - Timeouts and cancellation: Docker has no call that kills an exec.
+//     Every command starts under a wrapper that reports its pid (the leader
+//     of a session and a process group of its own, as runc starts every
+//     exec) before it replaces itself with the command; at the timeout or
+//     when ctx ends, a second exec kills that process group and every
+//     process of that session with SIGKILL, until none is left, and Run
+//     returns once the output has ended. A timeout is a [backend.Result]
+//     with TimedOut set and no exit code; a cancellation returns the result
+//     with ctx's error.
+//   - Each captured stream keeps its first 1 MiB (configurable) in bounded
+//     memory; a command that closes its output and runs on is waited for.
+//   - A container that was removed or stopped makes every operation fail
+//     with an error wrapping [workspace.ErrGone]; nothing is recreated
+//     behind the caller's back (the next Create, or Attach, which restarts
+//     a stopped container, is the caller's decision). Close force-removes
+//     the container, also when its context is already done.
+//   - The engine never pulls: a missing image fails naming it and how to
+//     build or load it. A daemon that does not answer fails with an error
+//     wrapping [backend.ErrUnavailable].
+//
+// # Not guaranteed
+//
+//   - A container shares this machine's kernel: a kernel vulnerability
+//     reachable through the default seccomp profile is a way out. Use a
+//     virtualizing runtime where that matters.
+//   - A process that leaves both the command's process group and its
+//     session (setsid(1), a daemon that double-forks into a new session)
+//     is not killed at the timeout or cancellation; it runs until the
+//     workspace closes. Processes a command leaves in the background when
+//     it exits normally keep running too (as in a terminal session), and
+//     keep its output open until they end or the daemon gives up on them.
+//   - Request.Limits.Processes has no effect (the pids limit is the
+//     container's); the CPU and memory caps are for the whole container,
+//     not per command.
+//   - In the bind mode a command can create set-user-ID files in Root that
+//     belong to the user it runs as: on this machine they run with that
+//     user's rights, like a file that user made, as with the local
+//     backends (a helikon run as root lets root-owned set-user-ID programs
+//     appear in Root; set Options.User to an unprivileged uid). A command
+//     inside the container can race the file operations as any local
+//     process can race package sandbox; the os.Root resolution still never
+//     leaves Root. Links the container's processes create that point at the
+//     container's "/" are absolute links, which os.Root refuses.
+//   - In the isolated mode the file operations are as confined as package
+//     workspace/execfs says (its checks run inside the container, where the
+//     commands run too); the copy at creation follows nothing and skips
+//     sockets, FIFOs and devices.
+//   - The image must have a POSIX /bin/sh, and /proc mounted (every Docker
+//     and Podman container has it); the isolated mode's file operations
+//     need the tools package workspace/execfs lists (busybox has them).
+//   - Two handles on one session (two processes attached) share the
+//     container without coordination.
+//   - Podman: its Docker-compatible service is the same API, but this
+//     package was tested against Docker 20.10 only.
+package docker

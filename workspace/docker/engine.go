@@ -1,0 +1,450 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
+
+	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/workspace"
+)
+
+// EngineName is the engine's name in [workspace.Info] and on the CLI.
+const EngineName = "docker"
+
+// DefaultPids is the container's process limit when [Options].Limits sets
+// no Processes: enough for a parallel build, few enough that a fork bomb
+// stops there instead of at the machine's limit.
+const DefaultPids = 4096
+
+// Options configures an [Engine]. Image is required; every other zero field
+// means the default.
+type Options struct {
+	// Image is the image every workspace's container is created from, as
+	// the daemon names it ("golang:1.26", "localhost/helikon-test:1"). It
+	// must be present in the daemon: the engine never pulls (build it, or
+	// docker load / docker pull it yourself).
+	Image string
+	// Root is the directory on this machine that holds the project. In the
+	// bind mode (the default when Root is set) it is bind-mounted into the
+	// container at the same absolute path and is the commands' working
+	// directory; with Isolate its content is copied into the container at
+	// creation and the directory itself is never written.
+	Root string
+	// Isolate copies Root into the container (at the same absolute path)
+	// instead of bind-mounting it: the host stays untouched, and the file
+	// operations go through commands in the container. Without Root, the
+	// workspace starts as an empty directory at Dir.
+	Isolate bool
+	// Dir is the working directory in the container in the isolated mode
+	// when Root is empty; "/workspace" when empty. Ignored otherwise (the
+	// container sees Root at its own path).
+	Dir string
+	// AllowNetwork gives containers the daemon's default network (or
+	// Network) instead of network mode "none" (no interface but
+	// loopback). The guarantees then say the network is not contained.
+	AllowNetwork bool
+	// Network is the network mode or network name to use with
+	// AllowNetwork; the daemon's default ("bridge") when empty.
+	Network string
+	// Runtime is the OCI runtime the daemon runs the containers with
+	// ("runsc" for gVisor, "kata" for Kata Containers); the daemon's
+	// default (runc) when empty. The guarantees say virtualized only for
+	// the runtimes listed in [VirtualizedRuntimes].
+	Runtime string
+	// User runs commands as this user ("1000", "1000:1000", "app") instead
+	// of the default: in the bind mode this process's uid:gid, the user the
+	// file operations run as on the same files (as the local backends run
+	// commands); in the isolated mode the image's configured user (root
+	// when it names none).
+	User string
+	// Memory caps the container's memory in bytes (a cgroup limit for the
+	// whole container, swap included); zero means no cap.
+	Memory int64
+	// CPUs caps the container's CPU time in cores (1.5 = one and a half
+	// cores, over all its processes); zero means no cap.
+	CPUs float64
+	// Timeout is the longest a command may run; a request may shorten it,
+	// never lengthen it. Zero means [backend.DefaultTimeout] (30 s).
+	Timeout time.Duration
+	// OutputCap is the default cap per captured stream in bytes; zero means
+	// [backend.DefaultOutputCap] (1 MiB). A request may lower it.
+	OutputCap int64
+	// EnvAllowlist names the variables of this process that commands get
+	// (names, or prefixes ending in "*", see [backend.ScrubEnv]), on top of
+	// the image's own environment (its PATH, HOME and the rest). nil passes
+	// none: unlike the local backends, the container has its own PATH and
+	// HOME, and this machine's would be wrong there.
+	EnvAllowlist []string
+	// Limits are the per-command resource limits (set with ulimit in the
+	// container: CPU seconds, file size, address space, open files; zero
+	// fields get the defaults of [backend.ResourceLimits.WithDefaults]),
+	// except Processes, which is the container's pids limit (a cgroup
+	// limit for the whole container, [DefaultPids] when zero, none when
+	// negative). A request may override the per-command fields; its
+	// Processes is ignored (the container's limit cannot change per
+	// command).
+	Limits backend.ResourceLimits
+	// Host is the daemon's address ("unix:///run/podman/podman.sock",
+	// "tcp://host:2376"); empty means DOCKER_HOST, else the default
+	// socket. DOCKER_API_VERSION, DOCKER_CERT_PATH and DOCKER_TLS_VERIFY
+	// are read from the environment as the docker CLI reads them.
+	Host string
+	// Logger receives the engine's diagnostics; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// VirtualizedRuntimes are the runtimes whose containers the guarantees call
+// virtualized: gVisor's user-space kernel and Kata Containers' virtual
+// machines, under the names their installation guides register. Any other
+// runtime is reported as a kernel-namespace runtime like runc.
+var VirtualizedRuntimes = []string{"runsc", "io.containerd.runsc.v1", "kata", "kata-runtime", "kata-qemu", "kata-fc", "kata-clh", "io.containerd.kata.v2"}
+
+// Engine creates, finds and removes Docker workspaces. It is safe for
+// concurrent use.
+type Engine struct {
+	cli       *client.Client
+	opts      Options
+	dir       string // the working directory in the container
+	root      string // the host directory (bind source, or copied in); "" when none
+	seccomp   bool   // the daemon applies its default seccomp profile
+	imageUser string // the image's configured user
+	// weaken switches protections off, for the attack tests to show that
+	// each one is what stops its attack.
+	weaken   struct{ keepCaps, newPrivs bool }
+	features []string
+	log      *slog.Logger
+}
+
+var _ workspace.Engine = (*Engine)(nil)
+
+// New connects to the Docker daemon (negotiating the API version, so a
+// daemon older than the client works: Debian's docker.io 20.10 speaks API
+// 1.41), checks that it answers and that the image is present, and returns
+// the engine. A daemon that does not answer fails with an error wrapping
+// [backend.ErrUnavailable] that says what to start; a missing image fails
+// naming it and how to provide it (the engine never pulls).
+func New(ctx context.Context, opts *Options) (*Engine, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	o := *opts
+	if o.Image == "" {
+		return nil, errors.New("docker: an image is required (Options.Image, --image)")
+	}
+	if o.Root == "" && !o.Isolate {
+		return nil, errors.New("docker: the bind mode needs a root directory (Options.Root); set Isolate for a workspace without one")
+	}
+	e := &Engine{opts: o, log: o.Logger}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	if o.Root != "" {
+		abs, err := filepath.Abs(o.Root)
+		if err == nil {
+			abs, err = filepath.EvalSymlinks(abs)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("docker: root: %w", err)
+		}
+		fi, err := os.Stat(abs)
+		if err != nil {
+			return nil, fmt.Errorf("docker: root: %w", err)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("docker: root %s is not a directory", abs)
+		}
+		e.root, e.dir = abs, abs
+	} else {
+		e.dir = o.Dir
+		if e.dir == "" {
+			e.dir = "/workspace"
+		}
+		if !filepath.IsAbs(e.dir) || filepath.Clean(e.dir) != e.dir || e.dir == "/" {
+			return nil, fmt.Errorf("docker: Dir %q must be an absolute, clean path below /", e.dir)
+		}
+	}
+	copts := []client.Opt{client.FromEnv}
+	if o.Host != "" {
+		copts = append(copts, client.WithHost(o.Host))
+	}
+	cli, err := client.New(copts...)
+	if err != nil {
+		return nil, fmt.Errorf("docker: client: %w", err)
+	}
+	e.cli = cli
+	info, err := cli.Info(ctx, client.InfoOptions{})
+	if err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("docker: the daemon at %s does not answer (start dockerd, or podman system service, or set DOCKER_HOST): %v: %w", cli.DaemonHost(), err, backend.ErrUnavailable)
+	}
+	for _, s := range info.Info.SecurityOptions {
+		if strings.Contains(s, "name=seccomp") && !strings.Contains(s, "profile=unconfined") {
+			e.seccomp = true
+		}
+	}
+	if o.Runtime != "" {
+		if _, ok := info.Info.Runtimes[o.Runtime]; !ok {
+			cli.Close()
+			return nil, fmt.Errorf("docker: the daemon has no runtime %q (it has %s): %w", o.Runtime, strings.Join(slices.Sorted(maps.Keys(info.Info.Runtimes)), ", "), backend.ErrUnavailable)
+		}
+	}
+	img, err := cli.ImageInspect(ctx, o.Image)
+	if err != nil {
+		cli.Close()
+		if cerrdefs.IsNotFound(err) {
+			return nil, fmt.Errorf("docker: image %q is not in the daemon: build it (docker build -t %s .), load it (docker load) or pull it (docker pull %s) first; helikon never pulls", o.Image, o.Image, o.Image)
+		}
+		return nil, fmt.Errorf("docker: image %q: %w", o.Image, err)
+	}
+	if img.Config != nil {
+		e.imageUser = img.Config.User
+	}
+	e.features = []string{"daemon: " + info.Info.ServerVersion + " (API " + cli.ClientVersion() + ")"}
+	return e, nil
+}
+
+// Name returns "docker".
+func (e *Engine) Name() string { return EngineName }
+
+// Close closes the engine's connection to the daemon. Workspaces it created
+// must be closed first.
+func (e *Engine) Close() error { return e.cli.Close() }
+
+// containerName is the name of a session's container: one per session, so
+// that a second Create of a session fails in the daemon itself.
+func containerName(session string) string { return "helikon-" + session }
+
+// Create creates and starts the container of session's workspace. A
+// session that already has one fails (use Attach).
+func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspace, error) {
+	if err := workspace.ValidSession(session); err != nil {
+		return nil, fmt.Errorf("docker: %w", err)
+	}
+	user, err := e.user()
+	if err != nil {
+		return nil, err
+	}
+	limits := e.opts.Limits
+	pids := int64(DefaultPids)
+	if limits.Processes != 0 {
+		pids = limits.Processes
+	}
+	if pids < 0 {
+		pids = 0 // the API's "no limit"
+	}
+	init := true
+	hc := &container.HostConfig{
+		NetworkMode: "none",
+		CapDrop:     []string{"ALL"},
+		SecurityOpt: []string{"no-new-privileges"},
+		Init:        &init, // reaps the orphans of killed commands
+		Runtime:     e.opts.Runtime,
+		Resources: container.Resources{
+			Memory:    e.opts.Memory,
+			NanoCPUs:  int64(e.opts.CPUs * 1e9),
+			PidsLimit: &pids,
+		},
+	}
+	if e.weaken.keepCaps {
+		hc.CapDrop = nil
+	}
+	if e.weaken.newPrivs {
+		hc.SecurityOpt = nil
+	}
+	if e.opts.Memory > 0 {
+		hc.Resources.MemorySwap = e.opts.Memory // no swap beyond the cap
+	}
+	if e.opts.AllowNetwork {
+		hc.NetworkMode = container.NetworkMode(e.opts.Network)
+	}
+	if !e.opts.Isolate {
+		hc.Mounts = []mount.Mount{{Type: mount.TypeBind, Source: e.root, Target: e.dir}}
+	}
+	labels := workspace.Labels(session, time.Now())
+	labels[labelMode] = e.mode()
+	cfg := &container.Config{
+		Image:      e.opts.Image,
+		User:       user,
+		WorkingDir: e.dir,
+		Labels:     labels,
+		// The container's main process only keeps it alive; commands run
+		// beside it through exec.
+		Entrypoint: []string{"/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 86400; done"},
+		Cmd:        []string{},
+	}
+	cr, err := e.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: containerName(session), Config: cfg, HostConfig: hc})
+	if err != nil {
+		if cerrdefs.IsConflict(err) {
+			return nil, fmt.Errorf("docker: session %s already has a workspace (container %s): attach to it or remove it: %w", session, containerName(session), err)
+		}
+		return nil, fmt.Errorf("docker: create the container: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			e.removeQuietly(cr.ID)
+		}
+	}()
+	for _, w := range cr.Warnings {
+		e.log.Warn("docker: create", "container", cr.ID, "warning", w)
+	}
+	if _, err := e.cli.ContainerStart(ctx, cr.ID, client.ContainerStartOptions{}); err != nil {
+		return nil, fmt.Errorf("docker: start the container: %w", err)
+	}
+	// Copied into the running container, whose root file system the daemon
+	// has mounted already: into a created one, each archive call mounts
+	// and unmounts it (a third of a second here).
+	if e.opts.Isolate {
+		owner := user
+		if owner == "" {
+			owner = e.imageUser
+		}
+		if err := e.copyIn(ctx, cr.ID, owner); err != nil {
+			return nil, err
+		}
+	}
+	ws, err := e.open(ctx, cr.ID, false)
+	if err != nil {
+		return nil, err
+	}
+	ok = true
+	return ws, nil
+}
+
+// labelMode is the label that records a workspace's file mode.
+const labelMode = "io.helikon.docker.mode"
+
+func (e *Engine) mode() string {
+	if e.opts.Isolate {
+		return "isolated"
+	}
+	return "bind"
+}
+
+// user is the user commands run as (see [Options].User).
+func (e *Engine) user() (string, error) {
+	if e.opts.User != "" {
+		return e.opts.User, nil
+	}
+	if e.opts.Isolate {
+		return "", nil // the image's
+	}
+	// This process's: the file operations run as it on the same files.
+	return strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid()), nil
+}
+
+// Attach opens the existing workspace of session, starting its container
+// if it was stopped (a daemon restart stops it), or fails with an error
+// wrapping [workspace.ErrNotFound]. The workspace's mode, directory, user,
+// network and runtime are the container's, whatever this engine's options
+// say, and its guarantees are computed from them.
+func (e *Engine) Attach(ctx context.Context, session string) (workspace.Workspace, error) {
+	if err := workspace.ValidSession(session); err != nil {
+		return nil, fmt.Errorf("docker: %w", err)
+	}
+	list, err := e.cli.ContainerList(ctx, client.ContainerListOptions{
+		All:     true,
+		Filters: make(client.Filters).Add("label", workspace.LabelManaged+"=true", workspace.LabelSession+"="+session),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("docker: list containers: %w", err)
+	}
+	if len(list.Items) == 0 {
+		return nil, fmt.Errorf("docker: session %s: %w", session, workspace.ErrNotFound)
+	}
+	c := list.Items[0]
+	if c.State != container.StateRunning {
+		if _, err := e.cli.ContainerStart(ctx, c.ID, client.ContainerStartOptions{}); err != nil {
+			return nil, fmt.Errorf("docker: session %s: start its stopped container %s: %w", session, shortID(c.ID), err)
+		}
+	}
+	return e.open(ctx, c.ID, true)
+}
+
+// List reports the containers that carry helikon's labels, running or not.
+func (e *Engine) List(ctx context.Context) ([]workspace.Info, error) {
+	list, err := e.cli.ContainerList(ctx, client.ContainerListOptions{
+		All:     true,
+		Filters: make(client.Filters).Add("label", workspace.LabelManaged+"=true"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("docker: list containers: %w", err)
+	}
+	out := make([]workspace.Info, 0, len(list.Items))
+	for _, c := range list.Items {
+		created := workspace.CreatedAt(c.Labels)
+		if created.IsZero() && c.Created > 0 {
+			created = time.Unix(c.Created, 0)
+		}
+		out = append(out, workspace.Info{
+			ID:      c.ID,
+			Engine:  EngineName,
+			Session: c.Labels[workspace.LabelSession],
+			Labels:  c.Labels,
+			Created: created,
+			State:   string(c.State),
+		})
+	}
+	return out, nil
+}
+
+// Remove force-removes the container id (from List) with its anonymous
+// volumes. A container already gone is not an error. It refuses a
+// container that does not carry helikon's label, so that a mistyped id
+// cannot remove someone else's container.
+func (e *Engine) Remove(ctx context.Context, id string) error {
+	insp, err := e.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("docker: inspect %s: %w", id, err)
+	}
+	if insp.Container.Config == nil || insp.Container.Config.Labels[workspace.LabelManaged] != "true" {
+		return fmt.Errorf("docker: container %s is not a helikon workspace (no %s label); not removed", id, workspace.LabelManaged)
+	}
+	return e.remove(ctx, insp.Container.ID)
+}
+
+func (e *Engine) remove(ctx context.Context, id string) error {
+	_, err := e.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	if err != nil && !cerrdefs.IsNotFound(err) {
+		return fmt.Errorf("docker: remove container %s: %w", shortID(id), err)
+	}
+	return nil
+}
+
+// removeQuietly removes a container that a failed Create leaves behind,
+// even when the caller's context is done.
+func (e *Engine) removeQuietly(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
+	defer cancel()
+	if err := e.remove(ctx, id); err != nil {
+		e.log.Warn("docker: could not remove a half-created container; helikon workspaces reap will", "container", id, "err", err)
+	}
+}
+
+// removeTimeout bounds a removal that runs after the caller's context
+// ended (Close during shutdown, a failed Create).
+const removeTimeout = 30 * time.Second
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

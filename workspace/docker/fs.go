@@ -1,0 +1,178 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+
+	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace"
+	"github.com/paigasus/helikon/workspace/execfs"
+	"github.com/paigasus/helikon/workspace/local"
+)
+
+// runner is the exec that the isolated mode's file system (package
+// workspace/execfs) runs its scripts with: argv as it is, in the
+// container's environment, killed with its session when ctx ends.
+type runner struct{ w *Workspace }
+
+// Exec runs argv in the container and returns its first maxStdout bytes of
+// output, its standard error (at most stderrCap bytes) and its exit code.
+func (r runner) Exec(ctx context.Context, argv []string, stdin []byte, maxStdout int64) (stdout, stderr []byte, exitCode int, err error) {
+	if r.w.isClosed() {
+		return nil, nil, 0, errClosed
+	}
+	out := backend.NewCappedBuffer(maxStdout)
+	errb := backend.NewCappedBuffer(stderrCap)
+	s := &execSpec{script: wrapper("", nil), argv: argv, stdout: out, stderr: errb}
+	if stdin != nil {
+		s.stdin = bytes.NewReader(stdin)
+	}
+	o, err := r.w.exec(ctx, s)
+	if o == nil {
+		return nil, nil, 0, err
+	}
+	if err == nil && o.killed {
+		err = errors.New("docker: the file operation's command was killed")
+	}
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return bytes.Clone(out.Bytes()), bytes.Clone(errb.Bytes()), o.exitCode, nil
+}
+
+// stderrCap bounds what a file operation's standard error may hold.
+const stderrCap = 64 << 10
+
+// newBindFS is the file system of a bind-mode workspace: source, the
+// directory of this machine mounted at dir in the container, opened with
+// package sandbox. The two paths must be the same, or files and commands
+// would disagree about what a path names.
+func newBindFS(source, dir string) (*local.FS, *sandbox.Sandbox, error) {
+	sb, err := sandbox.Open(source)
+	if err != nil {
+		return nil, nil, fmt.Errorf("docker: the bind-mounted root: %w", err)
+	}
+	if sb.Dir() != dir {
+		sb.Close()
+		return nil, nil, fmt.Errorf("docker: the root %s is mounted at %s in the container; helikon needs the same path in both", sb.Dir(), dir)
+	}
+	return local.NewFS(sb), sb, nil
+}
+
+// newIsolatedFS is the file system of an isolated workspace: package
+// execfs's scripts, run in the container through w's exec.
+func newIsolatedFS(ctx context.Context, w *Workspace, dir string) (workspace.FS, error) {
+	f, err := execfs.New(ctx, runner{w}, dir, nil)
+	if err != nil {
+		return nil, fmt.Errorf("docker: %w", err)
+	}
+	return f, nil
+}
+
+// guardFS is a workspace's file system that fails with ErrGone once the
+// workspace is closed: the bind mode's files stay on this machine after
+// the container is removed, and must not be reachable through a closed
+// workspace.
+type guardFS struct {
+	fs workspace.FS
+	w  *Workspace
+}
+
+// enter starts an operation: it fails after Close, and Close waits for
+// the operations that entered before it.
+func (g guardFS) enter() (func(), error) {
+	g.w.ops.RLock()
+	if g.w.isClosed() {
+		g.w.ops.RUnlock()
+		return nil, errClosed
+	}
+	return g.w.ops.RUnlock, nil
+}
+
+func (g guardFS) Dir() string { return g.fs.Dir() }
+
+func (g guardFS) Stat(ctx context.Context, name string) (iofs.FileInfo, error) {
+	leave, err := g.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	return g.fs.Stat(ctx, name)
+}
+
+func (g guardFS) Open(ctx context.Context, name string) (workspace.File, error) {
+	leave, err := g.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	return g.fs.Open(ctx, name)
+}
+
+func (g guardFS) ReadDir(ctx context.Context, name string) ([]iofs.DirEntry, error) {
+	leave, err := g.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	return g.fs.ReadDir(ctx, name)
+}
+
+func (g guardFS) WriteFile(ctx context.Context, name string, data []byte) (workspace.WriteResult, error) {
+	leave, err := g.enter()
+	if err != nil {
+		return workspace.WriteResult{}, err
+	}
+	defer leave()
+	return g.fs.WriteFile(ctx, name, data)
+}
+
+func (g guardFS) UpdateFile(ctx context.Context, name string, maxSize int64, update func(old []byte) ([][]byte, error)) (workspace.WriteResult, error) {
+	leave, err := g.enter()
+	if err != nil {
+		return workspace.WriteResult{}, err
+	}
+	defer leave()
+	return g.fs.UpdateFile(ctx, name, maxSize, update)
+}
+
+func (g guardFS) Remove(ctx context.Context, name string) error {
+	leave, err := g.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	return g.fs.Remove(ctx, name)
+}
+
+func (g guardFS) Rename(ctx context.Context, oldname, newname string) error {
+	leave, err := g.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	return g.fs.Rename(ctx, oldname, newname)
+}
+
+// guardResolverFS is a guardFS over a file system that resolves links
+// without a round trip (the bind mode's): the file tools use it to show the
+// permission check where a link leads.
+type guardResolverFS struct {
+	guardFS
+	r workspace.Resolver
+}
+
+var _ workspace.Resolver = guardResolverFS{}
+
+func (g guardResolverFS) RealPath(name string) (string, error) {
+	leave, err := g.enter()
+	if err != nil {
+		return "", err
+	}
+	defer leave()
+	return g.r.RealPath(name)
+}

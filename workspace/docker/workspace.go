@@ -1,0 +1,289 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
+
+	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace"
+)
+
+// Workspace is one session's container: its files (bind-mounted from this
+// machine or copied into the container) and the commands run in it through
+// docker exec. It is safe for concurrent use.
+type Workspace struct {
+	workspace.FS
+	e          *Engine
+	id         string
+	info       workspace.Info
+	dir        string
+	baseEnv    []string // the container's environment
+	shell      string   // bash when the image has it, else /bin/sh
+	timeout    time.Duration
+	outputCap  int64
+	allow      []string
+	limits     backend.ResourceLimits
+	guarantees backend.Guarantees
+	sb         *sandbox.Sandbox // the bind mode's root on this machine
+
+	ops    sync.RWMutex // held for reading by file operations; Close takes it
+	mu     sync.Mutex
+	closed bool
+}
+
+var (
+	_ workspace.Workspace = (*Workspace)(nil)
+	_ backend.TimeLimited = (*Workspace)(nil)
+)
+
+// open builds the Workspace of the running container id from what the
+// daemon says about it.
+func (e *Engine) open(ctx context.Context, id string, attached bool) (*Workspace, error) {
+	insp, err := e.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("docker: inspect container %s: %w", shortID(id), gone(err))
+	}
+	c := insp.Container
+	if c.Config == nil || c.HostConfig == nil {
+		return nil, fmt.Errorf("docker: container %s: the daemon reported no configuration", shortID(id))
+	}
+	hc := c.HostConfig
+	dropsAll := slices.ContainsFunc(hc.CapDrop, func(s string) bool { return strings.EqualFold(strings.TrimPrefix(strings.ToUpper(s), "CAP_"), "ALL") })
+	if hc.Privileged || len(hc.CapAdd) > 0 || (!dropsAll && !e.weaken.keepCaps) {
+		return nil, fmt.Errorf("docker: container %s is privileged or keeps capabilities; helikon does not run commands in it", shortID(id))
+	}
+	dir := c.Config.WorkingDir
+	if dir == "" || !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("docker: container %s has no absolute working directory", shortID(id))
+	}
+	var bindSource string
+	for _, m := range c.Mounts {
+		if m.Type == mount.TypeBind && m.Destination == dir {
+			bindSource = m.Source
+		}
+	}
+	w := &Workspace{
+		e:         e,
+		id:        c.ID,
+		dir:       dir,
+		timeout:   e.opts.Timeout,
+		outputCap: e.opts.OutputCap,
+		allow:     slices.Clone(e.opts.EnvAllowlist),
+		limits:    e.opts.Limits,
+		baseEnv:   c.Config.Env,
+	}
+	if w.timeout <= 0 {
+		w.timeout = backend.DefaultTimeout
+	}
+	if w.outputCap <= 0 {
+		w.outputCap = backend.DefaultOutputCap
+	}
+	w.limits.Processes = 0 // the container's pids limit, not a ulimit
+	labels := c.Config.Labels
+	w.info = workspace.Info{
+		ID:       c.ID,
+		Engine:   EngineName,
+		Session:  labels[workspace.LabelSession],
+		Labels:   labels,
+		Created:  workspace.CreatedAt(labels),
+		State:    "running",
+		Attached: attached,
+	}
+	w.guarantees = e.guarantees(hc, c.Config.User, bindSource)
+	if err := w.probe(ctx); err != nil {
+		return nil, err
+	}
+	if bindSource != "" {
+		f, sb, err := newBindFS(bindSource, dir)
+		if err != nil {
+			return nil, err
+		}
+		w.sb = sb
+		w.FS = guardResolverFS{guardFS{fs: f, w: w}, f}
+		return w, nil
+	}
+	f, err := newIsolatedFS(ctx, w, dir)
+	if err != nil {
+		return nil, err
+	}
+	w.FS = guardFS{fs: f, w: w}
+	return w, nil
+}
+
+// guarantees reports what the container's configuration enforces.
+func (e *Engine) guarantees(hc *container.HostConfig, user, bindSource string) backend.Guarantees {
+	runtime := hc.Runtime
+	if runtime == "" {
+		runtime = "runc"
+	}
+	virtual := slices.Contains(VirtualizedRuntimes, runtime)
+	kernel := backend.IsolationOSKernel
+	if virtual {
+		kernel = backend.IsolationVirtualized
+	}
+	g := backend.Guarantees{Filesystem: kernel, Network: kernel, Syscalls: backend.IsolationNone}
+	seccomp := e.seccomp && !slices.ContainsFunc(hc.SecurityOpt, func(s string) bool {
+		return strings.HasPrefix(s, "seccomp=unconfined") || strings.HasPrefix(s, "seccomp:unconfined")
+	})
+	switch {
+	case virtual:
+		g.Syscalls = backend.IsolationVirtualized
+	case seccomp:
+		g.Syscalls = backend.IsolationOSKernel
+	}
+	network := string(hc.NetworkMode)
+	if !hc.NetworkMode.IsNone() {
+		g.Network = backend.IsolationNone
+		if network == "" {
+			network = "default"
+		}
+	}
+	files := "isolated copy in the container"
+	if bindSource != "" {
+		files = "bind mount of " + bindSource
+	}
+	if user == "" {
+		user = "root (the image names no user)"
+	}
+	g.Label = fmt.Sprintf("docker (%s, network %s)", runtime, network)
+	g.Features = append(slices.Clone(e.features),
+		"image: "+e.opts.Image,
+		"runtime: "+runtime,
+		"files: "+files,
+		"network: "+network,
+		"user: "+user,
+		"capabilities: all dropped; no-new-privileges",
+	)
+	if seccomp {
+		g.Features = append(g.Features, "seccomp: the daemon's default profile")
+	} else {
+		g.Features = append(g.Features, "seccomp: none")
+	}
+	r := hc.Resources
+	limits := []string{}
+	if r.Memory > 0 {
+		limits = append(limits, fmt.Sprintf("memory %d bytes", r.Memory))
+	}
+	if r.NanoCPUs > 0 {
+		limits = append(limits, fmt.Sprintf("cpus %.2f", float64(r.NanoCPUs)/1e9))
+	}
+	if r.PidsLimit != nil && *r.PidsLimit > 0 {
+		limits = append(limits, fmt.Sprintf("pids %d", *r.PidsLimit))
+	}
+	if len(limits) > 0 {
+		g.Features = append(g.Features, "container limits: "+strings.Join(limits, ", "))
+	}
+	return g
+}
+
+// probe finds the shell that Request.Command runs with: bash where the
+// image has it at /bin/bash or /usr/bin/bash, else /bin/sh, which every
+// command's wrapper needs. It stats the paths through the archive API,
+// which costs a fraction of an exec.
+func (w *Workspace) probe(ctx context.Context) error {
+	exists := func(p string) (bool, error) {
+		st, err := w.e.cli.ContainerStatPath(ctx, w.id, client.ContainerStatPathOptions{Path: p})
+		if cerrdefs.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("docker: container %s: stat %s: %w", shortID(w.id), p, gone(err))
+		}
+		return !st.Stat.Mode.IsDir(), nil
+	}
+	ok, err := exists("/bin/sh")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("docker: image %s has no /bin/sh; helikon runs every command under a POSIX shell there", w.e.opts.Image)
+	}
+	w.shell = "/bin/sh"
+	for _, p := range []string{"/bin/bash", "/usr/bin/bash"} {
+		if ok, err := exists(p); err != nil {
+			return err
+		} else if ok {
+			w.shell = p
+			break
+		}
+	}
+	return nil
+}
+
+// Dir returns the working directory of commands, the same path in the
+// container and, in the bind mode, on this machine.
+func (w *Workspace) Dir() string { return w.dir }
+
+// Timeout returns the longest a command may run.
+func (w *Workspace) Timeout() time.Duration { return w.timeout }
+
+// Guarantees reports what the container enforces (see the package doc).
+func (w *Workspace) Guarantees() backend.Guarantees {
+	g := w.guarantees
+	g.Features = slices.Clone(g.Features)
+	return g
+}
+
+// Info describes the workspace.
+func (w *Workspace) Info() workspace.Info {
+	i := w.info
+	i.Labels = maps.Clone(i.Labels)
+	return i
+}
+
+// Close force-removes the container and everything in it (in the bind
+// mode the root on this machine stays). It waits for file operations in
+// flight, is idempotent, and removes the container even when ctx is
+// already done (a Close at SIGINT).
+func (w *Workspace) Close(ctx context.Context) error {
+	w.ops.Lock()
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		w.ops.Unlock()
+		return nil
+	}
+	w.closed = true
+	w.mu.Unlock()
+	if w.sb != nil {
+		w.sb.Close()
+	}
+	w.ops.Unlock()
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+	defer cancel()
+	return w.e.remove(rctx, w.id)
+}
+
+// isClosed reports whether Close ran.
+func (w *Workspace) isClosed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.closed
+}
+
+// errClosed is what operations after Close fail with.
+var errClosed = fmt.Errorf("docker: the workspace was closed: %w", workspace.ErrGone)
+
+// gone wraps err with [workspace.ErrGone] when it says the container no
+// longer exists or no longer runs.
+func gone(err error) error {
+	if err == nil {
+		return nil
+	}
+	if cerrdefs.IsNotFound(err) || (cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "not running")) {
+		return fmt.Errorf("%w (%w)", workspace.ErrGone, err)
+	}
+	return err
+}
