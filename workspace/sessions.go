@@ -37,6 +37,11 @@ type Sessions struct {
 	// Logger receives a line for each workspace created, attached to and
 	// closed; nil means slog.Default().
 	Logger *slog.Logger
+	// Notify, when set, is called with the Info of each workspace as it is
+	// attached to or created (Info.Attached tells which), so a command can
+	// tell its user that a session's workspace was gone and a fresh one
+	// started.
+	Notify func(Info)
 
 	mu     sync.Mutex
 	open   map[string]*lazy
@@ -175,6 +180,9 @@ func (l *lazy) get(ctx context.Context) (Workspace, error) {
 		return nil, fmt.Errorf("attach to the %s workspace of session %s: %w", e.Name(), l.session, err)
 	}
 	l.ws = ws
+	if n := l.sessions.Notify; n != nil {
+		n(ws.Info())
+	}
 	if l.dir == "" {
 		l.dir, l.guarantees = ws.Dir(), ws.Guarantees()
 	}

@@ -247,3 +247,18 @@ func TestByContextRoutesEachCallToItsSessionsWorkspace(t *testing.T) {
 		t.Fatal("ByContext accepted an engine that cannot describe its workspaces")
 	}
 }
+
+func TestSessionsNotifiesEachWorkspaceAttachedOrCreated(t *testing.T) {
+	ctx := context.Background()
+	e := &countingEngine{existing: map[string]bool{"old": true}}
+	var got []workspace.Info
+	s := &workspace.Sessions{Engine: e, Notify: func(i workspace.Info) { got = append(got, i) }}
+	for _, id := range []string{"old", "new", "new"} {
+		if _, err := s.Open(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(got) != 2 || got[0].Session != "old" || !got[0].Attached || got[1].Session != "new" || got[1].Attached {
+		t.Fatalf("notified %+v, want old attached then new created, once each", got)
+	}
+}
