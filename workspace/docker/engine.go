@@ -30,8 +30,9 @@ const EngineName = "docker"
 // stops there instead of at the machine's limit.
 const DefaultPids = 4096
 
-// Options configures an [Engine]. Image is required; every other zero field
-// means the default.
+// Options configures an [Engine]. Image is required to create workspaces (an
+// engine without one lists, attaches to and removes them); every other zero
+// field means the default.
 type Options struct {
 	// Image is the image every workspace's container is created from, as
 	// the daemon names it ("golang:1.26", "localhost/helikon-test:1"). It
@@ -142,9 +143,6 @@ func New(ctx context.Context, opts *Options) (*Engine, error) {
 		opts = &Options{}
 	}
 	o := *opts
-	if o.Image == "" {
-		return nil, errors.New("docker: an image is required (Options.Image, --image)")
-	}
 	if o.Root == "" && !o.Isolate {
 		return nil, errors.New("docker: the bind mode needs a root directory (Options.Root); set Isolate for a workspace without one")
 	}
@@ -202,6 +200,12 @@ func New(ctx context.Context, opts *Options) (*Engine, error) {
 			return nil, fmt.Errorf("docker: the daemon has no runtime %q (it has %s): %w", o.Runtime, strings.Join(slices.Sorted(maps.Keys(info.Info.Runtimes)), ", "), backend.ErrUnavailable)
 		}
 	}
+	if o.Image == "" {
+		// An engine without an image lists, attaches and removes: what
+		// helikon workspaces list|reap and an Attach need.
+		e.features = []string{"daemon: " + info.Info.ServerVersion + " (API " + cli.ClientVersion() + ")"}
+		return e, nil
+	}
 	img, err := cli.ImageInspect(ctx, o.Image)
 	if err != nil {
 		cli.Close()
@@ -233,6 +237,9 @@ func containerName(session string) string { return "helikon-" + session }
 func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspace, error) {
 	if err := workspace.ValidSession(session); err != nil {
 		return nil, fmt.Errorf("docker: %w", err)
+	}
+	if e.opts.Image == "" {
+		return nil, errors.New("docker: creating a workspace needs an image (Options.Image, --image)")
 	}
 	user, err := e.user()
 	if err != nil {

@@ -21,7 +21,6 @@ func TestNewFailsClosed(t *testing.T) {
 		want string
 		is   error
 	}{
-		{"NoImage", Options{Isolate: true}, "an image is required", nil},
 		{"BindWithoutRoot", Options{Image: "x"}, "needs a root directory", nil},
 		{"RootIsAFile", Options{Image: "x", Root: "/etc/passwd"}, "is not a directory", nil},
 		{"NoDaemon", Options{Image: "x", Isolate: true, Host: "unix:///nonexistent/docker.sock"}, "does not answer", backend.ErrUnavailable},
@@ -34,7 +33,24 @@ func TestNewFailsClosed(t *testing.T) {
 		})
 	}
 	if _, err := New(t.Context(), nil); err == nil {
-		t.Error("New with nil options (no image) succeeded")
+		t.Error("New with nil options (bind mode without a root) succeeded")
+	}
+}
+
+// TestAnEngineWithoutAnImageListsButDoesNotCreate: helikon workspaces
+// list|reap build an engine without an image.
+func TestAnEngineWithoutAnImageListsButDoesNotCreate(t *testing.T) {
+	needDaemon(t)
+	e, err := New(t.Context(), &Options{Isolate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.List(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Create(t.Context(), session(t)); err == nil || !strings.Contains(err.Error(), "needs an image") {
+		t.Fatalf("Create without an image: %v", err)
 	}
 }
 

@@ -16,11 +16,11 @@ func init() {
 			deny := cli.Multi(fs, "deny-command", "Bash: refuse commands that run `PROGRAM` (a name such as rm, or a name and leading arguments such as \"git push\"; repeatable)")
 			allow := cli.Multi(fs, "allow-command", "Bash: run only commands whose every program matches `PROGRAM` (same form; repeatable)")
 			return func(te *ToolEnv, _ string) (helikon.Tool[App], error) {
-				b, err := te.Backend()
+				ws, err := te.Workspace()
 				if err != nil {
 					return nil, err
 				}
-				return bashtool.New[App](b, &bashtool.Options{AllowCommands: *allow, DenyCommands: *deny, Root: te.Root})
+				return bashtool.New[App](ws, &bashtool.Options{AllowCommands: *allow, DenyCommands: *deny})
 			}
 		},
 	})

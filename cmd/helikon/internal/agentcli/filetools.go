@@ -5,7 +5,6 @@ import (
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/filetool"
-	"github.com/paigasus/helikon/workspace/local"
 )
 
 func init() {
@@ -14,17 +13,17 @@ func init() {
 		Flags: func(fs *flag.FlagSet) ToolBuilder {
 			maxWrite := fs.Int64("max-write-bytes", filetool.DefaultMaxWriteBytes, "Write and Edit: the largest content or file, in `BYTES`")
 			return func(te *ToolEnv, name string) (helikon.Tool[App], error) {
-				sb, err := te.Sandbox()
+				ws, err := te.Workspace()
 				if err != nil {
 					return nil, err
 				}
 				switch name {
 				case "Read":
-					return filetool.NewRead[App](local.NewFS(sb), nil), nil
+					return filetool.NewRead[App](ws, nil), nil
 				case "Write":
-					return filetool.NewWrite[App](local.NewFS(sb), &filetool.WriteOptions{MaxBytes: *maxWrite}), nil
+					return filetool.NewWrite[App](ws, &filetool.WriteOptions{MaxBytes: *maxWrite}), nil
 				default:
-					return filetool.NewEdit[App](local.NewFS(sb), &filetool.EditOptions{MaxBytes: *maxWrite}), nil
+					return filetool.NewEdit[App](ws, &filetool.EditOptions{MaxBytes: *maxWrite}), nil
 				}
 			}
 		},

@@ -77,10 +77,10 @@ type conversation struct {
 	lastCall   string             // the "TOOL TARGET" of the call seen last
 }
 
-// converse holds a conversation: one session (sessionID, or a new one), a
-// turn for each line read, first (when set) being the first turn. It returns
-// the exit status.
-func converse(ctx context.Context, env *cli.Env, out *renderer, ta *TerminalApprover, cfg runner.Config[App], sessionID, first string) int {
+// converse holds a conversation: one session (sessionID, or a new one called
+// newID), a turn for each line read, first (when set) being the first turn.
+// It returns the exit status.
+func converse(ctx context.Context, env *cli.Env, out *renderer, ta *TerminalApprover, cfg runner.Config[App], sessionID, newID, first string) int {
 	r, err := runner.New(cfg)
 	if err != nil {
 		return cli.Failf(env, cli.ExitOther, "run: %v", err)
@@ -88,7 +88,7 @@ func converse(ctx context.Context, env *cli.Env, out *renderer, ta *TerminalAppr
 	c := &conversation{env: env, out: out, cfg: cfg, r: r, id: sessionID, calls: map[string]string{},
 		color: env.Var("NO_COLOR") == "" && env.IsTerminal != nil && env.IsTerminal()}
 	if c.id == "" {
-		c.id = session.NewID()
+		c.id = newID
 	} else if err := session.ValidateID(c.id); err != nil {
 		return cli.Failf(env, cli.ExitUsage, "run: %v", err)
 	}

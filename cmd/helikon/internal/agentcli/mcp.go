@@ -37,6 +37,7 @@ func runMCP(ctx context.Context, env *cli.Env, args []string) int {
 	hosts := cli.Multi(fs, "http-allow-host", "accept requests addressed to `HOST` (repeatable, HTTP only)")
 	sessionTimeout := fs.Duration("http-session-timeout", mcptools.DefaultSessionTimeout, "end an HTTP session after `DURATION` without requests (0: never)")
 	maxSessions := fs.Int("http-max-sessions", mcptools.DefaultMaxSessions, "refuse new HTTP sessions while `N` are live (0: no cap)")
+	wsSession := fs.String("session", "", "with a remote --backend (docker, forkd): work in the workspace of session `ID` (attached to when it exists; default: a new one, removed at exit)")
 	progress := fs.Duration("progress-interval", mcptools.DefaultProgressInterval, "send progress notifications every `DURATION` while a call runs, to clients that ask for them")
 	pos, done, status := cli.ParseArgs(fs, env, args)
 	if done {
@@ -62,7 +63,11 @@ func runMCP(ctx context.Context, env *cli.Env, args []string) int {
 			names = append(names, n)
 		}
 	}
-	te := &ToolEnv{Ctx: ctx, Env: env, Root: root, Common: common, BackendFlags: bflags}
+	if err := validWorkspaceSession(*wsSession); err != nil {
+		return cli.Failf(env, cli.ExitUsage, "mcp: %v", err)
+	}
+	te := &ToolEnv{Ctx: ctx, Env: env, Root: root, Common: common, BackendFlags: bflags, Session: *wsSession}
+	defer te.Close()
 	set, err := tflags.BuildSet(te, names)
 	if err != nil {
 		return cli.Failf(env, cli.ExitUsage, "mcp: %v", err)

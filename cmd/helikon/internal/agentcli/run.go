@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/paigasus/helikon/cmd/helikon/internal/cli"
+	"github.com/paigasus/helikon/session"
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/agent"
@@ -125,7 +126,14 @@ func runAgent(ctx context.Context, env *cli.Env, args []string) int {
 	if err != nil {
 		return cli.Failf(env, cli.ExitUsage, "run: %v", err)
 	}
-	te := &ToolEnv{Ctx: ctx, Env: env, Root: root, Common: common, BackendFlags: bflags}
+	// The conversation's session names the workspace's too, so --session ID
+	// finds both again (a remote workspace kept with --keep-workspace).
+	sid := *sessionID
+	if sid == "" {
+		sid = session.NewID()
+	}
+	te := &ToolEnv{Ctx: ctx, Env: env, Root: root, Common: common, BackendFlags: bflags, Session: sid}
+	defer te.Close()
 	names := tflags.Names(false)
 	if env.Var(websearch.BraveKeyEnv) == "" && env.Var(websearch.TavilyKeyEnv) == "" {
 		names = slices.DeleteFunc(names, func(n string) bool { return n == websearch.Name })
@@ -214,9 +222,9 @@ func runAgent(ctx context.Context, env *cli.Env, args []string) int {
 	}
 	defer out.pause()
 	if chat {
-		return converse(ctx, env, out, ta, rcfg, *sessionID, prompt)
+		return converse(ctx, env, out, ta, rcfg, *sessionID, sid, prompt)
 	}
-	id, runErr := printRun(env, out, *jsonOut, r.Run(ctx, *sessionID, prompt))
+	id, runErr := printRun(env, out, *jsonOut, r.Run(ctx, sid, prompt))
 	if id != "" && !*jsonOut {
 		fmt.Fprintf(env.Stderr, "helikon: session %s (resume with --session %s)\n", id, id)
 	}

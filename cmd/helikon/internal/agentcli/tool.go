@@ -33,9 +33,13 @@ func runTool(ctx context.Context, env *cli.Env, args []string) int {
 	common := cli.AddCommonFlags(fs)
 	bflags := cli.AddBackendFlags(fs)
 	tflags := AddToolFlags(fs)
+	wsSession := fs.String("session", "", "with a remote --backend (docker, forkd): call the tool in the workspace of session `ID` (attached to when it exists; default: a new one, removed at exit unless --keep-workspace)")
 	pos, done, status := cli.ParseArgs(fs, env, args)
 	if done {
 		return status
+	}
+	if err := validWorkspaceSession(*wsSession); err != nil {
+		return cli.Failf(env, cli.ExitUsage, "tool: %v", err)
 	}
 	if len(pos) == 0 || len(pos) > 2 {
 		return cli.Failf(env, cli.ExitUsage, "tool: want a tool name and optional JSON arguments; tools: %s", strings.Join(tflags.Names(true), ", "))
@@ -62,7 +66,8 @@ func runTool(ctx context.Context, env *cli.Env, args []string) int {
 	if err != nil {
 		return cli.Failf(env, cli.ExitUsage, "tool: %v", err)
 	}
-	te := &ToolEnv{Ctx: ctx, Env: env, Root: root, Common: common, BackendFlags: bflags}
+	te := &ToolEnv{Ctx: ctx, Env: env, Root: root, Common: common, BackendFlags: bflags, Session: *wsSession}
+	defer te.Close()
 	t, err := tflags.Build(te, name)
 	if err != nil {
 		return cli.Failf(env, cli.ExitUsage, "tool: %v", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace"
 )
 
 // App is the application context type of the CLI's tools: the CLI has none.
@@ -35,6 +36,15 @@ type ToolEnv struct {
 	sandboxOnce sync.Once
 	sandbox     *sandbox.Sandbox
 	sandboxErr  error
+
+	// Session names the workspace's session (--session); "" means a new
+	// one.
+	Session  string
+	wsFlags  *WorkspaceFlags
+	wsOnce   sync.Once
+	ws       workspace.Workspace
+	wsErr    error
+	sessions *workspace.Sessions
 }
 
 // Sandbox returns the sandbox over Root, opened once and shared by every tool
@@ -84,13 +94,14 @@ func RegisterTools(p *ToolProvider) { toolProviders = append(toolProviders, p) }
 
 // ToolFlags holds the providers' flags defined on one flag set.
 type ToolFlags struct {
-	builders map[string]ToolBuilder
-	example  map[string]bool
+	builders  map[string]ToolBuilder
+	example   map[string]bool
+	workspace *WorkspaceFlags
 }
 
 // AddToolFlags defines every provider's flags on fs.
 func AddToolFlags(fs *flag.FlagSet) *ToolFlags {
-	tf := &ToolFlags{builders: map[string]ToolBuilder{}, example: map[string]bool{}}
+	tf := &ToolFlags{builders: map[string]ToolBuilder{}, example: map[string]bool{}, workspace: addWorkspaceFlags(fs)}
 	for _, p := range toolProviders {
 		var b ToolBuilder
 		if p.Flags != nil {
@@ -121,6 +132,9 @@ func (tf *ToolFlags) Names(withExamples bool) []string {
 
 // Build builds the tool called name.
 func (tf *ToolFlags) Build(te *ToolEnv, name string) (helikon.Tool[App], error) {
+	if te.wsFlags == nil {
+		te.wsFlags = tf.workspace
+	}
 	b, ok := tf.builders[name]
 	if !ok || b == nil {
 		return nil, fmt.Errorf("unknown tool %q (available: %v)", name, tf.Names(true))

@@ -84,12 +84,13 @@ var commands = map[string]*Command{}
 // helikon-agent, so a new agent command is added here and registered with
 // [RegisterAgent].
 var agentCommands = map[string]string{
-	"fetch":  "fetch a URL through the SSRF guard and print it as WebFetch JSON or Markdown",
-	"mcp":    "serve the built-in tools to MCP clients (stdio or streamable HTTP)",
-	"policy": "check what the permission policy decides for a tool call, without running it",
-	"run":    "run a coding agent on PROMPT over the sandboxed toolset in --root",
-	"search": "search the web with Brave or Tavily and print WebSearch JSON",
-	"tool":   "invoke one built-in tool once and print its JSON output",
+	"fetch":      "fetch a URL through the SSRF guard and print it as WebFetch JSON or Markdown",
+	"mcp":        "serve the built-in tools to MCP clients (stdio or streamable HTTP)",
+	"policy":     "check what the permission policy decides for a tool call, without running it",
+	"run":        "run a coding agent on PROMPT over the sandboxed toolset in --root",
+	"search":     "search the web with Brave or Tavily and print WebSearch JSON",
+	"tool":       "invoke one built-in tool once and print its JSON output",
+	"workspaces": "list the sessions' remote workspaces (containers, microVMs), or reap those left behind",
 }
 
 // Register adds a command of the helikon binary. It panics on a duplicate

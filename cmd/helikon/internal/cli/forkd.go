@@ -17,11 +17,11 @@ func init() {
 	Register(&Command{Name: "forkd", Summary: "manage the forkd microVM backend (reconcile: reap leaked microVMs)", Run: runForkd})
 }
 
-// forkdOptions reads the forkd configuration from the environment:
+// ForkdOptions reads the forkd configuration from the environment:
 // FORKD_URL, FORKD_TOKEN, FORKD_SNAPSHOT, and optionally FORKD_CA (a PEM
 // file pinning the controller's CA) and FORKD_PROXY (the egress proxy
 // endpoint the microVMs' network namespaces route through).
-func forkdOptions(env *Env) (forkd.Options, error) {
+func ForkdOptions(env *Env) (forkd.Options, error) {
 	opts := forkd.Options{
 		URL:           env.Var("FORKD_URL"),
 		Token:         forkd.Token(env.Var("FORKD_TOKEN")),
@@ -48,7 +48,7 @@ func forkdOptions(env *Env) (forkd.Options, error) {
 }
 
 func forkdBackend(ctx context.Context, env *Env, _ string, f *BackendFlags) (backend.Backend, error) {
-	opts, err := forkdOptions(env)
+	opts, err := ForkdOptions(env)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func runForkd(ctx context.Context, env *Env, args []string) int {
 		fs.Usage()
 		return ExitUsage
 	}
-	opts, err := forkdOptions(env)
+	opts, err := ForkdOptions(env)
 	if err != nil {
 		return Failf(env, ExitUsage, "forkd: %v", err)
 	}

@@ -1,0 +1,213 @@
+package agentcli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/cmd/helikon/internal/cli"
+	"github.com/paigasus/helikon/session"
+	"github.com/paigasus/helikon/workspace"
+	"github.com/paigasus/helikon/workspace/docker"
+	wsforkd "github.com/paigasus/helikon/workspace/forkd"
+	"github.com/paigasus/helikon/workspace/local"
+)
+
+// WorkspaceFlags are the flags of the workspace engines (--backend docker
+// and forkd), defined with the tool flags of every command that builds
+// tools.
+type WorkspaceFlags struct {
+	Image   string // --image (docker)
+	Isolate bool   // --isolate (docker)
+	Runtime string // --runtime (docker)
+	Memory  int64  // --memory (docker)
+	CPUs    float64
+	Keep    bool // --keep-workspace
+}
+
+func addWorkspaceFlags(fs *flag.FlagSet) *WorkspaceFlags {
+	w := &WorkspaceFlags{}
+	fs.StringVar(&w.Image, "image", "", "--backend docker: the `IMAGE` of the session's container (present in the daemon; never pulled)")
+	fs.BoolVar(&w.Isolate, "isolate", false, "--backend docker: copy --root into the container instead of bind-mounting it (the project stays untouched)")
+	fs.StringVar(&w.Runtime, "runtime", "", "--backend docker: the OCI `RUNTIME` (runsc for gVisor; default the daemon's, runc)")
+	fs.Int64Var(&w.Memory, "memory", 0, "--backend docker: the container's memory cap in `BYTES` (default: none)")
+	fs.Float64Var(&w.CPUs, "cpus", 0, "--backend docker: the container's CPU cap in `CORES` (default: none)")
+	fs.BoolVar(&w.Keep, "keep-workspace", false, "keep a remote workspace (container, microVM) at exit, for --session ID to attach to it again")
+	return w
+}
+
+// engineFactory builds the workspace engine of a remote backend from the
+// command's flags.
+type engineFactory func(te *ToolEnv, f *cli.BackendFlags) (workspace.Engine, error)
+
+// engines are the backends whose workspaces live elsewhere: a session's
+// files and commands are in one container or microVM.
+var engines = map[string]engineFactory{
+	docker.EngineName:  dockerEngine,
+	wsforkd.EngineName: forkdEngine,
+}
+
+func dockerEngine(te *ToolEnv, f *cli.BackendFlags) (workspace.Engine, error) {
+	w := te.workspaceFlags()
+	if w.Image == "" {
+		return nil, fmt.Errorf("%w: --backend docker needs --image IMAGE (an image present in the daemon: docker pull, build or import it first)", backend.ErrUnavailable)
+	}
+	if f.EgressAllow != nil && len(*f.EgressAllow) > 0 {
+		return nil, fmt.Errorf("%w: --egress-allow is not supported with --backend docker; its containers have no network unless --allow-network", backend.ErrUnavailable)
+	}
+	opts := &docker.Options{
+		Image: w.Image, Root: te.Root, Isolate: w.Isolate, Runtime: w.Runtime,
+		AllowNetwork: f.AllowNetwork, Memory: w.Memory, CPUs: w.CPUs,
+		Timeout: f.Timeout, Limits: f.Limits(), Logger: te.logger(),
+	}
+	if f.Env != nil {
+		opts.EnvAllowlist = *f.Env
+	}
+	e, err := docker.New(te.Ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", backend.ErrUnavailable, err)
+	}
+	return e, nil
+}
+
+func forkdEngine(te *ToolEnv, f *cli.BackendFlags) (workspace.Engine, error) {
+	bo, err := cli.ForkdOptions(te.Env)
+	if err != nil {
+		return nil, err
+	}
+	bo.Timeout = f.Timeout
+	if f.EgressAllow != nil && len(*f.EgressAllow) > 0 {
+		return nil, fmt.Errorf("%w: --egress-allow with --backend forkd is set by the operator's proxy (FORKD_PROXY); run helikon exec --backend forkd for per-command egress policies", backend.ErrUnavailable)
+	}
+	bo.Logger = te.logger()
+	e, err := wsforkd.New(te.Ctx, &wsforkd.Options{Options: bo})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", backend.ErrUnavailable, err)
+	}
+	return e, nil
+}
+
+func (te *ToolEnv) workspaceFlags() *WorkspaceFlags {
+	if te.wsFlags == nil {
+		return &WorkspaceFlags{}
+	}
+	return te.wsFlags
+}
+
+func (te *ToolEnv) logger() *slog.Logger {
+	if te.Env != nil && te.Env.Stderr != nil {
+		return slog.New(slog.NewTextHandler(te.Env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// Workspace returns the command's workspace, opened once and shared by every
+// tool, so that the file tools and Bash act on the same files: on this
+// machine (--backend os or host) a view of --root, elsewhere (docker,
+// forkd) the container or microVM of the session (--session, else a new
+// one), removed when the command ends unless --keep-workspace.
+func (te *ToolEnv) Workspace() (workspace.Workspace, error) {
+	te.wsOnce.Do(func() { te.ws, te.wsErr = te.openWorkspace() })
+	return te.ws, te.wsErr
+}
+
+func (te *ToolEnv) openWorkspace() (workspace.Workspace, error) {
+	f := te.backendFlags()
+	var eng workspace.Engine
+	if factory, ok := engines[f.Name]; ok && !te.DryRun {
+		e, err := factory(te, f)
+		if err != nil {
+			return nil, err
+		}
+		eng = e
+	} else {
+		b, err := te.Backend()
+		if err != nil {
+			return nil, err
+		}
+		if eng, err = local.New(te.Root, b); err != nil {
+			return nil, err
+		}
+	}
+	id, explicit := te.Session, te.Session != ""
+	if !explicit {
+		id = session.NewID()
+	}
+	id = workspace.SessionFor(id)
+	te.sessions = &workspace.Sessions{Engine: eng, Logger: te.logger()}
+	if eng.Name() != local.EngineName && te.Env != nil {
+		stderr := te.Env.Stderr
+		te.sessions.Notify = func(i workspace.Info) {
+			switch {
+			case i.Attached:
+				fmt.Fprintf(stderr, "helikon: attached to the %s workspace %s of session %s\n", i.Engine, i.ID, i.Session)
+			case explicit:
+				fmt.Fprintf(stderr, "helikon: session %s has no %s workspace (it is gone, or was never made): created a fresh one, %s\n", i.Session, i.Engine, i.ID)
+			default:
+				fmt.Fprintf(stderr, "helikon: created the %s workspace %s for session %s\n", i.Engine, i.ID, i.Session)
+			}
+		}
+	}
+	return te.sessions.Open(te.Ctx, id)
+}
+
+// backendFlags are the backend flags with the policy files' settings
+// applied where the flags are silent.
+func (te *ToolEnv) backendFlags() *cli.BackendFlags {
+	f := te.BackendFlags
+	if f == nil {
+		f = &cli.BackendFlags{}
+	}
+	switch {
+	case te.DryRun:
+		f = &cli.BackendFlags{Name: "host"}
+	case te.Common != nil:
+		f = te.Common.WithFileSettings(f)
+	}
+	return f
+}
+
+// closeTimeout bounds the removal of a remote workspace at exit, which runs
+// after the command's context may have been cancelled by a signal.
+const closeTimeout = 60 * time.Second
+
+// Close ends the command's workspaces: it removes remote ones (unless
+// --keep-workspace, then it says how to attach again) and releases local
+// ones. The command's context may be cancelled (SIGINT, SIGTERM): Close
+// gets a bounded context of its own.
+func (te *ToolEnv) Close() error {
+	if te.sessions == nil {
+		return nil
+	}
+	if te.workspaceFlags().Keep && te.sessions.Engine.Name() != local.EngineName {
+		if te.ws != nil && te.Env != nil {
+			i := te.ws.Info()
+			fmt.Fprintf(te.Env.Stderr, "helikon: kept the %s workspace %s of session %s: --session %s attaches to it, helikon workspaces reap removes it\n", i.Engine, i.ID, i.Session, i.Session)
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(te.Ctx), closeTimeout)
+	defer cancel()
+	err := te.sessions.CloseAll(ctx)
+	if c, ok := te.sessions.Engine.(io.Closer); ok {
+		err = errors.Join(err, c.Close())
+	}
+	if err != nil && te.Env != nil {
+		fmt.Fprintf(te.Env.Stderr, "helikon: closing the workspace: %v (helikon workspaces reap removes what is left)\n", err)
+	}
+	return err
+}
+
+// validWorkspaceSession checks a --session of a command that names only a
+// workspace ("" is a new one).
+func validWorkspaceSession(id string) error {
+	if id == "" {
+		return nil
+	}
+	return workspace.ValidSession(id)
+}
