@@ -48,14 +48,14 @@ type Backend struct {
 	pids       string // v1 pids cgroup directory to create per-run cgroups in, or ""
 	exe        string // this program, executable in the sandbox when the reaper runs there
 	tracking   proc.Tracking
-	userns     bool   // unprivileged: commands start through the launcher (userns_linux.go)
+	userns     bool // unprivileged: commands start through the launcher (userns_linux.go)
 	// server: unprivileged, with userns, pidNS and tmpBase: commands
 	// start through the long-lived launcher (server_linux.go).
 	server        bool
 	serverTraceMe bool                 // its commands' limits are set at exec
 	serverFilter  []bpf.RawInstruction // its commands' filter (TraceMe when serverTraceMe)
 	srv           *servers
-	usernsWhy  string // unprivileged without the launcher: why
+	usernsWhy     string // unprivileged without the launcher: why
 	// settleMu guards userns, usernsWhy, server, pidNS, tmpBase, g and
 	// unsettled.
 	settleMu sync.RWMutex

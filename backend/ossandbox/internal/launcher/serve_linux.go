@@ -263,25 +263,47 @@ func (s *server) run(id uint64, payload []byte, files []*os.File) {
 	s.procs[id] = p
 	s.mu.Unlock()
 	s.send(Message(MsgStarted, id, nil), nil)
-	st, err := p.Wait()
+	code, sig := wait(p)
 	s.mu.Lock()
 	delete(s.procs, id)
 	s.mu.Unlock()
 	if janitor != nil {
 		close(janitor)
 	}
-	code, sig := -1, int(unix.SIGKILL)
-	if err == nil {
-		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			sig = int(ws.Signal())
-		} else {
-			code, sig = st.ExitCode(), 0
-		}
-	}
 	s.send(Message(MsgExit, id, ExitPayload(code, sig)), nil)
 	// Destroying the mount namespace waits for an RCU grace period: held
 	// until now, it is not on the command's exit path.
 	go unix.Close(mnt)
+}
+
+// wait waits for p, the first process of its pid namespace, to end, and
+// returns its exit code (-1 when killed) and the signal that killed it.
+// A command that asked to be traced (the filter lets it, for LimitAtExec)
+// can instead stop, and the stop is reported to this program, its tracer,
+// as the wait's end; then p is killed, which kills its namespace, and
+// reaped, so that nothing outlives the report.
+func wait(p *os.Process) (code, signal int) {
+	pid := p.Pid
+	st, err := p.Wait()
+	if err != nil {
+		return -1, int(unix.SIGKILL)
+	}
+	ws, _ := st.Sys().(syscall.WaitStatus)
+	switch {
+	case ws.Exited():
+		return ws.ExitStatus(), 0
+	case ws.Signaled():
+		return -1, int(ws.Signal())
+	}
+	// Stopped, not reaped: the pid is still p's.
+	_ = unix.Kill(pid, unix.SIGKILL)
+	for {
+		var uws unix.WaitStatus
+		_, err := unix.Wait4(pid, &uws, unix.WALL, nil)
+		if err != unix.EINTR && (err != nil || uws.Exited() || uws.Signaled()) {
+			return -1, int(unix.SIGKILL)
+		}
+	}
 }
 
 // readRequest reads a request from the memfd it was sent in.
