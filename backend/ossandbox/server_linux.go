@@ -40,6 +40,7 @@ type serverConn struct {
 	cmd  *exec.Cmd
 	conn *net.UnixConn
 	seq  atomic.Uint64
+	once sync.Once // markDead
 
 	mu    sync.Mutex
 	calls map[uint64]*remoteCmd
@@ -192,21 +193,20 @@ func (c *serverConn) isDead() bool {
 // launcher is the first process of their pid namespace, so once it is
 // reapable the kernel has killed every command it ran and they are gone.
 func (c *serverConn) markDead() {
-	c.mu.Lock()
-	if c.dead {
+	// Once, and every caller returns only when it is done.
+	c.once.Do(func() {
+		c.mu.Lock()
+		c.dead = true
 		c.mu.Unlock()
-		return
-	}
-	c.dead = true
-	c.mu.Unlock()
-	_ = c.cmd.Wait()
-	c.mu.Lock()
-	calls := c.calls
-	c.calls = nil
-	c.mu.Unlock()
-	for _, rc := range calls {
-		rc.replies <- reply{t: 0}
-	}
+		_ = c.cmd.Wait()
+		c.mu.Lock()
+		calls := c.calls
+		c.calls = nil
+		c.mu.Unlock()
+		for _, rc := range calls {
+			rc.replies <- reply{t: 0}
+		}
+	})
 }
 
 // receive dispatches the launcher's replies until it is gone.
