@@ -359,6 +359,16 @@ func (b *Backend) guarantees() backend.Guarantees {
 		if b.pids != "" {
 			g.Features = append(g.Features, "pids cgroup per command")
 		}
+	} else if b.server && b.userns && b.pidNS && b.tmpBase != "" {
+		g.Features = append(g.Features,
+			"unprivileged caller: a long-lived launcher per backend in a user namespace of its own, holding its every capability; per command a private mount namespace, everything read-only and nosuid but the root and the temporary directory (chmod, chown, utimes, xattrs outside the root refused)",
+			"unprivileged caller: all capabilities dropped, bounding set included",
+			"unprivileged caller: a private pid namespace per command, killed as a whole when the command ends, this program exits or the launcher dies; /proc shows only the command's own processes")
+		if b.serverTraceMe {
+			g.Features = append(g.Features, "resource limits set by prlimit on the command stopped at exec (ptrace keeps only TRACEME and DETACH)")
+		} else {
+			g.Features = append(g.Features, "resource limits set by a ulimit prologue (Yama forbids PTRACE_TRACEME here)")
+		}
 	} else {
 		g.Features = append(g.Features, "descendants tracked by a child subreaper and killed when the command ends")
 		if b.pidNS {
