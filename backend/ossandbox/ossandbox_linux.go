@@ -618,7 +618,7 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string
 		if err := unix.Unshare(flags); err != nil {
 			return h, fmt.Errorf("create mount, pid and network namespaces: %w", err)
 		}
-		if h.mntNS, err = unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+		if h.mntNS, err = launcher.ThreadMountNS(); err != nil {
 			h.mntNS = -1
 			return h, fmt.Errorf("hold the mount namespace: %w", err)
 		}
