@@ -225,9 +225,7 @@ func (c *serverConn) receive() {
 		}
 		c.mu.Lock()
 		rc := c.calls[id]
-		if t != launcher.MsgStarted {
-			delete(c.calls, id)
-		}
+		delete(c.calls, id)
 		c.mu.Unlock()
 		if rc != nil {
 			rc.replies <- reply{t: t, payload: append([]byte(nil), payload...)}
@@ -246,13 +244,14 @@ type reply struct {
 type remoteCmd struct {
 	c       *serverConn
 	id      uint64
-	replies chan reply // at most two: started, then exit or failure; or death
+	program string
+	replies chan reply // one: the report, or the launcher's death
 }
 
-// spawn sends req with its standard streams and waits until the command
+// spawn sends req with its standard streams; Wait reports whether it
 // started.
 func (c *serverConn) spawn(req *launcher.Request, stdio [3]*os.File) (*remoteCmd, error) {
-	rc := &remoteCmd{c: c, id: c.seq.Add(1), replies: make(chan reply, 2)}
+	rc := &remoteCmd{c: c, id: c.seq.Add(1), program: req.Argv[0], replies: make(chan reply, 1)}
 	c.mu.Lock()
 	if c.calls == nil {
 		c.mu.Unlock()
@@ -269,8 +268,7 @@ func (c *serverConn) spawn(req *launcher.Request, stdio [3]*os.File) (*remoteCmd
 			return nil, fmt.Errorf("%w: os sandbox: the command's request: %w", backend.ErrUnavailable, err)
 		}
 		defer unix.Close(mfd)
-		f := os.NewFile(uintptr(mfd), "request")
-		if _, err := f.Write(payload); err != nil {
+		if err := writeAll(mfd, payload); err != nil {
 			c.forget(rc.id)
 			return nil, fmt.Errorf("%w: os sandbox: the command's request: %w", backend.ErrUnavailable, err)
 		}
@@ -283,20 +281,22 @@ func (c *serverConn) spawn(req *launcher.Request, stdio [3]*os.File) (*remoteCmd
 		c.kill()
 		return nil, fmt.Errorf("%w: os sandbox: send the command to the launcher: %w", backend.ErrUnavailable, err)
 	}
-	r := <-rc.replies
-	switch r.t {
-	case launcher.MsgStarted:
-		return rc, nil
-	case launcher.MsgUnavailable:
-		return nil, fmt.Errorf("%w: %s", backend.ErrUnavailable, r.payload)
-	case launcher.MsgStartFailed:
-		return nil, &proc.StartError{Program: req.Argv[0], Err: errors.New(string(r.payload))}
-	case 0:
-		// It may have started the command before it died; the kernel
-		// killed it then. Not retried: it may have run.
-		return nil, errLauncherDied
+	return rc, nil
+}
+
+// writeAll writes b to fd.
+func writeAll(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b = b[n:]
 	}
-	return nil, fmt.Errorf("ossandbox: the launcher replied %q before the command started", r.t)
+	return nil
 }
 
 func (c *serverConn) forget(id uint64) {
@@ -305,7 +305,8 @@ func (c *serverConn) forget(id uint64) {
 	c.mu.Unlock()
 }
 
-// Wait implements proc.Remote.
+// Wait implements proc.Remote: the command's status once it and
+// everything it started are gone, or why it did not start.
 func (rc *remoteCmd) Wait() (code *int, signal int, err error) {
 	r := <-rc.replies
 	switch r.t {
@@ -318,10 +319,16 @@ func (rc *remoteCmd) Wait() (code *int, signal int, err error) {
 			return nil, sig, nil
 		}
 		return &n, 0, nil
+	case launcher.MsgUnavailable:
+		return nil, 0, fmt.Errorf("%w: %s", backend.ErrUnavailable, r.payload)
+	case launcher.MsgStartFailed:
+		return nil, 0, &proc.StartError{Program: rc.program, Err: errors.New(string(r.payload))}
 	case 0:
+		// It may have started the command before it died; the kernel
+		// killed it then. Not retried: it may have run.
 		return nil, 0, errLauncherDied
 	}
-	return nil, 0, fmt.Errorf("ossandbox: the launcher replied %q for a running command", r.t)
+	return nil, 0, fmt.Errorf("ossandbox: the launcher replied %q", r.t)
 }
 
 // Kill implements proc.Remote. A launcher that is gone took the command

@@ -202,12 +202,13 @@ type Spec struct {
 	// OS sandbox's long-lived launcher does): it gets the program to
 	// execute (Path, or Argv[0] resolved in this program's PATH) and the
 	// command's standard input, output and error (this program closes
-	// its own copies once Spawn returns), and returns once the command
-	// has started. When nothing was started it fails: with a
-	// *[StartError] when the program could not be executed, with an
-	// error wrapping [backend.ErrUnavailable] when it could not be
-	// confined. The spawner tracks the command (Tracking is ignored);
-	// Start, Prepare and Limits must be unset.
+	// its own copies once Spawn returns), and returns without waiting for
+	// the command to start: [Remote].Wait reports whether it did. Where
+	// nothing was started Run fails: with a *[StartError] when the
+	// program could not be executed, with an error wrapping
+	// [backend.ErrUnavailable] when it could not be confined. The spawner
+	// tracks the command (Tracking is ignored); Start, Prepare and Limits
+	// must be unset.
 	Spawn func(path string, stdio [3]*os.File) (Remote, error)
 }
 

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,8 +19,10 @@ import (
 type Remote interface {
 	// Wait blocks until the command and every process it started are
 	// gone and returns its exit code (nil when a signal killed it) and
-	// the signal; or an error when whoever ran it failed and its status
-	// is unknown (the command is gone then too).
+	// the signal. Its error says that nothing was started (a
+	// *[StartError], or an error wrapping [backend.ErrUnavailable]), or
+	// that whoever ran the command failed and its status is unknown (the
+	// command is gone then too).
 	Wait() (code *int, signal int, err error)
 	// Kill kills the command and everything it started; Wait returns
 	// once they are gone. It may be called more than once, and after the
@@ -125,6 +128,10 @@ func runRemote(ctx context.Context, s *Spec, timeout time.Duration, outCap int64
 	close(stop)
 	<-killed
 	out.wait()
+	var se *StartError
+	if errors.As(werr, &se) {
+		return nil, se
+	}
 	if werr != nil {
 		return nil, fmt.Errorf("proc: %w", werr)
 	}

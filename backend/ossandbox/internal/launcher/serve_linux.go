@@ -57,13 +57,19 @@ type server struct {
 	sock   int
 	opened *landlock.Opened
 
-	mu    sync.Mutex
-	procs map[uint64]*os.Process // running commands by id
+	mu       sync.Mutex
+	commands map[uint64]*command // by id, from the request's arrival to the report
+}
+
+// command is one command the launcher was sent.
+type command struct {
+	p      *os.Process // once started
+	killed bool        // the backend asked to kill it
 }
 
 func serve(c *Config) int {
 	syscall.CloseOnExec(SocketFD)
-	s := &server{c: c, sock: SocketFD, procs: map[uint64]*os.Process{}}
+	s := &server{c: c, sock: SocketFD, commands: map[uint64]*command{}}
 	if err := s.setUp(); err != nil {
 		s.send(Message(MsgUnavailable, 0, []byte("os sandbox launcher: "+err.Error())), nil)
 		return 125
@@ -152,11 +158,25 @@ func (s *server) loop() int {
 		}
 		switch t {
 		case MsgRun:
+			// Registered here, in the order of the messages: a kill that
+			// follows finds it, started or not.
+			s.mu.Lock()
+			if s.commands[id] != nil {
+				s.mu.Unlock()
+				closeFiles(files)
+				s.send(Message(MsgUnavailable, id, []byte("os sandbox launcher: a command id used twice")), nil)
+				continue
+			}
+			s.commands[id] = &command{}
+			s.mu.Unlock()
 			go s.run(id, append([]byte(nil), payload...), files)
 		case MsgKill:
 			closeFiles(files)
 			s.mu.Lock()
-			p := s.procs[id]
+			var p *os.Process
+			if cmd := s.commands[id]; cmd != nil {
+				cmd.killed, p = true, cmd.p
+			}
 			s.mu.Unlock()
 			if p != nil {
 				// SIGKILL to the first process of a pid namespace kills
@@ -199,6 +219,11 @@ func closeFiles(files []*os.File) {
 // InFD the request.
 func (s *server) run(id uint64, payload []byte, files []*os.File) {
 	defer closeFiles(files)
+	defer func() {
+		s.mu.Lock()
+		delete(s.commands, id)
+		s.mu.Unlock()
+	}()
 	fail := func(t byte, err error) { s.send(Message(t, id, []byte(err.Error())), nil) }
 	if len(files) == 4 {
 		var err error
@@ -260,12 +285,16 @@ func (s *server) run(id uint64, payload []byte, files []*os.File) {
 		return
 	}
 	s.mu.Lock()
-	s.procs[id] = p
+	cmd := s.commands[id]
+	cmd.p = p
+	killed := cmd.killed
 	s.mu.Unlock()
-	s.send(Message(MsgStarted, id, nil), nil)
+	if killed {
+		_ = p.Kill() // asked for while it was being started
+	}
 	code, sig := wait(p)
 	s.mu.Lock()
-	delete(s.procs, id)
+	cmd.p = nil // reaped: its pid may be reused
 	s.mu.Unlock()
 	if janitor != nil {
 		close(janitor)

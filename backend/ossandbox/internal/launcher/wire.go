@@ -12,17 +12,17 @@ import (
 // MsgRun (payload: a [Request] in the encoding of [Request.Encode], with
 // the command's standard input, output and error attached as SCM_RIGHTS,
 // and, with [Request].InFD, a fourth descriptor holding the request
-// instead) and MsgKill (no payload). The launcher sends MsgReady (id 0)
-// once it can confine commands, then per command MsgStarted, and
-// MsgExit (payload: the exit code and the signal, varints) once the
-// command and everything it started are gone; or instead of both
-// MsgUnavailable (nothing was started: confining it failed) or
-// MsgStartFailed (the program could not be executed), with a reason.
+// instead) and MsgKill (no payload; the command is killed whether it has
+// started yet or not). The launcher sends MsgReady (id 0) once it can
+// confine commands, then per command one of: MsgExit (payload: the exit
+// code and the signal, varints) once the command and everything it
+// started are gone; MsgUnavailable (nothing was started: confining it
+// failed); MsgStartFailed (the program could not be executed), with a
+// reason.
 const (
 	MsgRun         = 'r'
 	MsgKill        = 'k'
 	MsgReady       = 'R'
-	MsgStarted     = 's'
 	MsgExit        = 'x'
 	MsgUnavailable = 'u'
 	MsgStartFailed = 'e'
