@@ -244,6 +244,11 @@
 //     chown to oneself, user xattrs) can be changed: Landlock does not
 //     cover it, and the launcher's user and mount namespace, which would,
 //     cannot be created. Guarantees().Features and [Probe] report it.
+//   - With the long-lived launcher, the mount view is taken when the
+//     launcher starts: a file system mounted on the host afterwards is
+//     not visible to commands (they see the directory beneath it) until
+//     the launcher is started again ([Backend.Close]). A command never
+//     sees more than the view allowed when it was taken.
 //   - Mounts are not made nodev: /dev/null lives on one. Device nodes
 //     cannot be created (Landlock, and no CAP_MKNOD), and existing ones
 //     outside the four listed are not reachable through Landlock.
