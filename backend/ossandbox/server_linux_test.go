@@ -86,7 +86,11 @@ func TestLauncherDescriptorsNotInherited(t *testing.T) {
 				SetEnv: append([]string{attackEnv + "=1"}, env...),
 			})
 			if err != nil || res.ExitCode == nil || *res.ExitCode != attackBlocked {
-				t.Errorf("%s (environment of %d bytes): %+v, %v: %s%s; want none", kind, len(env)*len(big), res, err, res.Stdout, res.Stderr)
+				out := ""
+				if res != nil {
+					out = string(res.Stdout) + string(res.Stderr)
+				}
+				t.Errorf("%s (environment of %d bytes): %v: %s; want none", kind, len(env)*len(big), err, out)
 			}
 		}
 	}
