@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/backend/ossandbox/internal/launcher"
 	"github.com/paigasus/helikon/internal/proc"
 	"github.com/paigasus/helikon/internal/proctest"
 )
@@ -236,4 +237,35 @@ func droppedBackendLauncher(t *testing.T, root string) int {
 		t.Fatal("no launcher after a command")
 	}
 	return pid
+}
+
+// TestKillWhileStarting: a kill sent right behind the command, while the
+// launcher is still confining it, kills the command as it starts: it
+// never runs to its end.
+func TestKillWhileStarting(t *testing.T) {
+	b := serverBackend(t)
+	c, err := b.srv.get(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	marker := filepath.Join(b.Dir(), "ran")
+	for i := range 5 {
+		rc, err := c.spawn(&launcher.Request{Path: "/bin/sh", Argv: []string{"sh", "-c", "sleep 1; touch " + marker}, Env: []string{"PATH=/usr/bin:/bin"}}, [3]*os.File{devnull, devnull, devnull})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc.Kill()
+		code, sig, err := rc.Wait()
+		if err != nil || code != nil || sig != int(syscall.SIGKILL) {
+			t.Fatalf("try %d: Wait = %v, %d, %v; want killed", i, code, sig, err)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a command killed while it was being started ran to its end")
+	}
 }
