@@ -102,6 +102,16 @@ func runAttack(args []string) int {
 	case "list":
 		_, err := os.ReadDir(arg(0))
 		return res(err, "list "+arg(0))
+	case "proc-signal":
+		// Signal the process whose /proc directory is arg(0) through a
+		// descriptor of that directory (which pidfd_send_signal takes as
+		// a pidfd): no pid of the target's namespace needed.
+		fd, err := unix.Open(arg(0), unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return res(err, "open "+arg(0))
+		}
+		sig, _ := strconv.Atoi(arg(1))
+		return res(unix.PidfdSendSignal(fd, unix.Signal(sig), nil, 0), "signal "+arg(0))
 	case "socket":
 		fam, _ := strconv.ParseUint(arg(0), 0, 64)
 		typ := uintptr(unix.SOCK_STREAM)

@@ -15,13 +15,14 @@ import (
 
 // directPair returns two sandboxes on one root: one that takes the direct
 // path for literal commands, one that runs every command line through
-// bash; it skips where the direct path is not taken (unprivileged callers,
-// whose limits come from the shell's ulimit).
+// bash; it skips where the direct path is not taken (unprivileged callers
+// without the long-lived launcher, whose limits come from the shell's
+// ulimit).
 func directPair(t *testing.T) (direct, bash *Backend) {
 	t.Helper()
 	direct, _ = newTestBackend(t, Options{})
-	if !direct.traceMe || direct.tmpBase == "" {
-		t.Skip("the direct path needs limits set at exec and the tmpfs (a root caller, Yama permitting)")
+	if !(direct.traceMe || direct.server && direct.serverTraceMe) || direct.tmpBase == "" {
+		t.Skip("the direct path needs limits set at exec and the tmpfs (a root caller or the long-lived launcher, Yama permitting)")
 	}
 	opts := direct.opts
 	bash, err := New(direct.Dir(), &opts)
@@ -73,15 +74,21 @@ func TestDirectMatchesBash(t *testing.T) {
 		{`sh -c 'cat /proc/1/comm; [ "$(readlink /proc/self/ns/pid)" = "$(readlink /proc/1/ns/pid)" ] && echo shared || echo own'`, true}, // the pid namespace (a process count would race with the machine's)
 	} {
 		t.Run(tt.command, func(t *testing.T) {
+			// A PATH every caller can search (runuser keeps root's, whose
+			// /root elements an unprivileged bash cannot stat: the
+			// direct path then rightly leaves the search to bash).
+			req := func() *backend.Request {
+				return &backend.Request{Command: tt.command, SetEnv: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}}
+			}
 			before := d.directRuns.Load()
-			got, err := d.Run(context.Background(), &backend.Request{Command: tt.command})
+			got, err := d.Run(context.Background(), req())
 			if err != nil {
 				t.Fatal(err)
 			}
 			if took := d.directRuns.Load() > before; took != tt.direct {
 				t.Errorf("took the direct path: %v, want %v", took, tt.direct)
 			}
-			want, err := b.Run(context.Background(), &backend.Request{Command: tt.command})
+			want, err := b.Run(context.Background(), req())
 			if err != nil {
 				t.Fatal(err)
 			}

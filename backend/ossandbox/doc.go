@@ -81,19 +81,42 @@
 //     command and nothing needs to be searched for. Where a writable cgroup
 //     v1 pids hierarchy exists, each command gets a pids cgroup
 //     (ResourceLimits.Processes, default [DefaultProcesses]).
-//   - Unprivileged callers: each command is started by a launcher, this
+//   - Unprivileged callers: commands are started by a launcher, this
 //     program re-executed (entered from the init function of a small
 //     package, before the program's other packages are initialised; see
-//     How it is applied) in a new user and mount namespace created
-//     at clone time. The launcher makes every mount read-only and nosuid
-//     except the root and the temporary directory, exactly as for root
-//     callers; then, on a locked thread, drops every capability (the
-//     bounding set included), sets no_new_privs, Landlock and seccomp, and
-//     forks the command from it. The command runs as uid 0 of that user
-//     namespace, which is the caller's uid outside, without capabilities:
-//     chmod, chown, utimes and extended attributes of files outside the
-//     root fail, the caller's own files included. If any step fails the
-//     command does not run and Run fails with [backend.ErrUnavailable].
+//     How it is applied) in a new user, mount and pid namespace created at
+//     clone time, where it holds every capability of its user namespace as
+//     root holds those of the machine. Where it can (a pid namespace with a
+//     /proc of its own and the tmpfs), the launcher lives as long as the
+//     backend: started by the first command, again by the next one if it
+//     died, killed by [Backend.Close] or when the backend is garbage, never
+//     shared between backends; it makes every mount read-only and nosuid
+//     except the root once, mounts a /proc of its pid namespace
+//     (read-only, hidepid=invisible), and receives each command (its
+//     arguments, environment, limits and standard streams, over a socket
+//     pair) to start it as a root caller's confining thread does: on a new
+//     locked thread, a mount and pid namespace of its own, its tmpfs,
+//     every capability dropped (the bounding set included), no_new_privs,
+//     Landlock and seccomp, then the fork; the command is the first process
+//     of its pid namespace, emptied by the kernel when it ends or is
+//     killed. The command sees in /proc only its own processes (hidepid
+//     shows only what Landlock lets it ptrace), cannot name a process
+//     outside its pid namespace, holds none of the launcher's descriptors,
+//     and cannot ptrace or signal the launcher. The launcher is the first
+//     process of its own pid namespace: if it dies, the kernel kills every
+//     command it runs, and their calls fail with an error (nothing is
+//     retried, nothing runs unconfined); it exits when this program's end
+//     of the socket closes, so commands die with this program.
+//     Elsewhere each command gets a launcher of its own, which makes every
+//     mount read-only and nosuid except the root and the temporary
+//     directory, exactly as for root callers; then, on a locked thread,
+//     drops every capability (the bounding set included), sets
+//     no_new_privs, Landlock and seccomp, and forks the command from it.
+//     Either way the command runs as uid 0 of that user namespace, which is
+//     the caller's uid outside, without capabilities: chmod, chown, utimes
+//     and extended attributes of files outside the root fail, the caller's
+//     own files included. If any step fails the command does not run and
+//     Run fails with [backend.ErrUnavailable].
 //     The launcher is probed when first needed, not by [New]: the first
 //     command (or the first call of Guarantees) tries the strongest
 //     configuration, and only if that cannot start, with nothing run,
@@ -103,27 +126,29 @@
 //     user.max_user_namespaces=0, an AppArmor or seccomp restriction),
 //     commands run without the read-only view (see Not guaranteed), and
 //     Guarantees().Features and [Probe] (helikon doctor) say so.
-//     Descendants are tracked by a child subreaper (the launcher, see
-//     internal/proc) and killed when the command ends, setsid or not;
-//     ResourceLimits.Processes becomes RLIMIT_NPROC (default
-//     [DefaultProcesses]). The launcher is also the first process of a
-//     new pid namespace with a /proc of its own (read-only): the command
-//     sees no process outside it, the subreaper's search for descendants
-//     reads only the namespace's few processes, and the launcher watches
-//     the caller through a pidfd, exiting when the caller exits, whereupon
-//     the kernel kills everything left in the namespace. Where such a
-//     /proc cannot be mounted (a partly masked /proc, as in many
-//     containers) the launcher runs without the pid namespace; the
-//     subreaper then notices its parent's exit (a new parent pid) within
-//     200 ms and kills the tree.
+//     With a launcher per command, descendants are tracked by a child
+//     subreaper (the launcher, see internal/proc) and killed when the
+//     command ends, setsid or not; ResourceLimits.Processes becomes
+//     RLIMIT_NPROC (default [DefaultProcesses]), as with the long-lived
+//     launcher. That launcher is also the first process of a new pid
+//     namespace with a /proc of its own (read-only): the command sees no
+//     process outside it, the subreaper's search for descendants reads
+//     only the namespace's few processes, and the launcher watches the
+//     caller through a pidfd, exiting when the caller exits, whereupon the
+//     kernel kills everything left in the namespace. Where such a /proc
+//     cannot be mounted (a partly masked /proc, as in many containers) the
+//     launcher runs without the pid namespace; the subreaper then notices
+//     its parent's exit (a new parent pid) within 200 ms and kills the
+//     tree.
 //   - Resource limits, soft and hard alike: core 0, CPU = timeout + 5 s,
 //     file size 1 GiB, and address space and open files when configured. A
 //     command never starts without them. For root callers the command is
 //     started traced (PTRACE_TRACEME just before execve): the kernel stops
 //     it once the new program is loaded, before its first instruction, and
 //     the confining thread sets the limits with prlimit(2) and detaches. A
-//     program runs directly, with no shell around it. For unprivileged
-//     callers (whose command is started by the reaper, a Go program that
+//     program runs directly, with no shell around it. The long-lived
+//     launcher does the same for unprivileged callers. With a launcher per
+//     command (whose command is started by the reaper, a Go program that
 //     cannot run under a small address-space limit), where Yama forbids
 //     PTRACE_TRACEME after the capability drop (ptrace_scope 2 or 3), and
 //     while this program is itself traced (a debugger, strace -f), the
@@ -171,9 +196,13 @@
 //     thread's stop, leaves the first thread's status to os/exec and
 //     touches no other child (TestTraceMeThreadDoesNotHang).
 //
-// Unprivileged callers' filters, and root callers' where Yama forbids
-// PTRACE_TRACEME after the capability drop, refuse ptrace entirely; their
-// limits come from the ulimit prologue.
+// The long-lived launcher's commands are in the same position (the first
+// process of a pid namespace of their own, the launcher's confining thread
+// their tracer, which uses the relation only at exec; a stop ends the call
+// and the launcher kills the namespace). Commands started by a launcher of
+// their own, and root callers' where Yama forbids PTRACE_TRACEME after the
+// capability drop, refuse ptrace entirely; their limits come from the
+// ulimit prologue.
 //
 // # How it is applied
 //
@@ -187,12 +216,14 @@
 // main thread, which the runtime never terminates, is never used.
 //
 // For unprivileged callers that thread is the launcher's (see above): only
-// a single-threaded process can create a user namespace, so the namespaces
-// are created when the launcher is cloned, and its mounts are changed
-// before it confines itself (Landlock forbids mount changes once applied,
-// and the seccomp filter denies them). The launcher replaces the reaper
-// those callers needed anyway (one Go runtime start per command) and needs
-// no hook in main: it is entered from the init function of a package
+// a single-threaded process can create a user namespace, so the user
+// namespace is created when the launcher is cloned. The long-lived
+// launcher, holding every capability of that namespace, then creates each
+// command's mount and pid namespaces from a thread, as root callers do; a
+// launcher per command has its mounts changed before it confines itself
+// (Landlock forbids mount changes once applied, and the seccomp filter
+// denies them), and replaces the reaper those callers needed anyway. The
+// launcher needs no hook in main: it is entered from the init function of a package
 // (internal/launcher) that imports only low-level packages. Go initialises
 // packages in a defined order (by imports, then by import path among those
 // ready), so that init runs before any package that needs net/http, a
@@ -200,9 +231,11 @@
 // re-executed without running its own initialisation
 // (TestLauncherRunsBeforeHeavyPackages checks it in a test binary that
 // links those SDKs). What remains is the Go runtime's start of the binary,
-// which grows with its size. What the launcher adds (the namespaces, their
-// id maps, the mount changes) costs about 3 ms per command on a 2-core
-// machine.
+// which grows with its size. The long-lived launcher pays it once per
+// backend: a command then costs about twice a plain spawn, whatever the
+// program's size (BENCHMARKS.md); a launcher per command (the namespaces,
+// their id maps, the mount changes, a Go runtime start) costs several
+// milliseconds.
 //
 // # Not guaranteed
 //
@@ -211,6 +244,11 @@
 //     chown to oneself, user xattrs) can be changed: Landlock does not
 //     cover it, and the launcher's user and mount namespace, which would,
 //     cannot be created. Guarantees().Features and [Probe] report it.
+//   - With the long-lived launcher, the mount view is taken when the
+//     launcher starts: a file system mounted on the host afterwards is
+//     not visible to commands (they see the directory beneath it) until
+//     the launcher is started again ([Backend.Close]). A command never
+//     sees more than the view allowed when it was taken.
 //   - Mounts are not made nodev: /dev/null lives on one. Device nodes
 //     cannot be created (Landlock, and no CAP_MKNOD), and existing ones
 //     outside the four listed are not reachable through Landlock.
@@ -226,7 +264,8 @@
 //   - If a root caller is itself killed with SIGKILL, its running command is
 //     not: it runs on until it ends or reaches its CPU limit (the timeout is
 //     enforced by the caller). Unprivileged callers' commands die with the
-//     caller (the launcher watches it through a pidfd).
+//     caller (the long-lived launcher exits when its socket closes, a
+//     launcher per command watches the caller through a pidfd).
 //   - Below Landlock ABI 6, signals to other processes of the same user are
 //     not confined for unprivileged callers.
 //   - For unprivileged callers, the command can still lower the scheduling
@@ -244,8 +283,10 @@
 //   - Costs per command (see BENCHMARKS.md): a new OS thread, namespaces,
 //     a tmpfs, a Landlock ruleset and a seccomp filter (the kernel compiles
 //     it each time), and for root a pids cgroup. Unprivileged callers also
-//     pay the launcher, a start of this program's binary up to the
-//     launcher's init (see BENCHMARKS.md).
+//     pay a message to the long-lived launcher and back, and once per
+//     backend its start, a start of this program's binary up to the
+//     launcher's init (see BENCHMARKS.md); with a launcher per command,
+//     that start per command.
 //
 // # macOS
 //

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,9 +48,16 @@ type Backend struct {
 	pids       string // v1 pids cgroup directory to create per-run cgroups in, or ""
 	exe        string // this program, executable in the sandbox when the reaper runs there
 	tracking   proc.Tracking
-	userns     bool   // unprivileged: commands start through the launcher (userns_linux.go)
-	usernsWhy  string // unprivileged without the launcher: why
-	// settleMu guards userns, usernsWhy, pidNS, tmpBase, g and unsettled.
+	userns     bool // unprivileged: commands start through the launcher (userns_linux.go)
+	// server: unprivileged, with userns, pidNS and tmpBase: commands
+	// start through the long-lived launcher (server_linux.go).
+	server        bool
+	serverTraceMe bool                 // its commands' limits are set at exec
+	serverFilter  []bpf.RawInstruction // its commands' filter (TraceMe when serverTraceMe)
+	srv           *servers
+	usernsWhy     string // unprivileged without the launcher: why
+	// settleMu guards userns, usernsWhy, server, pidNS, tmpBase, g and
+	// unsettled.
 	settleMu sync.RWMutex
 	// unsettled: an unprivileged caller's launcher has not been probed
 	// yet; userns, pidNS and tmpBase hold the strongest configuration,
@@ -99,7 +107,7 @@ func New(root string, opts *Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{root: croot, opts: o, abi: abi, log: o.Logger}
+	b := &Backend{root: croot, opts: o, abi: abi, log: o.Logger, srv: &servers{}}
 	if o.Egress != nil {
 		if o.AllowNetwork {
 			return nil, errEgressAndNetwork
@@ -175,6 +183,18 @@ func New(root string, opts *Options) (*Backend, error) {
 		// settle): a program that runs one command, as the CLI does, then
 		// starts the launcher once, not twice.
 		b.userns, b.pidNS, b.tmpBase, b.unsettled = true, true, b.tmpfsMountPoint(), true
+		b.server = b.tmpBase != ""
+		b.serverTraceMe = traceMeAllowed()
+		if b.serverFilter, err = seccomp.Assemble(arch, seccomp.Policy{
+			AllowNetwork:     o.AllowNetwork,
+			AllowUnixSockets: abi >= 9,
+			TraceMe:          b.serverTraceMe,
+		}); err != nil {
+			return nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
+		}
+		// The launcher dies with the backend (its socket's end closes
+		// when this program exits, too).
+		runtime.AddCleanup(b, func(s *servers) { s.close() }, b.srv)
 		if launcherUnavailable != nil {
 			b.settle()
 		}
@@ -215,6 +235,18 @@ func (b *Backend) settle() {
 		return
 	}
 	base := b.tmpBase
+	if base != "" {
+		// The long-lived launcher first: where it starts, it confined a
+		// thread as its commands' will be. It is started again by the
+		// first command, with the backend's policy as it is then.
+		if c, err := b.startServer(); err == nil {
+			c.kill()
+			b.server, b.pidNS, b.unsettled = true, true, false
+			b.g = b.guarantees()
+			return
+		}
+	}
+	b.server = false
 	var err error
 	for i, try := range []struct {
 		pidNS   bool
@@ -240,6 +272,7 @@ func (b *Backend) settle() {
 // launchView is what one command reads of the launcher's configuration.
 type launchView struct {
 	userns, pidNS bool
+	server        bool
 	tmpBase       string
 	unsettled     bool
 }
@@ -247,7 +280,7 @@ type launchView struct {
 func (b *Backend) view() launchView {
 	b.settleMu.RLock()
 	defer b.settleMu.RUnlock()
-	return launchView{userns: b.userns, pidNS: b.pidNS, tmpBase: b.tmpBase, unsettled: b.unsettled}
+	return launchView{userns: b.userns, pidNS: b.pidNS, server: b.server, tmpBase: b.tmpBase, unsettled: b.unsettled}
 }
 
 // proven records that a command started through the launcher configured as
@@ -255,7 +288,7 @@ func (b *Backend) view() launchView {
 func (b *Backend) proven(v launchView) {
 	b.settleMu.Lock()
 	defer b.settleMu.Unlock()
-	if b.unsettled && v == (launchView{userns: b.userns, pidNS: b.pidNS, tmpBase: b.tmpBase, unsettled: true}) {
+	if b.unsettled && v == (launchView{userns: b.userns, pidNS: b.pidNS, server: b.server, tmpBase: b.tmpBase, unsettled: true}) {
 		b.unsettled = false
 		b.g = b.guarantees()
 	}
@@ -325,6 +358,16 @@ func (b *Backend) guarantees() backend.Guarantees {
 		}
 		if b.pids != "" {
 			g.Features = append(g.Features, "pids cgroup per command")
+		}
+	} else if b.server && b.userns && b.pidNS && b.tmpBase != "" {
+		g.Features = append(g.Features,
+			"unprivileged caller: a long-lived launcher per backend in a user namespace of its own, holding its every capability; per command a private mount namespace, everything read-only and nosuid but the root and the temporary directory (chmod, chown, utimes, xattrs outside the root refused)",
+			"unprivileged caller: all capabilities dropped, bounding set included",
+			"unprivileged caller: a private pid namespace per command, killed as a whole when the command ends, this program exits or the launcher dies; /proc shows only the command's own processes")
+		if b.serverTraceMe {
+			g.Features = append(g.Features, "resource limits set by prlimit on the command stopped at exec (ptrace keeps only TRACEME and DETACH)")
+		} else {
+			g.Features = append(g.Features, "resource limits set by a ulimit prologue (Yama forbids PTRACE_TRACEME here)")
 		}
 	} else {
 		g.Features = append(g.Features, "descendants tracked by a child subreaper and killed when the command ends")
@@ -575,7 +618,7 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string
 		if err := unix.Unshare(flags); err != nil {
 			return h, fmt.Errorf("create mount, pid and network namespaces: %w", err)
 		}
-		if h.mntNS, err = unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+		if h.mntNS, err = launcher.ThreadMountNS(); err != nil {
 			h.mntNS = -1
 			return h, fmt.Errorf("hold the mount namespace: %w", err)
 		}
@@ -671,6 +714,9 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, d
 	}
 	defer td.remove()
 	tmp := td.path
+	// The long-lived launcher needs the tmpfs: the view it holds for
+	// every command has no per-command directory in it.
+	server := v.server && v.userns && v.pidNS && td.tmpfs
 	var rs *landlock.Ruleset // the launcher builds its own
 	if !v.userns {
 		if rs, err = b.buildRuleset(td, !b.privileged); err != nil {
@@ -704,6 +750,9 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, d
 	var argv []string
 	var rl []rlimit
 	traceMe := b.traceMe && !traced()
+	if server {
+		traceMe = b.serverTraceMe && !traced()
+	}
 	switch {
 	case traceMe:
 		rl = rlimits(limits, procs)
@@ -729,13 +778,13 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, d
 	var proxy *egress.Proxy
 	env := b.env(req, tmp)
 	path := ""
-	if direct && traceMe && req.Command != "" && req.Stdin == nil && limits.AddressSpace <= 0 && td.tmpfs {
+	if direct && traceMe && (b.privileged || server) && req.Command != "" && req.Stdin == nil && limits.AddressSpace <= 0 && td.tmpfs {
 		// Where the limits are set at exec, a literal command runs as
 		// bash would run it, without bash (see proc.Literal). Only with
 		// the tmpfs, whose path (HOME, TMPDIR) is the same for every
 		// command: what bash exports is learnt once per environment.
 		if words, p, ok := proc.Literal(req.Command, env, b.root); ok {
-			if e := b.exported(ctx, req, env); e != nil {
+			if e := b.exported(ctx, req, env, server); e != nil {
 				argv, path, env = words, p, e.For(p)
 			}
 		}
@@ -770,6 +819,24 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, d
 			h, proxy, err = b.startConfined(cmd, rs, td, cgroup, traceMe, rl)
 			return err
 		},
+	}
+	if server {
+		spec.Start = nil
+		spec.Spawn = func(path string, stdio [3]*os.File) (proc.Remote, error) {
+			c, err := b.srv.get(b)
+			if err != nil {
+				return nil, err
+			}
+			r := &launcher.Request{Path: path, Argv: argv, Env: env, TmpSize: td.size, TraceMe: traceMe}
+			if traceMe {
+				r.Limits = rl
+			}
+			rc, err := c.spawn(r, stdio)
+			if err != nil {
+				return nil, err
+			}
+			return rc, nil
+		}
 	}
 	b.log.DebugContext(ctx, "ossandbox: run", "argv0", argv[0], "timeout", timeout, "privileged", b.privileged, "direct", spec.Path != "")
 	res, err = proc.Run(ctx, spec)
@@ -813,7 +880,7 @@ func (b *Backend) env(req *backend.Request, tmp string) []string {
 // namespace has no /proc of its own (root callers), so /proc/self/stat
 // shows pids as this program sees them. Nil means unknown: bash runs the
 // command.
-func (b *Backend) exported(ctx context.Context, req *backend.Request, env []string) *proc.Exported {
+func (b *Backend) exported(ctx context.Context, req *backend.Request, env []string, server bool) *proc.Exported {
 	return b.envs.Get(proc.ExportKey(b.root, env, false), func() *proc.Exported {
 		command, cat, ok := proc.ExportProbe()
 		if !ok {
@@ -824,7 +891,13 @@ func (b *Backend) exported(ctx context.Context, req *backend.Request, env []stri
 		if err != nil || res.ExitCode == nil || *res.ExitCode != 0 || len(res.Stderr) > 0 || res.Truncated {
 			return nil
 		}
-		e, _ := proc.ParseExported(res.Stdout, cat, os.Getpid())
+		// Through the long-lived launcher, /proc is its pid namespace's,
+		// where the launcher, bash's parent, is the first process.
+		ppid := os.Getpid()
+		if server {
+			ppid = 1
+		}
+		e, _ := proc.ParseExported(res.Stdout, cat, ppid)
 		return e
 	})
 }
@@ -869,7 +942,7 @@ func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp tempDir
 			return err
 		}
 		h.janitor = make(chan struct{})
-		go reapTracedThreads(cmd.Process.Pid, h.janitor)
+		go launcher.ReapTracedThreads(cmd.Process.Pid, h.janitor)
 		return nil
 	})
 	if err != nil {

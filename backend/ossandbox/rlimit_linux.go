@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -15,15 +14,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/paigasus/helikon/backend"
-	"github.com/paigasus/helikon/internal/proc"
+	"github.com/paigasus/helikon/backend/ossandbox/internal/launcher"
 )
 
 // rlimit is one resource limit to set on the command, soft and hard alike.
-type rlimit struct {
-	resource int
-	name     string
-	value    uint64
-}
+type rlimit = launcher.Rlimit
 
 // rlimits returns the limits to set on the command's first process: core 0
 // and every positive limit of l, each lowered to this program's own hard
@@ -31,7 +26,7 @@ type rlimit struct {
 // RLIMIT_NPROC, or -1 where the process cap is a pids cgroup or does not
 // apply (uid 0).
 func rlimits(l backend.ResourceLimits, procs int64) []rlimit {
-	out := []rlimit{{unix.RLIMIT_CORE, "core", 0}}
+	out := []rlimit{{Resource: unix.RLIMIT_CORE, Name: "core"}}
 	add := func(res int, name string, v int64) {
 		if v <= 0 {
 			return
@@ -41,7 +36,7 @@ func rlimits(l backend.ResourceLimits, procs int64) []rlimit {
 		if err := unix.Getrlimit(res, &cur); err == nil && cur.Max != unix.RLIM_INFINITY && u > cur.Max {
 			u = cur.Max
 		}
-		out = append(out, rlimit{res, name, u})
+		out = append(out, rlimit{Resource: res, Name: name, Value: u})
 	}
 	add(unix.RLIMIT_CPU, "cpu", l.CPUSeconds)
 	add(unix.RLIMIT_FSIZE, "file size", l.FileSize)
@@ -103,112 +98,13 @@ func readTraced() bool {
 	return true
 }
 
-// cldTrapped is the siginfo code of a ptrace stop (CLD_TRAPPED).
-const cldTrapped = 4
-
 // limitAtExec sets the resource limits of cmd's process, which was started
-// with SysProcAttr.Ptrace from the calling thread, the confining one.
-//
-// Go cannot run code in a child between fork and exec, and setrlimit in
-// this program would limit all of it. A shell prologue (ulimit, then exec)
-// costs a whole extra program start, so for root callers the child is
-// started traced instead: os/exec makes it call PTRACE_TRACEME just before
-// execve, and the kernel stops it with SIGTRAP once the new program is
-// loaded, before it runs a single instruction. This thread, its tracer,
-// sets the limits with prlimit(2) and detaches, suppressing the SIGTRAP;
-// only then does the command run. The seccomp filter lets ptrace make
-// exactly those two requests (see internal/seccomp Policy.TraceMe). A
-// child that cannot be limited is killed and reaped here: nothing runs
-// without its limits.
-//
-// Waiting must not consume the stop or an exit (os/exec reaps the process
-// later), hence WNOWAIT; a stopped tracee is let go by the detach.
+// with SysProcAttr.Ptrace from the calling thread, the confining one (see
+// launcher.LimitAtExec). A child that cannot be limited is killed and
+// reaped: nothing runs without its limits.
 func limitAtExec(cmd *exec.Cmd, limits []rlimit) error {
-	pid := cmd.Process.Pid
-	err := func() error {
-		var info unix.Siginfo
-		for {
-			err := unix.Waitid(unix.P_PID, pid, &info, unix.WSTOPPED|unix.WEXITED|unix.WNOWAIT|unix.WALL, nil)
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("wait for the command to stop at exec: %w", err)
-			}
-			break
-		}
-		if info.Code != cldTrapped {
-			return fmt.Errorf("the command ended before it could be limited (siginfo code %d)", info.Code)
-		}
-		for _, r := range limits {
-			lim := unix.Rlimit{Cur: r.value, Max: r.value}
-			if err := unix.Prlimit(pid, r.resource, &lim, nil); err != nil {
-				return fmt.Errorf("set the %s limit: %w", r.name, err)
-			}
-		}
-		if err := unix.PtraceDetach(pid); err != nil {
-			return fmt.Errorf("let the command run: %w", err)
-		}
-		return nil
-	}()
-	if err != nil {
-		_ = cmd.Process.Kill()
-		_, _ = cmd.Process.Wait()
+	if err := launcher.LimitAtExec(cmd.Process, limits); err != nil {
 		return fmt.Errorf("ossandbox: %w", err)
 	}
 	return nil
-}
-
-// janitorInterval is how often reapTracedThreads looks at its command.
-const janitorInterval = 50 * time.Millisecond
-
-// reapTracedThreads keeps a command that may call PTRACE_TRACEME (the
-// filter lets root callers' commands, for limitAtExec) from hanging its
-// call. A thread other than the command's first one that asks to be traced
-// is traced by this program, and when it dies it stays a zombie until this
-// program waits for it by its thread id (__WALL); until then the command's
-// first thread, the init of its pid namespace, cannot finish exiting (the
-// kernel waits for every pid of the namespace to be freed), its parent
-// never learns that it exited, and Run would wait forever, timeout or not.
-// Every janitorInterval until done is closed, this reaps the command's
-// other threads that are zombies (and so dead and traced by this program:
-// an untraced thread is released as it dies). It must not wait for the
-// first thread to become a zombie: when the traced thread dies first, the
-// first thread exits last and waits, not a zombie yet, in the kernel for
-// that thread's pid to be freed. It waits for those thread ids only, with
-// WEXITED: the first thread's status stays for os/exec, no live thread's
-// stop is consumed, and no other child of this program is touched.
-func reapTracedThreads(pid int, done <-chan struct{}) {
-	t := time.NewTicker(janitorInterval)
-	defer t.Stop()
-	dir := "/proc/" + strconv.Itoa(pid) + "/task"
-	for {
-		select {
-		case <-done:
-			return
-		case <-t.C:
-		}
-		tasks, err := os.ReadDir(dir)
-		if err != nil {
-			continue
-		}
-		for _, e := range tasks {
-			tid, err := strconv.Atoi(e.Name())
-			if err != nil || tid == pid || !zombie(dir+"/"+e.Name()+"/stat") {
-				continue
-			}
-			var info unix.Siginfo
-			_ = unix.Waitid(unix.P_PID, tid, &info, unix.WEXITED|unix.WNOHANG|unix.WALL, nil)
-		}
-	}
-}
-
-// zombie reports whether the task whose stat file is at path is a zombie.
-func zombie(path string) bool {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return false
-	}
-	f, ok := proc.StatFields(b)
-	return ok && len(f) > 0 && f[0] == "Z"
 }

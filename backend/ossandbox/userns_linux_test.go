@@ -44,7 +44,7 @@ func TestLauncherFailsClosed(t *testing.T) {
 		// DropCapabilities fails on the confining thread, before the fork.
 		{"capability drop", func(b *Backend) { b.lastCap = 4096 }},
 		// seccomp refuses an empty filter on the confining thread.
-		{"seccomp", func(b *Backend) { b.filter = nil }},
+		{"seccomp", func(b *Backend) { b.filter, b.serverFilter = nil, nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := launcherBackend(t)

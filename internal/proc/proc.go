@@ -198,6 +198,18 @@ type Spec struct {
 	// wrapping [ErrNoDirectStart] and nothing ran: run the command through
 	// [ShellArgv] instead.
 	Limits *backend.ResourceLimits
+	// Spawn, when set, starts the command instead of this program (the
+	// OS sandbox's long-lived launcher does): it gets the program to
+	// execute (Path, or Argv[0] resolved in this program's PATH) and the
+	// command's standard input, output and error (this program closes
+	// its own copies once Spawn returns), and returns without waiting for
+	// the command to start: [Remote].Wait reports whether it did. Where
+	// nothing was started Run fails: with a *[StartError] when the
+	// program could not be executed, with an error wrapping
+	// [backend.ErrUnavailable] when it could not be confined. The spawner
+	// tracks the command (Tracking is ignored); Start, Prepare and Limits
+	// must be unset.
+	Spawn func(path string, stdio [3]*os.File) (Remote, error)
 }
 
 // ErrNoDirectStart is wrapped by the error Run returns when a [Spec] with
@@ -238,6 +250,9 @@ func Run(ctx context.Context, s *Spec) (*backend.Result, error) {
 		return nil, err
 	}
 
+	if s.Spawn != nil {
+		return runRemote(ctx, s, timeout, outCap)
+	}
 	if s.Limits != nil && s.Limits.AddressSpace > 0 {
 		return nil, fmt.Errorf("proc: an address-space limit cannot be applied after exec: %w", ErrNoDirectStart)
 	}

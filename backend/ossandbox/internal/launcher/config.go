@@ -15,7 +15,10 @@ import (
 // command, and decoding JSON (reflection over the rules and the filter)
 // cost more than everything else the launcher reads.
 type Config struct {
-	Probe   bool // confine a thread, start nothing, exit 0
+	Probe bool // confine a thread, start nothing, exit 0
+	// Serve: the long-lived launcher (see serve), which confines and
+	// starts each command the backend sends over [SocketFD].
+	Serve   bool
 	Root    string
 	Tmp     string
 	TmpFS   bool  // Tmp is the mount point of a fresh tmpfs
@@ -44,6 +47,7 @@ const (
 	flagTmpRW
 	flagPidNS
 	flagAllowNetwork
+	flagServe
 	flagsKnown = 1<<iota - 1
 )
 
@@ -56,7 +60,7 @@ func (c *Config) Encode() []byte {
 	for _, f := range [...]struct {
 		bit byte
 		set bool
-	}{{flagProbe, c.Probe}, {flagTmpFS, c.TmpFS}, {flagRootRW, c.RootRW}, {flagTmpRW, c.TmpRW}, {flagPidNS, c.PidNS}, {flagAllowNetwork, c.Rules.AllowNetwork}} {
+	}{{flagProbe, c.Probe}, {flagTmpFS, c.TmpFS}, {flagRootRW, c.RootRW}, {flagTmpRW, c.TmpRW}, {flagPidNS, c.PidNS}, {flagAllowNetwork, c.Rules.AllowNetwork}, {flagServe, c.Serve}} {
 		if f.set {
 			flags |= f.bit
 		}
@@ -111,7 +115,7 @@ func Decode(b []byte) (*Config, error) {
 	}
 	c := &Config{
 		Probe: flags&flagProbe != 0, TmpFS: flags&flagTmpFS != 0, RootRW: flags&flagRootRW != 0,
-		TmpRW: flags&flagTmpRW != 0, PidNS: flags&flagPidNS != 0,
+		TmpRW: flags&flagTmpRW != 0, PidNS: flags&flagPidNS != 0, Serve: flags&flagServe != 0,
 	}
 	c.Rules.AllowNetwork = flags&flagAllowNetwork != 0
 	c.Root = d.str()

@@ -5,7 +5,10 @@
 //
 // The launcher is the calling program re-executed through /proc/self/exe
 // with argv[0] [Arg0] and [Env] set, in a new user and mount namespace (see
-// package ossandbox). Its init function recognises that role and runs the
+// package ossandbox): once per backend as the long-lived launcher
+// ([Config].Serve, which confines and starts each command the backend
+// sends it over [SocketFD]; see serve_linux.go), or once per command. Its
+// init function recognises that role and runs the
 // launcher before the rest of the program is initialised: since Go 1.21
 // packages are initialised in a defined order ("given the list of all
 // packages, sorted by import path, in each step the first uninitialized

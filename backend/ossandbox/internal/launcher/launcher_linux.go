@@ -50,6 +50,9 @@ func main(argv []string) int {
 	if err != nil {
 		return reaper.ReportUnavailable("os sandbox launcher: read the configuration: " + err.Error())
 	}
+	if c.Serve {
+		return serve(c)
+	}
 	viewTmp := c.Tmp
 	if c.TmpFS {
 		viewTmp = "" // mounted below, writable
@@ -131,14 +134,8 @@ func readAll(f *os.File, limit int64) ([]byte, error) {
 // it must never run with a /proc of another pid namespace, where pid 1 is
 // the machine's init and its children every service. Any doubt fails.
 func pidNS() error {
-	if os.Getpid() != 1 {
-		return fmt.Errorf("not the first process of a pid namespace (pid %d)", os.Getpid())
-	}
-	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, ""); err != nil {
-		return fmt.Errorf("mount /proc of the pid namespace: %w", err)
-	}
-	if self, err := os.Readlink("/proc/self"); err != nil || self != "1" {
-		return fmt.Errorf("/proc is not the pid namespace's (/proc/self is %q: %v)", self, err)
+	if err := mountProc(""); err != nil {
+		return err
 	}
 	parent := ParentFD
 	if _, err := unix.FcntlInt(uintptr(parent), unix.F_GETFD, 0); err != nil {
@@ -159,6 +156,22 @@ func pidNS() error {
 			}
 		}
 	}()
+	return nil
+}
+
+// mountProc mounts a /proc of the pid namespace of which this process must
+// be the first process, read-only, with the mount options data, and checks
+// that it is that namespace's.
+func mountProc(data string) error {
+	if os.Getpid() != 1 {
+		return fmt.Errorf("not the first process of a pid namespace (pid %d)", os.Getpid())
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, data); err != nil {
+		return fmt.Errorf("mount /proc of the pid namespace: %w", err)
+	}
+	if self, err := os.Readlink("/proc/self"); err != nil || self != "1" {
+		return fmt.Errorf("/proc is not the pid namespace's (/proc/self is %q: %v)", self, err)
+	}
 	return nil
 }
 

@@ -1,0 +1,340 @@
+//go:build linux
+
+package ossandbox
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/backend/ossandbox/internal/launcher"
+	"github.com/paigasus/helikon/internal/proc"
+)
+
+// An unprivileged caller's commands start through a long-lived launcher
+// where they can (a user namespace, a pid namespace with a /proc of its
+// own, and the tmpfs): this program re-executed once per backend, in a new
+// user, mount and pid namespace, that confines and starts each command the
+// backend sends it over a socket pair (see launcher's serve). It is
+// started by the first command that needs it, started again by the next
+// command if it died, and killed by Close or when the backend is garbage;
+// each backend has its own, with its own policy. Where it cannot start,
+// commands start through a launcher each (startLauncherNS), as before.
+
+// errLauncherDied is returned for a command whose launcher died while it
+// ran: the kernel killed the command with it (the launcher is the first
+// process of their pid namespace). Nothing is retried.
+var errLauncherDied = errors.New("ossandbox: the launcher died while the command ran; the command was killed")
+
+// serverConn is a running long-lived launcher.
+type serverConn struct {
+	cmd  *exec.Cmd
+	conn *net.UnixConn
+	seq  atomic.Uint64
+	once sync.Once // markDead
+
+	mu    sync.Mutex
+	calls map[uint64]*remoteCmd
+	dead  bool
+}
+
+// servers holds a backend's long-lived launcher; it is apart from the
+// Backend so that the cleanup that kills it does not keep the Backend
+// alive.
+type servers struct {
+	mu  sync.Mutex
+	cur *serverConn
+}
+
+// get returns the running launcher, starting one if there is none or it
+// died.
+func (s *servers) get(b *Backend) (*serverConn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != nil && !s.cur.isDead() {
+		return s.cur, nil
+	}
+	c, err := b.startServer()
+	if err != nil {
+		return nil, err
+	}
+	s.cur = c
+	return c, nil
+}
+
+// close kills the running launcher, if any.
+func (s *servers) close() {
+	s.mu.Lock()
+	c := s.cur
+	s.cur = nil
+	s.mu.Unlock()
+	if c != nil {
+		c.kill()
+	}
+}
+
+// Close stops the backend's long-lived launcher (unprivileged callers),
+// killing the commands it still runs. The backend stays usable: a later
+// command starts a new one. Close is also done when the backend is garbage.
+func (b *Backend) Close() error {
+	b.srv.close()
+	return nil
+}
+
+// startServer starts a long-lived launcher with the backend's current
+// policy and waits until it is ready to confine commands.
+func (b *Backend) startServer() (*serverConn, error) {
+	if launcherUnavailable != nil {
+		return nil, launcherUnavailable
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: os sandbox: launcher socket: %w", backend.ErrUnavailable, err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "launcher"), os.NewFile(uintptr(fds[1]), "launcher")
+	defer theirs.Close()
+	fc, err := net.FileConn(ours)
+	ours.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%w: os sandbox: launcher socket: %w", backend.ErrUnavailable, err)
+	}
+	conn := fc.(*net.UnixConn)
+	tmp := tempDir{path: b.tmpBase, tmpfs: true}
+	data := (&launcher.Config{
+		Serve:   true,
+		Root:    b.root,
+		Tmp:     b.tmpBase,
+		TmpFS:   true,
+		RootRW:  b.rootRW,
+		TmpRW:   b.tmpRW,
+		PidNS:   true,
+		LastCap: b.lastCap,
+		ABI:     b.abi,
+		Rules:   b.rules(tmp),
+		Filter:  b.serverFilter,
+	}).Encode()
+	r, w, err := os.Pipe()
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("%w: os sandbox: launcher configuration pipe: %w", backend.ErrUnavailable, err)
+	}
+	defer r.Close()
+	go func() {
+		_, _ = w.Write(data)
+		w.Close()
+	}()
+	cmd := &exec.Cmd{
+		Path:       "/proc/self/exe",
+		Args:       []string{launcher.Arg0, "serve"},
+		Env:        []string{launcher.Env + "=1"},
+		Dir:        b.root,
+		ExtraFiles: []*os.File{theirs, r},
+		SysProcAttr: &syscall.SysProcAttr{
+			Setsid:                     true, // no terminal's signals
+			Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID,
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+			GidMappingsEnableSetgroups: false,
+		},
+	}
+	// Descriptors this program opened without O_CLOEXEC must not reach
+	// the launcher, whose commands would inherit them.
+	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if err := cmd.Start(); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("%w: os sandbox: start the launcher: %w", backend.ErrUnavailable, err)
+	}
+	theirs.Close()
+	c := &serverConn{cmd: cmd, conn: conn, calls: map[uint64]*remoteCmd{}}
+	buf := make([]byte, 64<<10)
+	n, err := conn.Read(buf)
+	var t byte
+	var payload []byte
+	if err == nil {
+		t, _, payload, err = launcher.ParseMessage(buf[:n])
+	}
+	if err != nil || t != launcher.MsgReady {
+		c.kill()
+		why := "it exited"
+		if t == launcher.MsgUnavailable {
+			why = string(payload)
+		} else if err != nil {
+			why = err.Error()
+		}
+		return nil, fmt.Errorf("%w: os sandbox: the launcher did not start: %s", backend.ErrUnavailable, why)
+	}
+	go c.receive()
+	return c, nil
+}
+
+// kill kills the launcher (and so every command it runs) and reaps it.
+func (c *serverConn) kill() {
+	_ = c.cmd.Process.Kill()
+	c.conn.Close()
+	c.markDead()
+}
+
+func (c *serverConn) isDead() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dead
+}
+
+// markDead reaps the launcher, then fails every command still waiting: the
+// launcher is the first process of their pid namespace, so once it is
+// reapable the kernel has killed every command it ran and they are gone.
+func (c *serverConn) markDead() {
+	// Once, and every caller returns only when it is done.
+	c.once.Do(func() {
+		c.mu.Lock()
+		c.dead = true
+		c.mu.Unlock()
+		_ = c.cmd.Wait()
+		c.mu.Lock()
+		calls := c.calls
+		c.calls = nil
+		c.mu.Unlock()
+		for _, rc := range calls {
+			rc.replies <- reply{t: 0}
+		}
+	})
+}
+
+// receive dispatches the launcher's replies until it is gone.
+func (c *serverConn) receive() {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := c.conn.Read(buf)
+		if err != nil || n == 0 {
+			c.kill()
+			return
+		}
+		t, id, payload, err := launcher.ParseMessage(buf[:n])
+		if err != nil {
+			c.kill() // the launcher is not what this program started
+			return
+		}
+		c.mu.Lock()
+		rc := c.calls[id]
+		delete(c.calls, id)
+		c.mu.Unlock()
+		if rc != nil {
+			rc.replies <- reply{t: t, payload: append([]byte(nil), payload...)}
+		}
+	}
+}
+
+// reply is one message from the launcher about a command; t 0 means the
+// launcher died.
+type reply struct {
+	t       byte
+	payload []byte
+}
+
+// remoteCmd is one command run by the long-lived launcher.
+type remoteCmd struct {
+	c       *serverConn
+	id      uint64
+	program string
+	replies chan reply // one: the report, or the launcher's death
+}
+
+// spawn sends req with its standard streams; Wait reports whether it
+// started.
+func (c *serverConn) spawn(req *launcher.Request, stdio [3]*os.File) (*remoteCmd, error) {
+	rc := &remoteCmd{c: c, id: c.seq.Add(1), program: req.Argv[0], replies: make(chan reply, 1)}
+	c.mu.Lock()
+	if c.calls == nil {
+		c.mu.Unlock()
+		return nil, errLauncherDied
+	}
+	c.calls[rc.id] = rc
+	c.mu.Unlock()
+	fds := []int{int(stdio[0].Fd()), int(stdio[1].Fd()), int(stdio[2].Fd())}
+	payload := req.Encode()
+	if len(payload) > launcher.MaxInline {
+		mfd, err := unix.MemfdCreate("helikon-request", unix.MFD_CLOEXEC)
+		if err != nil {
+			c.forget(rc.id)
+			return nil, fmt.Errorf("%w: os sandbox: the command's request: %w", backend.ErrUnavailable, err)
+		}
+		defer unix.Close(mfd)
+		if err := writeAll(mfd, payload); err != nil {
+			c.forget(rc.id)
+			return nil, fmt.Errorf("%w: os sandbox: the command's request: %w", backend.ErrUnavailable, err)
+		}
+		fds, payload = append(fds, mfd), nil
+	}
+	_, _, err := c.conn.WriteMsgUnix(launcher.Message(launcher.MsgRun, rc.id, payload), unix.UnixRights(fds...), nil)
+	runtime.KeepAlive(stdio)
+	if err != nil {
+		c.forget(rc.id)
+		c.kill()
+		return nil, fmt.Errorf("%w: os sandbox: send the command to the launcher: %w", backend.ErrUnavailable, err)
+	}
+	return rc, nil
+}
+
+// writeAll writes b to fd.
+func writeAll(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+func (c *serverConn) forget(id uint64) {
+	c.mu.Lock()
+	delete(c.calls, id)
+	c.mu.Unlock()
+}
+
+// Wait implements proc.Remote: the command's status once it and
+// everything it started are gone, or why it did not start.
+func (rc *remoteCmd) Wait() (code *int, signal int, err error) {
+	r := <-rc.replies
+	switch r.t {
+	case launcher.MsgExit:
+		n, sig, err := launcher.ParseExit(r.payload)
+		if err != nil {
+			return nil, 0, fmt.Errorf("ossandbox: the launcher's report: %w", err)
+		}
+		if sig != 0 {
+			return nil, sig, nil
+		}
+		return &n, 0, nil
+	case launcher.MsgUnavailable:
+		return nil, 0, fmt.Errorf("%w: %s", backend.ErrUnavailable, r.payload)
+	case launcher.MsgStartFailed:
+		return nil, 0, &proc.StartError{Program: rc.program, Err: errors.New(string(r.payload))}
+	case 0:
+		// It may have started the command before it died; the kernel
+		// killed it then. Not retried: it may have run.
+		return nil, 0, errLauncherDied
+	}
+	return nil, 0, fmt.Errorf("ossandbox: the launcher replied %q", r.t)
+}
+
+// Kill implements proc.Remote. A launcher that is gone took the command
+// with it.
+func (rc *remoteCmd) Kill() {
+	if _, _, err := rc.c.conn.WriteMsgUnix(launcher.Message(launcher.MsgKill, rc.id, nil), nil, nil); err != nil {
+		rc.c.kill()
+	}
+}
