@@ -221,30 +221,11 @@ func New(ctx context.Context, opts *Options) (*Engine, error) {
 	return e, nil
 }
 
-// Name returns "docker".
-func (e *Engine) Name() string { return EngineName }
-
-// Close closes the engine's connection to the daemon. Workspaces it created
-// must be closed first.
-func (e *Engine) Close() error { return e.cli.Close() }
-
-// containerName is the name of a session's container: one per session, so
-// that a second Create of a session fails in the daemon itself.
-func containerName(session string) string { return "helikon-" + session }
-
-// Create creates and starts the container of session's workspace. A
-// session that already has one fails (use Attach).
-func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspace, error) {
-	if err := workspace.ValidSession(session); err != nil {
-		return nil, fmt.Errorf("docker: %w", err)
-	}
-	if e.opts.Image == "" {
-		return nil, errors.New("docker: creating a workspace needs an image (Options.Image, --image)")
-	}
-	user, err := e.user()
-	if err != nil {
-		return nil, err
-	}
+// hostConfig is the container configuration every workspace gets from the
+// options: no network unless allowed, every capability dropped,
+// no-new-privileges, an init, the runtime and the limits, the root
+// bind-mounted unless isolated.
+func (e *Engine) hostConfig() *container.HostConfig {
 	limits := e.opts.Limits
 	pids := int64(DefaultPids)
 	if limits.Processes != 0 {
@@ -281,6 +262,55 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 	if !e.opts.Isolate {
 		hc.Mounts = []mount.Mount{{Type: mount.TypeBind, Source: e.root, Target: e.dir}}
 	}
+	return hc
+}
+
+// Dir is the root every workspace of the engine has ([workspace.Describer]):
+// Root at its own path, or Dir in the isolated mode without one.
+func (e *Engine) Dir() string { return e.dir }
+
+// Guarantees is what the commands of every workspace the engine creates
+// get ([workspace.Describer]), computed from the configuration it creates
+// containers with; a workspace attached to reports its own container's.
+func (e *Engine) Guarantees() backend.Guarantees {
+	user, err := e.user()
+	if err != nil || user == "" {
+		user = e.imageUser // what the container runs as when no user is set
+	}
+	bind := ""
+	if !e.opts.Isolate {
+		bind = e.root
+	}
+	return e.guarantees(e.hostConfig(), user, bind)
+}
+
+var _ workspace.Describer = (*Engine)(nil)
+
+// Name returns "docker".
+func (e *Engine) Name() string { return EngineName }
+
+// Close closes the engine's connection to the daemon. Workspaces it created
+// must be closed first.
+func (e *Engine) Close() error { return e.cli.Close() }
+
+// containerName is the name of a session's container: one per session, so
+// that a second Create of a session fails in the daemon itself.
+func containerName(session string) string { return "helikon-" + session }
+
+// Create creates and starts the container of session's workspace. A
+// session that already has one fails (use Attach).
+func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspace, error) {
+	if err := workspace.ValidSession(session); err != nil {
+		return nil, fmt.Errorf("docker: %w", err)
+	}
+	if e.opts.Image == "" {
+		return nil, errors.New("docker: creating a workspace needs an image (Options.Image, --image)")
+	}
+	user, err := e.user()
+	if err != nil {
+		return nil, err
+	}
+	hc := e.hostConfig()
 	labels := workspace.Labels(session, time.Now())
 	labels[labelMode] = e.mode()
 	cfg := &container.Config{

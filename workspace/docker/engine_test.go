@@ -195,3 +195,23 @@ func TestGuaranteesSayWhatIsEnforced(t *testing.T) {
 		t.Errorf("the memory limit in the container is %q", got)
 	}
 }
+
+// TestEngineDescribesItsWorkspacesBeforeTheyExist: what Sessions shows
+// before a session's container is created is what the container gets.
+func TestEngineDescribesItsWorkspacesBeforeTheyExist(t *testing.T) {
+	for _, isolate := range []bool{false, true} {
+		opts := Options{Isolate: isolate}
+		if !isolate {
+			opts.Root = t.TempDir()
+		}
+		e := newEngine(t, opts)
+		ws, err := e.Create(t.Context(), session(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ws.Dir() != e.Dir() || ws.Guarantees().String() != e.Guarantees().String() {
+			t.Errorf("isolate %v: engine says %s %s, workspace %s %s", isolate, e.Dir(), e.Guarantees(), ws.Dir(), ws.Guarantees())
+		}
+		ws.Close(context.Background())
+	}
+}

@@ -66,7 +66,9 @@ func runMCP(ctx context.Context, env *cli.Env, args []string) int {
 	if err := validWorkspaceSession(*wsSession); err != nil {
 		return cli.Failf(env, cli.ExitUsage, "mcp: %v", err)
 	}
-	te := &ToolEnv{Ctx: ctx, Env: env, Root: root, Common: common, BackendFlags: bflags, Session: *wsSession}
+	// Over HTTP, each client session gets a remote workspace of its own
+	// where the engine allows it (docker); stdio is one session.
+	te := &ToolEnv{Ctx: ctx, Env: env, Root: root, Common: common, BackendFlags: bflags, Session: *wsSession, PerSession: *httpAddr != ""}
 	defer te.Close()
 	set, err := tflags.BuildSet(te, names)
 	if err != nil {
@@ -82,6 +84,7 @@ func runMCP(ctx context.Context, env *cli.Env, args []string) int {
 		Mode:             mode,
 		ProgressInterval: *progress,
 		Logger:           logger,
+		Sessions:         te.ClientSessions(),
 	})
 	if err != nil {
 		return cli.Failf(env, cli.ExitOther, "mcp: %v", err)

@@ -39,12 +39,16 @@ type ToolEnv struct {
 
 	// Session names the workspace's session (--session); "" means a new
 	// one.
-	Session  string
-	wsFlags  *WorkspaceFlags
-	wsOnce   sync.Once
-	ws       workspace.Workspace
-	wsErr    error
-	sessions *workspace.Sessions
+	Session string
+	// PerSession asks for a workspace per client session where the engine
+	// can describe its workspaces before they exist (see ClientSessions).
+	PerSession bool
+	wsFlags    *WorkspaceFlags
+	wsOnce     sync.Once
+	ws         workspace.Workspace
+	wsErr      error
+	sessions   *workspace.Sessions
+	perSession bool
 }
 
 // Sandbox returns the sandbox over Root, opened once and shared by every tool

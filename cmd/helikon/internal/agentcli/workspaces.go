@@ -153,7 +153,22 @@ func (te *ToolEnv) openWorkspace() (workspace.Workspace, error) {
 			}
 		}
 	}
+	if _, ok := eng.(workspace.Describer); ok && te.PerSession && eng.Name() != local.EngineName {
+		te.perSession = true
+		return te.sessions.ByContext(id)
+	}
 	return te.sessions.Open(te.Ctx, id)
+}
+
+// ClientSessions returns the sessions an MCP server gives each client its
+// own workspace from (mcptools.ServerOptions.Sessions): set when PerSession
+// was asked for and the engine allows it, nil otherwise (every client then
+// shares the command's workspace). Call it after the tools are built.
+func (te *ToolEnv) ClientSessions() *workspace.Sessions {
+	if !te.perSession {
+		return nil
+	}
+	return te.sessions
 }
 
 // backendFlags are the backend flags with the policy files' settings
@@ -185,7 +200,7 @@ func (te *ToolEnv) Close() error {
 		return nil
 	}
 	if te.workspaceFlags().Keep && te.sessions.Engine.Name() != local.EngineName {
-		if te.ws != nil && te.Env != nil {
+		if te.ws != nil && te.Env != nil && !te.perSession {
 			i := te.ws.Info()
 			fmt.Fprintf(te.Env.Stderr, "helikon: kept the %s workspace %s of session %s: --session %s attaches to it, helikon workspaces reap removes it\n", i.Engine, i.ID, i.Session, i.Session)
 		}
