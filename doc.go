@@ -10,10 +10,12 @@
 //	agent          the agent contract, invocations and the event stream
 //	functiontool   typed function tools: schemas inferred from Go types
 //	sandbox        a directory opened as a confinement root
-//	filetool       Read, Write and Edit over a sandbox
+//	filetool       Read, Write and Edit over a workspace's file system
 //	bashtool       the Bash tool, over any execution backend
 //	backend/...    execution backends: host, OS-kernel sandbox, forkd microVMs,
 //	               and backendtest, the contract's conformance suite
+//	workspace/...  a session's workspace, files and commands in one place:
+//	               the contract, the local engine, workspacetest
 //	policyfile     policy files (helikon's own, Claude Code's settings)
 //	webfetch, websearch, ssrf, egress
 //	                network tools, the SSRF guard and the egress proxy
