@@ -33,7 +33,7 @@ type BackendFlags struct {
 // AddBackendFlags defines the backend flags on fs.
 func AddBackendFlags(fs *flag.FlagSet) *BackendFlags {
 	b := &BackendFlags{}
-	fs.StringVar(&b.Name, "backend", "", "execution `BACKEND`: "+strings.Join(BackendNames(), ", ")+" (default: os where available)")
+	fs.StringVar(&b.Name, "backend", "", "execution `BACKEND`: "+strings.Join(BackendNames(), ", ")+"; for run, mcp and tool also docker (a container per session, see --image) (default: os where available)")
 	fs.DurationVar(&b.Timeout, "timeout", 0, "command `TIMEOUT` such as 30s (default: the backend's)")
 	fs.Int64Var(&b.CPU, "cpu", 0, "CPU time limit in `SECONDS` (default: timeout + 5s)")
 	fs.Int64Var(&b.FSize, "fsize", 0, "largest file a command may write, in `BYTES` (default 1 GiB)")
