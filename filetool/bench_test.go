@@ -247,12 +247,14 @@ func BenchmarkSmallFileRoundTrip(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
+			start := cpuTime()
 			for b.Loop() {
 				if _, err := helikon.CallTool(tc, perms, bc.tool, bc.args(i)); err != nil {
 					b.Fatal(err)
 				}
 				i++
 			}
+			reportCPU(b, start)
 		})
 	}
 }

@@ -97,41 +97,40 @@ func (f *FS) Sandbox() *sandbox.Sandbox { return f.sb }
 // Dir returns the root directory, absolute, symbolic links evaluated.
 func (f *FS) Dir() string { return f.sb.Dir() }
 
-// enter starts an operation on name: it fails with ErrGone after Close,
-// and with the context's error when ctx is done. The caller runs the
-// returned function when the operation is over.
-func (f *FS) enter(ctx context.Context, op, name string) (func(), error) {
+// enter starts an operation on name, holding f.mu for reading: it fails
+// with ErrGone after Close, and with the context's error when ctx is done.
+// On success the caller releases f.mu (f.mu.RUnlock) when the operation is
+// over.
+func (f *FS) enter(ctx context.Context, op, name string) error {
 	f.mu.RLock()
 	if f.closed {
 		f.mu.RUnlock()
-		return nil, &fs.PathError{Op: op, Path: name, Err: workspace.ErrGone}
+		return &fs.PathError{Op: op, Path: name, Err: workspace.ErrGone}
 	}
 	if err := ctx.Err(); err != nil {
 		f.mu.RUnlock()
-		return nil, &fs.PathError{Op: op, Path: name, Err: err}
+		return &fs.PathError{Op: op, Path: name, Err: err}
 	}
-	return f.mu.RUnlock, nil
+	return nil
 }
 
 // Stat returns the information of name, symbolic links inside the root
 // followed.
 func (f *FS) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
-	done, err := f.enter(ctx, "stat", name)
-	if err != nil {
+	if err := f.enter(ctx, "stat", name); err != nil {
 		return nil, err
 	}
-	defer done()
+	defer f.mu.RUnlock()
 	return f.sb.Stat(name)
 }
 
 // Open opens the regular file name for reading (see
 // [sandbox.Sandbox.OpenRegular]).
 func (f *FS) Open(ctx context.Context, name string) (workspace.File, error) {
-	done, err := f.enter(ctx, "open", name)
-	if err != nil {
+	if err := f.enter(ctx, "open", name); err != nil {
 		return nil, err
 	}
-	defer done()
+	defer f.mu.RUnlock()
 	of, fi, real, err := f.sb.OpenFile(name)
 	if err != nil {
 		return nil, err
@@ -141,53 +140,48 @@ func (f *FS) Open(ctx context.Context, name string) (workspace.File, error) {
 
 // ReadDir lists the directory name, sorted by file name.
 func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
-	done, err := f.enter(ctx, "readdir", name)
-	if err != nil {
+	if err := f.enter(ctx, "readdir", name); err != nil {
 		return nil, err
 	}
-	defer done()
+	defer f.mu.RUnlock()
 	return f.sb.ReadDir(name)
 }
 
 // WriteFile atomically replaces name with data (see
 // [sandbox.Sandbox.WriteFile]).
 func (f *FS) WriteFile(ctx context.Context, name string, data []byte) (workspace.WriteResult, error) {
-	done, err := f.enter(ctx, "write", name)
-	if err != nil {
+	if err := f.enter(ctx, "write", name); err != nil {
 		return workspace.WriteResult{}, err
 	}
-	defer done()
+	defer f.mu.RUnlock()
 	return f.sb.WriteFile(ctx, name, data)
 }
 
 // UpdateFile replaces the content of name with what update returns (see
 // [sandbox.Sandbox.UpdateFile]).
 func (f *FS) UpdateFile(ctx context.Context, name string, maxSize int64, update func(old []byte) ([][]byte, error)) (workspace.WriteResult, error) {
-	done, err := f.enter(ctx, "update", name)
-	if err != nil {
+	if err := f.enter(ctx, "update", name); err != nil {
 		return workspace.WriteResult{}, err
 	}
-	defer done()
+	defer f.mu.RUnlock()
 	return f.sb.UpdateFile(ctx, name, maxSize, update)
 }
 
 // Remove removes the file, link or empty directory name.
 func (f *FS) Remove(ctx context.Context, name string) error {
-	done, err := f.enter(ctx, "remove", name)
-	if err != nil {
+	if err := f.enter(ctx, "remove", name); err != nil {
 		return err
 	}
-	defer done()
+	defer f.mu.RUnlock()
 	return f.sb.Remove(name)
 }
 
 // Rename renames oldname to newname.
 func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
-	done, err := f.enter(ctx, "rename", oldname)
-	if err != nil {
+	if err := f.enter(ctx, "rename", oldname); err != nil {
 		return err
 	}
-	defer done()
+	defer f.mu.RUnlock()
 	return f.sb.Rename(oldname, newname)
 }
 
