@@ -5,7 +5,7 @@
 // This binary holds the commands that need no model and stays small, so that
 // it starts fast; the agent commands are in helikon-agent
 // (cmd/helikon/helikon-agent), which it executes for them and finds next to
-// itself or on PATH. Build both with go build -o bin/ ./cmd/...
+// itself or on PATH. Build both with CGO_ENABLED=0 go build -o bin/ ./cmd/...
 package main
 
 import (

@@ -10,8 +10,10 @@
 # USER defaults to nobody; the binaries are built into a directory under
 # /tmp that USER can read. OLD is a git revision whose helikon binary runs in
 # the same hyperfine invocations for comparison (e72bca1, the last single
-# binary, unless given; "none" for none). The helikon binary is built with
-# helikon-agent beside it, as the README's go build -o bin/ ./cmd/... does.
+# binary, unless given; "none" for none), built as its README said (go build,
+# cgo on). The helikon binary is built as the README's
+# CGO_ENABLED=0 go build -o bin/ ./cmd/... does, without helikon-agent,
+# which none of the commands timed here runs.
 # The builds run at normal priority, hyperfine with $PRIO (default chrt -f 50,
 # real-time priority, which keeps wall times close to a quiet machine's on a
 # loaded one; PRIO= for none).
@@ -22,7 +24,7 @@ runs=${2:-100}
 old=${3:-e72bca1}
 dir=$(mktemp -d /tmp/helikon-startup-XXXXXX)
 chmod 755 "$dir"
-go build -o "$dir/" ./cmd/...
+CGO_ENABLED=0 go build -o "$dir/helikon" ./cmd/helikon
 mkdir "$dir/hello"
 printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello world") }\n' >"$dir/hello/main.go"
 printf 'module hello\n\ngo 1.26\n' >"$dir/hello/go.mod"
@@ -36,9 +38,9 @@ if [ "$old" != none ]; then
 	oldexec="$dir/old/helikon exec -- /bin/true"
 	oldpar="sh -c 'seq 200 | xargs -P 8 -I{} $dir/old/helikon exec -- /bin/true'"
 fi
-mkdir "$dir/proj"
-chown "$user" "$dir/proj"
-for f in "$dir/helikon" "$dir/helikon-agent" "$dir/old/helikon"; do
+mkdir "$dir/proj" "$dir/out"
+chown "$user" "$dir/proj" "$dir/out"
+for f in "$dir/helikon" "$dir/old/helikon"; do
 	[ -f "$f" ] && ls -l "$f" | awk -v f="${f#$dir/}" '{printf "%s: %.1f MB\n", f, $5 / 1e6}'
 done
 bwrap="bwrap --ro-bind / / --unshare-all --dev /dev --proc /proc /bin/true"
@@ -48,13 +50,15 @@ for who in root "$user"; do
 	[ "$who" = root ] || run="runuser -u $user --"
 	echo "== $who"
 	# shellcheck disable=SC2086 # $prio and $run are words; the old binary's commands are absent with OLD=none
-	$prio $run hyperfine -N --warmup 10 --runs "$runs" --export-markdown "$dir/$who.md" \
+	$prio $run hyperfine -N --warmup 10 --runs "$runs" --export-markdown "$dir/out/$who.md" \
 		/bin/true "$dir/hello-go" "$bwrap" "$dir/helikon --help" ${oldhelp:+"$oldhelp"} \
 		"$dir/helikon exec --backend host -- /bin/true" "$dir/helikon exec -- /bin/true" ${oldexec:+"$oldexec"}
-	cat "$dir/$who.md"
+	cat "$dir/out/$who.md"
 	echo "== $who, eight in parallel: 200 commands through xargs -P 8"
-	$prio $run hyperfine -N --warmup 2 --runs 10 --export-markdown "$dir/$who-parallel.md" \
+	$prio $run hyperfine -N --warmup 2 --runs 10 --export-markdown "$dir/out/$who-parallel.md" \
 		"sh -c 'seq 200 | xargs -P 8 -I{} /bin/true'" \
+		"sh -c 'seq 200 | xargs -P 8 -I{} $dir/hello-go'" \
+		"sh -c 'seq 200 | xargs -P 8 -I{} $bwrap'" \
 		"sh -c 'seq 200 | xargs -P 8 -I{} $dir/helikon exec -- /bin/true'" ${oldpar:+"$oldpar"}
-	cat "$dir/$who-parallel.md"
+	cat "$dir/out/$who-parallel.md"
 done

@@ -124,7 +124,7 @@ func register(c *Command) {
 // Main runs the helikon CLI with args (without the program name) and returns
 // the exit status.
 func Main(ctx context.Context, env *Env, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" && len(args) == 1 {
+	if usageOnly(args) {
 		usage(env.Stdout)
 		if len(args) == 0 {
 			return ExitUsage
@@ -145,6 +145,11 @@ func Main(ctx context.Context, env *Env, args []string) int {
 		return ExitUsage
 	}
 	return c.Run(ctx, env, args[1:])
+}
+
+// usageOnly reports whether args ask for the usage and nothing else.
+func usageOnly(args []string) bool {
+	return len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" && len(args) == 1
 }
 
 func usage(out io.Writer) {
