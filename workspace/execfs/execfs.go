@@ -1,0 +1,306 @@
+package execfs
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io/fs"
+	"path"
+	"strings"
+	"sync"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/paigasus/helikon/workspace"
+)
+
+// ErrRace is wrapped by the error of an operation that found the path
+// changing under it while it resolved it (a directory swapped for a link,
+// a component renamed away): it did nothing, and may be tried again.
+var ErrRace = errors.New("the path changed while it was being resolved")
+
+// Defaults of [Options].
+const (
+	defaultShell     = "/bin/sh"
+	defaultMaxArg    = 128<<10 - 1
+	defaultMaxArgv   = 1 << 20
+	defaultChunkSize = 1 << 20
+)
+
+// readBlock is the dd block size reads are counted in; ChunkSize is
+// rounded up to a multiple of it.
+const readBlock = 64 << 10
+
+// maxPathBytes is Linux's PATH_MAX, the longest path an operation takes,
+// as package sandbox has it.
+const maxPathBytes = 4096
+
+// maxListing caps the reply of one ReadDir, in bytes before any encoding:
+// about 100,000 entries with short names.
+const maxListing = 16 << 20
+
+// replySlack is what a reply may hold beyond its payload: the trailer, a
+// stat line and a path.
+const replySlack = 2*maxPathBytes + 512
+
+// FS is a [workspace.FS] whose operations run as scripts in the
+// workspace, through a [Runner]. It is safe for concurrent use.
+type FS struct {
+	r       Runner
+	opts    Options
+	dir     string // the root as given (commands see it so)
+	phys    string // the root with links resolved, as getcwd reports it
+	scripts map[string]string
+	locks   [64]sync.Mutex
+	seed    maphash.Seed
+}
+
+var _ workspace.FS = (*FS)(nil)
+
+// New returns the file tree rooted at dir (an absolute path in the
+// workspace) whose operations run through r. It runs one exec, to resolve
+// dir's links and check that it is a directory; a dir that does not exist
+// is an error wrapping [workspace.ErrGone].
+func New(ctx context.Context, r Runner, dir string, opts *Options) (*FS, error) {
+	if r == nil {
+		return nil, errors.New("execfs: nil Runner")
+	}
+	if !path.IsAbs(dir) || strings.IndexByte(dir, 0) >= 0 {
+		return nil, fmt.Errorf("execfs: root %q: want an absolute path", dir)
+	}
+	f := &FS{r: r, dir: path.Clean(dir), seed: maphash.MakeSeed()}
+	if opts != nil {
+		f.opts = *opts
+	}
+	o := &f.opts
+	if o.Shell == "" {
+		o.Shell = defaultShell
+	}
+	if o.MaxArgBytes <= 0 {
+		o.MaxArgBytes = defaultMaxArg
+	}
+	if o.MaxArgvBytes <= 0 {
+		o.MaxArgvBytes = defaultMaxArgv
+	}
+	if o.ChunkSize <= 0 {
+		o.ChunkSize = defaultChunkSize
+	}
+	o.ChunkSize = (o.ChunkSize + readBlock - 1) / readBlock * readBlock
+	tail := "\n"
+	if o.TextOnly {
+		// The whole reply, trailer included, goes through od; a reply
+		// cut short still has no trailer.
+		tail = "\n} | od -An -v -tx1\n"
+	}
+	f.scripts = make(map[string]string)
+	for name, body := range map[string]string{
+		"root": scriptRoot, "stat": scriptStat, "read": scriptRead, "readdir": scriptReadDir,
+		"write": scriptWrite, "abort": scriptAbort, "remove": scriptRemove, "rename": scriptRename,
+	} {
+		s := prelude + body
+		if o.TextOnly {
+			s = "{\n" + s
+		}
+		f.scripts[name] = s + tail
+		if len(f.scripts[name]) > o.MaxArgBytes {
+			return nil, fmt.Errorf("execfs: the %s script (%d bytes) is over MaxArgBytes (%d)", name, len(s), o.MaxArgBytes)
+		}
+	}
+	f.phys = f.dir // scriptRoot resolves it
+	out, err := f.run(ctx, "root", nil, nil, maxPathBytes)
+	if err != nil {
+		return nil, f.pathErr("open root", dir, err)
+	}
+	f.phys = string(out)
+	if !path.IsAbs(f.phys) {
+		return nil, fmt.Errorf("execfs: root %s resolves to %q, not an absolute path", dir, f.phys)
+	}
+	return f, nil
+}
+
+// Dir is the root as it was given to [New].
+func (f *FS) Dir() string { return f.dir }
+
+// rel converts a caller's path into one relative to the root, as
+// sandbox.Sandbox.Rel does: relative paths are taken as they are (the
+// script resolves them), absolute ones must lie inside the root (as given
+// or physical), and a path that climbs out lexically is refused here.
+func (f *FS) rel(name string) (string, error) {
+	switch {
+	case name == "":
+		return "", fmt.Errorf("empty path: %w", fs.ErrInvalid)
+	case strings.IndexByte(name, 0) >= 0:
+		return "", fmt.Errorf("path contains a NUL byte: %w", fs.ErrInvalid)
+	case len(name) > maxPathBytes:
+		return "", fmt.Errorf("path is %d bytes long, over %d: %w", len(name), maxPathBytes, syscall.ENAMETOOLONG)
+	case f.opts.TextOnly && !utf8.ValidString(name):
+		return "", fmt.Errorf("path is not valid UTF-8, which this workspace's exec cannot carry: %w", fs.ErrInvalid)
+	}
+	if path.IsAbs(name) {
+		clean := path.Clean(name)
+		for _, d := range []string{f.dir, f.phys} {
+			if r, ok := within(d, clean); ok {
+				if strings.HasSuffix(name, "/") && r != "." {
+					r += "/"
+				}
+				return r, nil
+			}
+		}
+		return "", workspace.ErrOutside
+	}
+	if c := path.Clean(name); c == ".." || strings.HasPrefix(c, "../") {
+		return "", workspace.ErrOutside
+	}
+	return name, nil
+}
+
+// within reports whether clean (absolute, clean) is dir or beneath it,
+// comparing whole components, and returns it relative to dir.
+func within(dir, clean string) (string, bool) {
+	if clean == dir {
+		return ".", true
+	}
+	rest, ok := strings.CutPrefix(clean, strings.TrimSuffix(dir, "/")+"/")
+	if !ok || rest == "" {
+		return "", false
+	}
+	return rest, true
+}
+
+// run runs the script name with args after the root and a fresh nonce,
+// and returns the payload of a reply whose trailer says ok. maxOut is the
+// largest payload expected.
+func (f *FS) run(ctx context.Context, name string, args []string, stdin []byte, maxOut int64) ([]byte, error) {
+	return f.runNonce(ctx, name, newNonce(), args, stdin, maxOut)
+}
+
+// runNonce is run with the nonce chosen by the caller.
+func (f *FS) runNonce(ctx context.Context, name, nonce string, args []string, stdin []byte, maxOut int64) ([]byte, error) {
+	argv := make([]string, 0, 6+len(args))
+	argv = append(argv, f.opts.Shell, "-c", f.scripts[name], "execfs", f.phys, nonce)
+	argv = append(argv, args...)
+	capOut := maxOut + 64
+	if f.opts.TextOnly {
+		capOut = capOut*4 + 64 // od: 49 characters per 16 bytes
+	}
+	stdout, stderr, code, err := f.r.Exec(ctx, argv, stdin, capOut)
+	if err != nil {
+		if errors.Is(err, workspace.ErrGone) || ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("exec in the workspace: %w", err)
+	}
+	if f.opts.TextOnly {
+		if stdout, err = decodeHex(stdout); err != nil {
+			return nil, fmt.Errorf("reply of the workspace's shell: %w (%s)", err, quoteStderr(stderr))
+		}
+	}
+	marker := "\n" + nonce + " "
+	i := bytes.LastIndex(stdout, []byte(marker))
+	if i < 0 {
+		if int64(len(stdout)) >= capOut {
+			return nil, fmt.Errorf("reply of the workspace's shell is over %d bytes: %w", maxOut, workspace.ErrTooLarge)
+		}
+		return nil, fmt.Errorf("no reply from the workspace's shell (%s exited %d): %s", f.opts.Shell, code, quoteStderr(stderr))
+	}
+	status := string(stdout[i+len(marker):])
+	payload := stdout[:i]
+	if status == "ok\n" {
+		return payload, nil
+	}
+	code2, ok := strings.CutPrefix(status, "E ")
+	if !ok || !strings.HasSuffix(code2, "\n") {
+		return nil, fmt.Errorf("malformed reply from the workspace's shell: %q", status)
+	}
+	return nil, codeErr(strings.TrimSuffix(code2, "\n"), stderr)
+}
+
+// codeErr maps a script's error code to the error callers match.
+func codeErr(code string, stderr []byte) error {
+	switch code {
+	case "gone":
+		return fmt.Errorf("the root directory is missing: %w", workspace.ErrGone)
+	case "outside":
+		return fmt.Errorf("\"..\" leads above the root: %w", workspace.ErrOutside)
+	case "abslink":
+		return fmt.Errorf("an absolute symbolic link (only relative links inside the root are followed): %w", workspace.ErrOutside)
+	case "noent":
+		return fs.ErrNotExist
+	case "notdir":
+		return syscall.ENOTDIR
+	case "loop":
+		return fmt.Errorf("more than %d symbolic links: %w", maxSymlinks, syscall.ELOOP)
+	case "toolong":
+		return fmt.Errorf("too many components and \"..\" steps to resolve: %w", syscall.ENAMETOOLONG)
+	case "notreg":
+		return workspace.ErrNotRegular
+	case "changed":
+		return workspace.ErrChanged
+	case "race":
+		return ErrRace
+	case "notempty":
+		return syscall.ENOTEMPTY
+	case "io":
+		return errors.New(quoteStderr(stderr))
+	}
+	return fmt.Errorf("unknown error code %q from the workspace's shell: %s", code, quoteStderr(stderr))
+}
+
+// maxSymlinks is the links one resolution follows, os.Root's limit
+// (POSIX's _POSIX_SYMLOOP_MAX); the scripts hold the same number.
+const maxSymlinks = 8
+
+// quoteStderr is the first line or so of a tool's complaint, for an error
+// message.
+func quoteStderr(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 512 {
+		s = s[:512] + "..."
+	}
+	if s == "" {
+		return "no message"
+	}
+	return s
+}
+
+func (f *FS) pathErr(op, name string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return &fs.PathError{Op: "execfs " + op, Path: name, Err: err}
+}
+
+// lock serialises writes of one path within this FS.
+func (f *FS) lock(rel string) func() {
+	m := &f.locks[maphash.String(f.seed, path.Clean(rel))%uint64(len(f.locks))]
+	m.Lock()
+	return m.Unlock
+}
+
+func newNonce() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// decodeHex decodes od -An -tx1 output: hex byte pairs between white
+// space.
+func decodeHex(b []byte) ([]byte, error) {
+	out := make([]byte, 0, len(b)/3)
+	for _, w := range bytes.Fields(b) {
+		if len(w) != 2 {
+			return nil, fmt.Errorf("not od output: %q", w)
+		}
+		var v [1]byte
+		if _, err := hex.Decode(v[:], w); err != nil {
+			return nil, fmt.Errorf("not od output: %w", err)
+		}
+		out = append(out, v[0])
+	}
+	return out, nil
+}
