@@ -139,7 +139,7 @@ func (f *FS) put(ctx context.Context, rel string, data []byte, ident string) (wo
 	if !ok || (created != "0" && created != "1") {
 		return workspace.WriteResult{}, fmt.Errorf("malformed write reply %.80q", out)
 	}
-	return workspace.WriteResult{Path: real, Created: created == "1", Bytes: int64(len(data))}, nil
+	return workspace.WriteResult{Path: real, Created: created == "1", BytesWritten: int64(len(data))}, nil
 }
 
 // putArgs writes data in arguments: in one exec when it fits, else begin,
