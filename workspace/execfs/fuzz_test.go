@@ -1,0 +1,100 @@
+package execfs_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace"
+	"github.com/paigasus/helikon/workspace/execfs"
+)
+
+// FuzzResolutionAgreesWithSandbox is a differential test of the scripts'
+// walk against package sandbox (os.Root) on generated trees: three links
+// with fuzzed targets in a fixed tree of directories, files and links that
+// lead out, and a fuzzed path. Both must resolve the path to the same file
+// or refuse it for the same reason (outside, not a directory, too many
+// links, too long, invalid). It runs in the first shell world (dash).
+func FuzzResolutionAgreesWithSandbox(f *testing.F) {
+	sh := shells(f)[0]
+	for _, seed := range [][4]string{
+		{"l1", "a/b", "../f", "l1"},
+		{"a/l2/x", "a/b", "b/../..", "x"},
+		{"a/b/l3/../f", "c", "..", "../../f"},
+		{"l1/..", "a/b/../..", "../l1", "l3"},
+		{"a/b/l3", "a", "../a/b/l3", "../l2"},
+		{"m/../f", ".", ".", "."},
+		{"up/x", "f", "g/", "../../up"},
+		{"a/l2/g", "/", "b", "/etc"},
+		{"l1/l2/l3", "a", "b", "f"},
+		{"a/b/l3/x/../..", "x/../../..", "../../c", "../../../.."},
+		{"f/", "f", "f/.", "f/.."},
+		{"a//b/./l3", "l1", "../l1", "../../l1"},
+	} {
+		f.Add(seed[0], seed[1], seed[2], seed[3])
+	}
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, p, t1, t2, t3 string) {
+		for _, target := range []string{t1, t2, t3} {
+			if target == "" || strings.IndexByte(target, 0) >= 0 || len(target) > 256 {
+				t.Skip()
+			}
+		}
+		if len(p) > 5000 {
+			t.Skip()
+		}
+		root := t.TempDir()
+		for _, d := range []string{"a/b", "c"} {
+			os.MkdirAll(filepath.Join(root, d), 0o755)
+		}
+		for _, file := range []string{"f", "a/g"} {
+			os.WriteFile(filepath.Join(root, file), []byte("x"), 0o644)
+		}
+		for name, target := range map[string]string{"l1": t1, "a/l2": t2, "a/b/l3": t3, "up": "..", "abs": "/", "a/in": "../c"} {
+			if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+				t.Skip()
+			}
+		}
+		sb, err := sandbox.Open(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sb.Close()
+		xf, err := execfs.New(ctx, sh.r, root, &sh.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, werr := sb.RealPath(p)
+		got, gerr := xf.RealPathForTest(ctx, p)
+		if class(werr) != class(gerr) || (werr == nil && got != want) {
+			t.Fatalf("path %q with l1 -> %q, a/l2 -> %q, a/b/l3 -> %q:\nsandbox %q, %v\nexecfs  %q, %v", p, t1, t2, t3, want, werr, got, gerr)
+		}
+	})
+}
+
+// class names the reason a resolution failed, in terms both packages
+// share.
+func class(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, helikon.ErrDenied), errors.Is(err, workspace.ErrOutside):
+		return "outside"
+	case errors.Is(err, syscall.ENOTDIR):
+		return "notdir"
+	case errors.Is(err, syscall.ELOOP):
+		return "loop"
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return "toolong"
+	case errors.Is(err, helikon.ErrInvalidArgs), errors.Is(err, fs.ErrInvalid):
+		return "invalid"
+	}
+	return "other: " + err.Error()
+}
