@@ -26,7 +26,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -34,6 +33,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
@@ -113,8 +113,7 @@ func New(t *testing.T, objects ...runtime.Object) *Cluster {
 		}
 	}
 	// The streaming servers log every closed connection through klog.
-	klog.LogToStderr(false)
-	klog.SetOutput(io.Discard)
+	klog.SetLogger(logr.Discard())
 	c.Exec = newExecServer(t, c)
 	c.Config = &rest.Config{Host: c.Exec.URL()}
 	go c.loop()
