@@ -216,10 +216,10 @@ exit 0`
 func (w *Workspace) kill(ctx context.Context, pid int) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	var out bytes.Buffer
-	code, err := w.stream(ctx, []string{"sh", "-c", killTree, "helikon", strconv.Itoa(pid)}, nil, &out, &out)
+	var out, errb bytes.Buffer // two: client-go copies the streams concurrently
+	code, err := w.stream(ctx, []string{"sh", "-c", killTree, "helikon", strconv.Itoa(pid)}, nil, &out, &errb)
 	if err == nil && code != 0 {
-		err = fmt.Errorf("exit %d: %s", code, bytes.TrimSpace(out.Bytes()))
+		err = fmt.Errorf("exit %d: %s", code, bytes.TrimSpace(errb.Bytes()))
 	}
 	return err
 }

@@ -52,6 +52,11 @@ import (
 	extv1alpha1 "sigs.k8s.io/agent-sandbox/extensions/api/v1alpha1"
 )
 
+// quietKlog silences klog, through which the streaming servers log every
+// closed connection, once: before the first server runs, since setting the
+// logger races with logging.
+var quietKlog sync.Once
+
 // Labels and annotations of agent-sandbox v0.2.1.
 const (
 	sandboxNameHashLabel   = "agents.x-k8s.io/sandbox-name-hash"         // controllers/sandbox_controller.go
@@ -112,8 +117,7 @@ func New(t *testing.T, objects ...runtime.Object) *Cluster {
 			t.Fatalf("fakecluster: creating %T: %v", o, err)
 		}
 	}
-	// The streaming servers log every closed connection through klog.
-	klog.SetLogger(logr.Discard())
+	quietKlog.Do(func() { klog.SetLogger(logr.Discard()) })
 	c.Exec = newExecServer(t, c)
 	c.Config = &rest.Config{Host: c.Exec.URL()}
 	go c.loop()
