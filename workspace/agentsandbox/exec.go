@@ -116,12 +116,15 @@ func (w *Workspace) check(ctx context.Context) error {
 // pidWriter passes a command's stderr through after taking the first line,
 // which the wrapper writes before it starts the command: "helikon-pid:N".
 type pidWriter struct {
-	w    io.Writer
-	mu   sync.Mutex
-	head []byte
-	done bool
-	pid  int
+	w     io.Writer
+	ready chan struct{} // closed once the first line is taken
+	mu    sync.Mutex
+	head  []byte
+	done  bool
+	pid   int
 }
+
+func newPidWriter(w io.Writer) *pidWriter { return &pidWriter{w: w, ready: make(chan struct{})} }
 
 // maxPidLine bounds the line the writer waits for.
 const maxPidLine = 64
@@ -139,6 +142,7 @@ func (p *pidWriter) Write(b []byte) (int, error) {
 		return n, nil
 	}
 	p.done = true
+	defer close(p.ready)
 	rest := p.head
 	if i >= 0 {
 		if v, ok := bytes.CutPrefix(p.head[:i], []byte(pidPrefix)); ok {

@@ -198,21 +198,50 @@ func (w *Workspace) wrap(setEnv, cmd []string) []string {
 }
 
 // exec runs argv, built by wrap, and when ctx ends before the command
-// does, kills the command's process tree in the container.
+// does, kills the command's process tree in the container while the stream
+// still runs (so that the pid the wrapper reports is not lost with it),
+// then ends the stream. It returns ctx's error then.
 func (w *Workspace) exec(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) (exitCode, error) {
-	pw := &pidWriter{w: stderr}
-	code, err := w.stream(ctx, argv, stdin, stdout, pw)
-	if err != nil && ctx.Err() != nil {
+	pw := newPidWriter(stderr)
+	sctx, scancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer scancel()
+	ended := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-ended:
+			return
+		case <-ctx.Done():
+		}
+		select {
+		case <-pw.ready:
+		case <-ended:
+		case <-time.After(pidGrace):
+		}
 		if pid := pw.PID(); pid > 0 {
-			if kerr := w.kill(ctx, pid); kerr != nil {
-				w.e.log.Warn("k8s: killing a timed-out or cancelled command failed; it may still run in the pod", "pod", w.Pod(), "pid", pid, "err", kerr)
+			if err := w.kill(ctx, pid); err != nil {
+				w.e.log.Warn("k8s: killing a timed-out or cancelled command failed; it may still run in the pod", "pod", w.Pod(), "pid", pid, "err", err)
 			}
 		} else {
-			w.e.log.Warn("k8s: a timed-out or cancelled command had not reported its pid; it may still run in the pod", "pod", w.Pod())
+			w.e.log.Warn("k8s: a timed-out or cancelled command never reported its pid; it may still run in the pod", "pod", w.Pod())
 		}
+		scancel()
+	}()
+	code, err := w.stream(sctx, argv, stdin, stdout, pw)
+	close(ended)
+	wg.Wait()
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
 	}
 	return code, err
 }
+
+// pidGrace is how long a stopped command's kill waits for the wrapper's
+// pid line, which a command stopped right after it started may not have
+// delivered yet.
+const pidGrace = 5 * time.Second
 
 // runner is the workspace's exec as execfs needs it.
 type runner struct{ w *Workspace }

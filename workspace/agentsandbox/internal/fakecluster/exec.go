@@ -45,12 +45,12 @@ type ExecServer struct {
 	WebSocketExecs, SPDYExecs atomic.Int64
 
 	mu    sync.Mutex
-	procs map[*exec.Cmd]bool
+	procs map[int]bool // process groups still running
 	wg    sync.WaitGroup
 }
 
 func newExecServer(t *testing.T, c *Cluster) *ExecServer {
-	s := &ExecServer{c: c, procs: map[*exec.Cmd]bool{}}
+	s := &ExecServer{c: c, procs: map[int]bool{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
@@ -62,10 +62,8 @@ func (s *ExecServer) URL() string { return s.srv.URL }
 // the server.
 func (s *ExecServer) close() {
 	s.mu.Lock()
-	for cmd := range s.procs {
-		if cmd.Process != nil {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		}
+	for pgid := range s.procs {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
@@ -144,17 +142,19 @@ func (s *ExecServer) run(dir string, argv []string, stdin io.Reader, stdout, std
 	// The exec session ends when its process does, as with containerd,
 	// even if a child it left behind holds the output open.
 	cmd.WaitDelay = 200 * time.Millisecond
-	s.mu.Lock()
-	s.procs[cmd] = true
 	s.wg.Add(1)
+	defer s.wg.Done()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	pgid := cmd.Process.Pid
+	s.mu.Lock()
+	s.procs[pgid] = true
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.procs, cmd)
-		s.mu.Unlock()
-		s.wg.Done()
-	}()
-	err := cmd.Run()
+	err := cmd.Wait()
+	s.mu.Lock()
+	delete(s.procs, pgid)
+	s.mu.Unlock()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		code := exit.ExitCode()
