@@ -139,9 +139,11 @@ func (s *ExecServer) run(dir string, argv []string, stdin io.Reader, stdout, std
 	cmd.Env = append(containerEnv, "HOME="+dir)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // for close to clean up after the tests
-	// The exec session ends when its process does, as with containerd,
-	// even if a child it left behind holds the output open.
-	cmd.WaitDelay = 200 * time.Millisecond
+	// The exec session ends soon after its process does, as with
+	// containerd, even if a child it left behind holds the output open;
+	// the delay is long enough for a loaded machine to copy what the
+	// process wrote.
+	cmd.WaitDelay = 2 * time.Second
 	s.wg.Add(1)
 	defer s.wg.Done()
 	if err := cmd.Start(); err != nil {
