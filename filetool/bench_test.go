@@ -15,6 +15,7 @@ import (
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/filetool"
 	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace/local"
 )
 
 // makeLineFile writes a file of n lines of exactly width bytes each (newline
@@ -106,7 +107,7 @@ func BenchmarkReadWindow1GB(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer sb.Close()
-	read := filetool.NewRead[app](sb, nil)
+	read := filetool.NewRead[app](local.NewFS(sb), nil)
 	tc := helikon.NewToolContext(context.Background(), app{}, nil)
 	args := json.RawMessage(`{"path":"big.txt","offset":1000000,"limit":2001}`)
 	check := func(b *testing.B) {
@@ -152,7 +153,7 @@ func BenchmarkEdit50MB(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer sb.Close()
-	edit := filetool.NewEdit[app](sb, &filetool.EditOptions{MaxBytes: 64 << 20})
+	edit := filetool.NewEdit[app](local.NewFS(sb), &filetool.EditOptions{MaxBytes: 64 << 20})
 	tc := helikon.NewToolContext(context.Background(), app{}, nil)
 	// Line 250000 is unique; swap it back and forth.
 	args := []json.RawMessage{
@@ -246,12 +247,14 @@ func BenchmarkSmallFileRoundTrip(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
+			start := cpuTime()
 			for b.Loop() {
 				if _, err := helikon.CallTool(tc, perms, bc.tool, bc.args(i)); err != nil {
 					b.Fatal(err)
 				}
 				i++
 			}
+			reportCPU(b, start)
 		})
 	}
 }

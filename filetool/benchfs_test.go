@@ -1,6 +1,9 @@
 package filetool_test
 
-import "github.com/paigasus/helikon/sandbox"
+import (
+	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace/local"
+)
 
 // benchFS is what the benchmarks give the tools for sb.
-func benchFS(sb *sandbox.Sandbox) *sandbox.Sandbox { return sb }
+func benchFS(sb *sandbox.Sandbox) *local.FS { return local.NewFS(sb) }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/functiontool"
-	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace"
 )
 
 // EditArgs are the arguments of the Edit tool.
@@ -42,13 +42,13 @@ type EditOptions struct {
 // other.
 type Edit[C any] struct {
 	*functiontool.Tool[C, EditArgs, EditResult]
-	sb      *sandbox.Sandbox
+	fsys    workspace.FS
 	maxSize int64
 }
 
-// NewEdit returns the Edit tool for sb. opts may be nil.
-func NewEdit[C any](sb *sandbox.Sandbox, opts *EditOptions) *Edit[C] {
-	t := &Edit[C]{sb: sb, maxSize: DefaultMaxWriteBytes}
+// NewEdit returns the Edit tool for the file system fsys. opts may be nil.
+func NewEdit[C any](fsys workspace.FS, opts *EditOptions) *Edit[C] {
+	t := &Edit[C]{fsys: fsys, maxSize: DefaultMaxWriteBytes}
 	if opts != nil && opts.MaxBytes > 0 {
 		t.maxSize = opts.MaxBytes
 	}
@@ -57,7 +57,7 @@ func NewEdit[C any](sb *sandbox.Sandbox, opts *EditOptions) *Edit[C] {
 		"it is replaced by new_string. Read the file first and copy old_string from its content, with enough surrounding lines to make it unique. "+
 		"Everything outside the match is kept byte for byte (line endings included) and the file is replaced atomically. "+
 		"Files over %s are refused. To create a file or replace all of it, use Write.",
-		sb.Dir(), sandbox.FormatSize(t.maxSize))
+		fsys.Dir(), formatSize(t.maxSize))
 	in := schemaFor[EditArgs](func(p map[string]*jsonschema.Schema) {
 		p["path"].MinLength = ptr(1)
 		p["old_string"].MinLength = ptr(1)
@@ -71,15 +71,20 @@ func NewEdit[C any](sb *sandbox.Sandbox, opts *EditOptions) *Edit[C] {
 
 // Targets reports the file a call reads and writes.
 func (t *Edit[C]) Targets(args json.RawMessage) (helikon.Targets, error) {
-	return targetsOf(t.Decode, func(in EditArgs) string { return in.Path }, t.sb, args, helikon.AccessRead, helikon.AccessWrite)
+	return targetsOf(t.Decode, func(in EditArgs) string { return in.Path }, t.fsys, args, helikon.AccessRead, helikon.AccessWrite)
 }
 
 func (t *Edit[C]) edit(tc *helikon.ToolContext[C], in EditArgs) (EditResult, error) {
 	if in.OldString == in.NewString {
 		return EditResult{}, helikon.InvalidArgs("new_string: it is identical to old_string, so the edit would change nothing; give the text that should replace old_string")
 	}
+	if needsCheck(tc.Targets(), t.fsys) {
+		if err := checkOpen(tc, t.fsys, tc.Targets(), EditName, in.Path, false); err != nil {
+			return EditResult{}, err
+		}
+	}
 	var n int
-	res, err := t.sb.UpdateFile(tc, in.Path, t.maxSize, func(old []byte) ([][]byte, error) {
+	res, err := t.fsys.UpdateFile(tc, in.Path, t.maxSize, func(old []byte) ([][]byte, error) {
 		updated, count, err := applyEdit(old, in.OldString, in.NewString, in.ReplaceAll, t.maxSize)
 		if err != nil {
 			return nil, editError(in, count, t.maxSize, err)
@@ -88,10 +93,14 @@ func (t *Edit[C]) edit(tc *helikon.ToolContext[C], in EditArgs) (EditResult, err
 		return updated, nil
 	})
 	if err != nil {
-		if errors.Is(err, sandbox.ErrTooLarge) {
-			return EditResult{}, helikon.Other(fmt.Errorf("%w; Edit changes files of up to %s: use a shell command such as sed for larger files", err, sandbox.FormatSize(t.maxSize)))
+		if oe := (*helikon.OtherError)(nil); errors.Is(err, workspace.ErrTooLarge) && !errors.As(err, &oe) {
+			size := ""
+			if fi, serr := t.fsys.Stat(tc, in.Path); serr == nil {
+				size = " is " + formatSize(fi.Size()) + ","
+			}
+			return EditResult{}, helikon.Other(fmt.Errorf("%s%s over the %s limit; Edit changes files of up to %s: use a shell command such as sed for larger files: %w", in.Path, size, formatSize(t.maxSize), formatSize(t.maxSize), workspace.ErrTooLarge))
 		}
-		return EditResult{}, err
+		return EditResult{}, fsError(tc, t.fsys, in.Path, err)
 	}
 	return EditResult{Path: res.Path, Replacements: n}, nil
 }
@@ -108,7 +117,7 @@ var (
 // often drop the CR), old and repl are matched and inserted with CRLF
 // instead, so the file's line endings stay as they were. count is the
 // number of occurrences found. A result over maxSize is an error wrapping
-// sandbox.ErrTooLarge.
+// workspace.ErrTooLarge.
 //
 // The result is returned as pieces, slices of content between the
 // replacements, so that a large file is not copied: the pieces are written
@@ -145,7 +154,7 @@ func applyEdit(content []byte, old, repl string, all bool, maxSize int64) (out [
 	// The size is checked before anything is built: a replacement that
 	// grows the file must not allocate the oversized result first.
 	if size := int64(len(content)) + int64(count)*(int64(len(r))-int64(len(o))); maxSize > 0 && size > maxSize {
-		return nil, count, fmt.Errorf("the edited file would be %s: %w", sandbox.FormatSize(size), sandbox.ErrTooLarge)
+		return nil, count, fmt.Errorf("the edited file would be %s: %w", formatSize(size), workspace.ErrTooLarge)
 	}
 	switch {
 	case !all:
@@ -182,8 +191,8 @@ func editError(in EditArgs, count int, maxSize int64, err error) error {
 		return helikon.Other(fmt.Errorf("old_string occurs %d times in %s; include more surrounding lines to make it unique, or set replace_all to true to replace all %d: %w", count, in.Path, count, err))
 	case errors.Is(err, errBinaryEd):
 		return helikon.Other(fmt.Errorf("%s looks binary (it contains NUL bytes); Edit changes text files only: %w", in.Path, err))
-	case errors.Is(err, sandbox.ErrTooLarge):
-		return helikon.Other(fmt.Errorf("%s: %w; Edit changes files of up to %s", in.Path, err, sandbox.FormatSize(maxSize)))
+	case errors.Is(err, workspace.ErrTooLarge):
+		return helikon.Other(fmt.Errorf("%s: %w; Edit changes files of up to %s", in.Path, err, formatSize(maxSize)))
 	}
 	return helikon.Other(err)
 }

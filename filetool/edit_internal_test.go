@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace"
 )
 
 // FuzzApplyEdit checks applyEdit against strings.Replace: the result changes
@@ -77,7 +77,7 @@ func TestApplyEditRefusesEmptyOldString(t *testing.T) {
 
 func TestApplyEditSizeLimit(t *testing.T) {
 	_, _, err := applyEdit([]byte("abc"), "b", strings.Repeat("b", 10), false, 5)
-	if !errors.Is(err, sandbox.ErrTooLarge) {
+	if !errors.Is(err, workspace.ErrTooLarge) {
 		t.Fatalf("err = %v", err)
 	}
 	pieces, _, err := applyEdit([]byte("abc"), "b", "", false, 2)
@@ -113,7 +113,7 @@ func TestApplyEditReplaceAllMemoryIsBoundedByTheFile(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	_, _, err := applyEdit(content, "a", strings.Repeat("x", 64), true, 4<<20)
 	runtime.ReadMemStats(&after)
-	if !errors.Is(err, sandbox.ErrTooLarge) {
+	if !errors.Is(err, workspace.ErrTooLarge) {
 		t.Fatalf("oversized result: %v", err)
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<16 {

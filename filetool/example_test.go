@@ -9,6 +9,7 @@ import (
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/filetool"
 	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace/local"
 )
 
 func Example() {
@@ -19,9 +20,9 @@ func Example() {
 
 	// One sandbox, shared by the three tools (and by a Bash backend).
 	tools := helikon.MustToolset[struct{}](
-		filetool.NewRead[struct{}](sb, nil),
-		filetool.NewWrite[struct{}](sb, nil),
-		filetool.NewEdit[struct{}](sb, nil),
+		filetool.NewRead[struct{}](local.NewFS(sb), nil),
+		filetool.NewWrite[struct{}](local.NewFS(sb), nil),
+		filetool.NewEdit[struct{}](local.NewFS(sb), nil),
 	)
 	tc := helikon.NewToolContext(context.Background(), struct{}{}, nil)
 	invoke := func(name, args string) {
@@ -52,7 +53,7 @@ func ExampleNewRead() {
 	defer sb.Close()
 
 	// A small window, to show how a model pages through a file.
-	read := filetool.NewRead[struct{}](sb, &filetool.ReadOptions{MaxLines: 2})
+	read := filetool.NewRead[struct{}](local.NewFS(sb), &filetool.ReadOptions{MaxLines: 2})
 	tc := helikon.NewToolContext(context.Background(), struct{}{}, nil)
 	out, _ := read.Invoke(tc, json.RawMessage(`{"path":"log.txt"}`))
 	fmt.Println(string(out))
@@ -70,7 +71,7 @@ func ExampleNewEdit() {
 	sb, _ := sandbox.Open(dir)
 	defer sb.Close()
 
-	edit := filetool.NewEdit[struct{}](sb, nil)
+	edit := filetool.NewEdit[struct{}](local.NewFS(sb), nil)
 	tc := helikon.NewToolContext(context.Background(), struct{}{}, nil)
 	_, err := edit.Invoke(tc, json.RawMessage(`{"path":"config.ini","old_string":"true","new_string":"false"}`))
 	fmt.Println(err)
@@ -87,7 +88,7 @@ func ExampleNewWrite() {
 	sb, _ := sandbox.Open(dir)
 	defer sb.Close()
 
-	write := filetool.NewWrite[struct{}](sb, nil)
+	write := filetool.NewWrite[struct{}](local.NewFS(sb), nil)
 	tc := helikon.NewToolContext(context.Background(), struct{}{}, nil)
 	out, _ := write.Invoke(tc, json.RawMessage(`{"path":"src/app/main.txt","content":"hi\n"}`))
 	fmt.Println(string(out))

@@ -1,8 +1,12 @@
 // Package filetool provides the sandboxed file tools Read, Write and Edit.
 //
-// Each tool works inside one [sandbox.Sandbox]: paths are resolved against
-// its root and nothing outside it can be read or written, whatever the path
-// form or link (see package sandbox for the exact guarantees and limits).
+// Each tool works on one [workspace.FS]: a workspace (local, in a container,
+// in a microVM) or, for the files of this machine alone, local.NewFS of a
+// sandbox.Sandbox. Paths are resolved against its root and nothing outside
+// it can be read or written, whatever the path form or link (see package
+// sandbox for the exact guarantees and limits on this machine, and each
+// engine's package for its own). The file system's errors, matched with
+// errors.Is, are turned here into messages that tell the model what to do.
 // The tools are typed function tools (package functiontool): their argument
 // schemas are inferred from [ReadArgs], [WriteArgs] and [EditArgs], and their
 // arguments are validated against the schema, every problem reported at
@@ -10,10 +14,16 @@
 //
 // Every tool implements [helikon.Tool], [helikon.Effecter],
 // [helikon.OutputSchemaer] and [helikon.Targeter]. Targets reports the
-// absolute path a call touches, and also the path it resolves to through
-// symbolic links inside the root, so that permission rules such as
+// absolute path a call touches and, on a file system that resolves links
+// cheaply ([workspace.Resolver], the local one), also the path it resolves to
+// through symbolic links inside the root, so that permission rules such as
 // Read(.env) or Edit(src/**) and the built-in guards cannot be sidestepped
-// with a link.
+// with a link. On a file system that cannot (a remote one), the targets hold
+// the path as written, and a call that came through the permission check is
+// refused, naming the real path, when the file it opens or creates is not
+// among them: Read compares the path the file system opened, Edit and Write
+// open the file first (one more round trip), and a Write that created a new
+// file through a linked directory removes it again.
 //
 // # What is guaranteed
 //
@@ -27,7 +37,7 @@
 //     sparse file with a text head is refused at its first hole instead of
 //     being scanned to its end. Directories,
 //     FIFOs, sockets and devices are refused without blocking.
-//   - Write and Edit replace files atomically (see [sandbox.Sandbox.WriteFile]):
+//   - Write and Edit replace files atomically (see [workspace.FS.WriteFile]):
 //     a crash or kill leaves the old content or the new, never a mix; an
 //     existing file keeps its mode; a hard link to a file outside the root is
 //     not written through.
@@ -36,12 +46,16 @@
 //
 // # What is not guaranteed
 //
-//   - Edit is a read-modify-write. Edits of one path through one Sandbox are
-//     serialised; a change made by another process between Edit's read and
+//   - Edit is a read-modify-write. Edits of one path through one file
+//     system value are serialised; a change made by another process between Edit's read and
 //     its rename makes Edit fail (nothing written, the model told to read
 //     the file again), except one made in the last microseconds before the
 //     rename, or one that keeps the size within a clock tick of the read
-//     (see [sandbox.ErrChanged]): that one is overwritten, whole.
+//     (see [workspace.ErrChanged]): that one is overwritten, whole.
+//   - On a file system without a resolver, a Write refused for creating a
+//     file through a linked directory made that file for an instant before
+//     removing it, and a concurrent writer inside the workspace can swap a
+//     link between Edit's or Write's check and the write itself.
 //   - total_lines is null when counting would mean scanning more than
 //     ReadOptions.CountBytes past the window.
 //   - Read does not check the UTF-8 encoding of lines it skips or of the
@@ -51,13 +65,15 @@ package filetool
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"path"
 	"path/filepath"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/paigasus/helikon"
-	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace"
 )
 
 // The tools' names, as models call them and permission rules name them
@@ -88,32 +104,48 @@ const (
 )
 
 // targets reports what a call on path p with the given access touches: its
-// lexical absolute path and, when it differs, the path symbolic links inside
-// the root resolve it to. A path outside the root is reported as the
-// absolute path it names, so that deny rules and guards see it; the tool
-// itself then refuses the call.
-func targets(sb *sandbox.Sandbox, p string, access ...helikon.Access) helikon.Targets {
+// lexical absolute path and, when the file system resolves links cheaply
+// ([workspace.Resolver]) and it differs, the path symbolic links inside the
+// root resolve it to. A path outside the root is reported as the absolute
+// path it names, so that deny rules and guards see it; the tool itself then
+// refuses the call. On a file system that is not a Resolver the tools
+// compare the path they open with these targets instead (see [seen]).
+func targets(fsys workspace.FS, p string, access ...helikon.Access) helikon.Targets {
+	if p == "" {
+		return helikon.Targets{}
+	}
+	dir := fsys.Dir()
+	res, resolves := fsys.(workspace.Resolver)
 	var abs []string
-	if rel, err := sb.Rel(p); err != nil {
-		if p == "" {
-			return helikon.Targets{}
+	rel, err := workspace.Rel(dir, p)
+	switch {
+	case err == nil:
+		lexical := path.Clean(rel)
+		abs = append(abs, absPath(dir, lexical))
+		if resolves {
+			if real, err := res.RealPath(p); err == nil && real != lexical {
+				abs = append(abs, absPath(dir, real))
+			}
 		}
+	case resolves && errors.Is(err, workspace.ErrOutside):
+		// The resolver may know the root under another name (the
+		// directory as given, before its links were evaluated).
+		if real, err := res.RealPath(p); err == nil {
+			abs = append(abs, absPath(dir, real))
+			break
+		}
+		fallthrough
+	default:
 		a := p
 		if !filepath.IsAbs(a) {
-			a = filepath.Join(sb.Dir(), a)
+			a = filepath.Join(dir, a)
 		}
 		abs = append(abs, filepath.Clean(a))
-	} else {
-		lexical := path.Clean(rel)
-		abs = append(abs, sb.Abs(lexical))
-		if real, err := sb.RealPath(p); err == nil && real != lexical {
-			abs = append(abs, sb.Abs(real))
-		}
 	}
 	var t helikon.Targets
 	for _, a := range abs {
 		for _, acc := range access {
-			t.Paths = append(t.Paths, helikon.PathTarget{Path: a, Root: sb.Dir(), Access: acc})
+			t.Paths = append(t.Paths, helikon.PathTarget{Path: a, Root: dir, Access: acc})
 		}
 	}
 	return t
@@ -123,12 +155,12 @@ func targets(sb *sandbox.Sandbox, p string, access ...helikon.Access) helikon.Ta
 // Arguments that do not decode report nothing, without an error: Invoke
 // refuses them the same way before touching anything, with a message the
 // model can act on.
-func targetsOf[In any](decode func(json.RawMessage) (In, error), pathOf func(In) string, sb *sandbox.Sandbox, args json.RawMessage, access ...helikon.Access) (helikon.Targets, error) {
+func targetsOf[In any](decode func(json.RawMessage) (In, error), pathOf func(In) string, fsys workspace.FS, args json.RawMessage, access ...helikon.Access) (helikon.Targets, error) {
 	in, err := decode(args)
 	if err != nil {
 		return helikon.Targets{}, nil
 	}
-	return targets(sb, pathOf(in), access...), nil
+	return targets(fsys, pathOf(in), access...), nil
 }
 
 // schemaFor infers the schema of T (descriptions from jsonschema tags) and
@@ -145,3 +177,17 @@ func schemaFor[T any](patch func(props map[string]*jsonschema.Schema)) *jsonsche
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// formatSize renders n bytes for a message: "512 B", "10.0 KiB", "1.5 MiB".
+func formatSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
+}

@@ -15,6 +15,8 @@ import (
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/filetool"
 	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace"
+	"github.com/paigasus/helikon/workspace/local"
 )
 
 type app = struct{}
@@ -48,9 +50,9 @@ func newEnv(tb testing.TB) *env {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { e.sb.Close() })
-	e.read = filetool.NewRead[app](e.sb, nil)
-	e.write = filetool.NewWrite[app](e.sb, nil)
-	e.edit = filetool.NewEdit[app](e.sb, nil)
+	e.read = filetool.NewRead[app](local.NewFS(e.sb), nil)
+	e.write = filetool.NewWrite[app](local.NewFS(e.sb), nil)
+	e.edit = filetool.NewEdit[app](local.NewFS(e.sb), nil)
 	return e
 }
 
@@ -263,7 +265,7 @@ func TestWrite(t *testing.T) {
 		{name: "overwrite", args: filetool.WriteArgs{Path: "exists.txt", Content: "new content"}, want: filetool.WriteResult{Path: "exists.txt", BytesWritten: 11}},
 		{name: "empty content", args: filetool.WriteArgs{Path: "empty.txt"}, want: filetool.WriteResult{Path: "empty.txt", Created: true}},
 		{name: "outside", args: filetool.WriteArgs{Path: "../outside/x.txt", Content: "x"}, err: "outside the sandbox root", kind: helikon.KindDenied},
-		{name: "root", args: filetool.WriteArgs{Path: ".", Content: "x"}, err: "sandbox root directory", kind: helikon.KindOther},
+		{name: "root", args: filetool.WriteArgs{Path: ".", Content: "x"}, err: "is a directory, the sandbox root", kind: helikon.KindOther},
 		{name: "directory", args: filetool.WriteArgs{Path: "a", Content: "x"}, err: "a is a directory", kind: helikon.KindOther},
 		{name: "missing content", args: filetool.WriteArgs{Path: "x"}, err: "", kind: ""},
 	} {
@@ -296,7 +298,7 @@ func TestWrite(t *testing.T) {
 
 func TestWriteAndEditSizeLimits(t *testing.T) {
 	e := newEnv(t)
-	w := filetool.NewWrite[app](e.sb, &filetool.WriteOptions{MaxBytes: 10})
+	w := filetool.NewWrite[app](local.NewFS(e.sb), &filetool.WriteOptions{MaxBytes: 10})
 	_, err := call[filetool.WriteResult](t, w, filetool.WriteArgs{Path: "x", Content: strings.Repeat("y", 11)})
 	if !errors.Is(err, helikon.ErrInvalidArgs) || !strings.Contains(err.Error(), "over the 10 B limit") {
 		t.Errorf("write over the limit: %v", err)
@@ -304,7 +306,7 @@ func TestWriteAndEditSizeLimits(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.root, "x")); !errors.Is(err, fs.ErrNotExist) {
 		t.Error("a refused write created the file")
 	}
-	ed := filetool.NewEdit[app](e.sb, &filetool.EditOptions{MaxBytes: 10})
+	ed := filetool.NewEdit[app](local.NewFS(e.sb), &filetool.EditOptions{MaxBytes: 10})
 	e.file(t, "big", strings.Repeat("z", 11))
 	_, err = call[filetool.EditResult](t, ed, filetool.EditArgs{Path: "big", OldString: "z", NewString: "y", ReplaceAll: true})
 	if helikon.KindOf(err) != helikon.KindOther || !strings.Contains(err.Error(), "over the 10 B limit") {
@@ -312,7 +314,7 @@ func TestWriteAndEditSizeLimits(t *testing.T) {
 	}
 	e.file(t, "grow", "abc")
 	_, err = call[filetool.EditResult](t, ed, filetool.EditArgs{Path: "grow", OldString: "b", NewString: "bbbbbbbbbb"})
-	if !errors.Is(err, sandbox.ErrTooLarge) {
+	if !errors.Is(err, workspace.ErrTooLarge) {
 		t.Errorf("edit growing a file over the limit: %v", err)
 	}
 	if _, err := call[filetool.WriteResult](t, e.write, filetool.WriteArgs{Path: "default", Content: strings.Repeat("a", filetool.DefaultMaxWriteBytes+1)}); !errors.Is(err, helikon.ErrInvalidArgs) {

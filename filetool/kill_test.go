@@ -16,6 +16,7 @@ import (
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/filetool"
 	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace/local"
 )
 
 // killChildEnv, when set to a directory, makes TestKillDuringWriteOrEdit act
@@ -39,8 +40,8 @@ func killChild(dir string) {
 		os.Exit(2)
 	}
 	tc := helikon.NewToolContext(context.Background(), app{}, nil)
-	w := filetool.NewWrite[app](sb, nil)
-	e := filetool.NewEdit[app](sb, nil)
+	w := filetool.NewWrite[app](local.NewFS(sb), nil)
+	e := filetool.NewEdit[app](local.NewFS(sb), nil)
 	// Decoding Write's 1 MiB argument takes longer than writing it, so the
 	// child mostly edits (small arguments, 1 MiB rewritten each time) and
 	// rewrites the whole file with the other body every eighth step.
@@ -90,7 +91,7 @@ func TestKillDuringWriteOrEdit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	write := filetool.NewWrite[app](sb, nil)
+	write := filetool.NewWrite[app](local.NewFS(sb), nil)
 	// A private file: its content must never be readable by others, not
 	// even in a temporary file a killed writer leaves behind.
 	if err := os.WriteFile(filepath.Join(dir, "data.txt"), []byte("gen-00000000\n"+bodyA), 0o600); err != nil {

@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/functiontool"
-	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace"
 )
 
 // ReadArgs are the arguments of the Read tool.
@@ -76,13 +75,14 @@ func (o *ReadOptions) withDefaults() ReadOptions {
 // use.
 type Read[C any] struct {
 	*functiontool.Tool[C, ReadArgs, ReadResult]
-	sb   *sandbox.Sandbox
+	fsys workspace.FS
 	opts ReadOptions
 }
 
-// NewRead returns the Read tool for sb. opts may be nil.
-func NewRead[C any](sb *sandbox.Sandbox, opts *ReadOptions) *Read[C] {
-	t := &Read[C]{sb: sb, opts: opts.withDefaults()}
+// NewRead returns the Read tool for the file system fsys (a workspace, or
+// local.NewFS of a sandbox). opts may be nil.
+func NewRead[C any](fsys workspace.FS, opts *ReadOptions) *Read[C] {
+	t := &Read[C]{fsys: fsys, opts: opts.withDefaults()}
 	o := t.opts
 	desc := fmt.Sprintf("Read a UTF-8 text file inside the sandbox (root: %s). The path is relative to the root; an absolute path must lie inside it. "+
 		"Returns up to %d lines and %s starting at line offset (1-based, default 1); limit sets the number of lines. "+
@@ -90,7 +90,7 @@ func NewRead[C any](sb *sandbox.Sandbox, opts *ReadOptions) *Read[C] {
 		"When truncated is true the file goes on: call Read again with offset = end_line + 1. "+
 		"Lines longer than %d bytes are cut with a marker saying how many bytes were left out. "+
 		"Binary files, directories, pipes and devices are refused.",
-		sb.Dir(), o.MaxLines, sandbox.FormatSize(int64(o.MaxBytes)), o.MaxLineBytes)
+		fsys.Dir(), o.MaxLines, formatSize(int64(o.MaxBytes)), o.MaxLineBytes)
 	in := schemaFor[ReadArgs](func(p map[string]*jsonschema.Schema) {
 		p["path"].MinLength = ptr(1)
 		p["offset"].Minimum = ptr(1.0)
@@ -105,15 +105,18 @@ func NewRead[C any](sb *sandbox.Sandbox, opts *ReadOptions) *Read[C] {
 
 // Targets reports the file a call reads.
 func (t *Read[C]) Targets(args json.RawMessage) (helikon.Targets, error) {
-	return targetsOf(t.Decode, func(in ReadArgs) string { return in.Path }, t.sb, args, helikon.AccessRead)
+	return targetsOf(t.Decode, func(in ReadArgs) string { return in.Path }, t.fsys, args, helikon.AccessRead)
 }
 
 func (t *Read[C]) read(tc *helikon.ToolContext[C], in ReadArgs) (ReadResult, error) {
-	f, _, err := t.sb.OpenRegular(in.Path)
+	f, err := t.fsys.Open(tc, in.Path)
 	if err != nil {
-		return ReadResult{}, err
+		return ReadResult{}, fsError(tc, t.fsys, in.Path, err)
 	}
 	defer f.Close()
+	if !seen(tc.Targets(), t.fsys.Dir(), f.Path()) {
+		return ReadResult{}, unseen(ReadName, in.Path, t.fsys.Dir(), f.Path())
+	}
 	offset := max(in.Offset, 1)
 	limit := in.Limit
 	if limit <= 0 {
@@ -134,7 +137,7 @@ func (t *Read[C]) read(tc *helikon.ToolContext[C], in ReadArgs) (ReadResult, err
 		content = bytes.TrimPrefix(content, utf8BOM)
 	}
 	res := ReadResult{
-		Path:      displayPath(t.sb, in.Path),
+		Path:      f.Path(),
 		Content:   string(content),
 		StartLine: w.start,
 		EndLine:   w.end,
@@ -147,18 +150,6 @@ func (t *Read[C]) read(tc *helikon.ToolContext[C], in ReadArgs) (ReadResult, err
 }
 
 var utf8BOM = []byte("\xef\xbb\xbf")
-
-// displayPath is p relative to the root with links resolved, or cleaned as
-// written when it cannot be resolved.
-func displayPath(sb *sandbox.Sandbox, p string) string {
-	if real, err := sb.RealPath(p); err == nil {
-		return real
-	}
-	if rel, err := sb.Rel(p); err == nil {
-		return path.Clean(rel)
-	}
-	return p
-}
 
 // readError turns a window error into a message that says what to do.
 func readError(p string, err error) error {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/functiontool"
-	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace"
 )
 
 // WriteArgs are the arguments of the Write tool.
@@ -36,20 +36,21 @@ type WriteOptions struct {
 // the sandbox. Its effect is write. It is safe for concurrent use.
 type Write[C any] struct {
 	*functiontool.Tool[C, WriteArgs, WriteResult]
-	sb       *sandbox.Sandbox
+	fsys     workspace.FS
 	maxBytes int64
 }
 
-// NewWrite returns the Write tool for sb. opts may be nil.
-func NewWrite[C any](sb *sandbox.Sandbox, opts *WriteOptions) *Write[C] {
-	t := &Write[C]{sb: sb, maxBytes: DefaultMaxWriteBytes}
+// NewWrite returns the Write tool for the file system fsys. opts may be
+// nil.
+func NewWrite[C any](fsys workspace.FS, opts *WriteOptions) *Write[C] {
+	t := &Write[C]{fsys: fsys, maxBytes: DefaultMaxWriteBytes}
 	if opts != nil && opts.MaxBytes > 0 {
 		t.maxBytes = opts.MaxBytes
 	}
 	desc := fmt.Sprintf("Create or overwrite a file inside the sandbox (root: %s) with content, replacing the whole file atomically. "+
 		"The path is relative to the root; an absolute path must lie inside it. Missing parent directories are created; "+
 		"an existing file keeps its permissions. Content is limited to %s. To change part of an existing file, use Edit instead.",
-		sb.Dir(), sandbox.FormatSize(t.maxBytes))
+		fsys.Dir(), formatSize(t.maxBytes))
 	in := schemaFor[WriteArgs](func(p map[string]*jsonschema.Schema) {
 		p["path"].MinLength = ptr(1)
 	})
@@ -62,17 +63,33 @@ func NewWrite[C any](sb *sandbox.Sandbox, opts *WriteOptions) *Write[C] {
 
 // Targets reports the file a call writes.
 func (t *Write[C]) Targets(args json.RawMessage) (helikon.Targets, error) {
-	return targetsOf(t.Decode, func(in WriteArgs) string { return in.Path }, t.sb, args, helikon.AccessWrite)
+	return targetsOf(t.Decode, func(in WriteArgs) string { return in.Path }, t.fsys, args, helikon.AccessWrite)
 }
 
 func (t *Write[C]) write(tc *helikon.ToolContext[C], in WriteArgs) (WriteResult, error) {
 	if n := int64(len(in.Content)); n > t.maxBytes {
 		return WriteResult{}, helikon.InvalidArgs(fmt.Sprintf("content: %s is over the %s limit of Write; write a smaller file (split the content over several files)",
-			sandbox.FormatSize(n), sandbox.FormatSize(t.maxBytes)))
+			formatSize(n), formatSize(t.maxBytes)))
 	}
-	res, err := t.sb.WriteFile(tc, in.Path, []byte(in.Content))
+	check := needsCheck(tc.Targets(), t.fsys)
+	if check {
+		// Without a resolver the targets hold the path as written: make
+		// sure an existing file it names is one the rules saw.
+		if err := checkOpen(tc, t.fsys, tc.Targets(), WriteName, in.Path, true); err != nil {
+			return WriteResult{}, err
+		}
+	}
+	res, err := t.fsys.WriteFile(tc, in.Path, []byte(in.Content))
 	if err != nil {
-		return WriteResult{}, err
+		return WriteResult{}, fsError(tc, t.fsys, in.Path, err)
+	}
+	if check && !seen(tc.Targets(), t.fsys.Dir(), res.Path) {
+		// A new file, created through a linked directory the rules did
+		// not see: take it back (it did not exist before).
+		if res.Created {
+			t.fsys.Remove(tc, res.Path)
+		}
+		return WriteResult{}, unseen(WriteName, in.Path, t.fsys.Dir(), res.Path)
 	}
 	return WriteResult{Path: res.Path, BytesWritten: res.BytesWritten, Created: res.Created}, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/paigasus/helikon/internal/proctest"
 	"github.com/paigasus/helikon/mcptools"
 	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace/local"
 )
 
 // builtinTools returns the real Read, Write and Bash tools confined to root
@@ -38,7 +39,7 @@ func builtinTools(t testing.TB, root string) []helikon.Tool[app] {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return []helikon.Tool[app]{filetool.NewRead[app](sb, nil), filetool.NewWrite[app](sb, nil), bash}
+	return []helikon.Tool[app]{filetool.NewRead[app](local.NewFS(sb), nil), filetool.NewWrite[app](local.NewFS(sb), nil), bash}
 }
 
 func TestServedReadRefusesEscapes(t *testing.T) {

@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
-	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace"
 )
 
 // A path that goes on after a file names a directory that is not there, as
@@ -22,8 +23,8 @@ func TestRealPathRefusesPathsThroughAFile(t *testing.T) {
 	fx := newFixture(t)
 	for _, p := range []string{"hello.txt/x", "hello.txt/", "hello.txt/.", "hello.txt/..", "rel-in/../hello.txt", "rel-in/", "sub/deeper/inner.txt/../inner.txt"} {
 		got, err := fx.sb.RealPath(p)
-		if !errors.Is(err, syscall.ENOTDIR) || helikon.KindOf(err) != helikon.KindOther {
-			t.Errorf("RealPath(%q) = %q, %v; want an other error wrapping ENOTDIR", p, got, err)
+		if !errors.Is(err, syscall.ENOTDIR) {
+			t.Errorf("RealPath(%q) = %q, %v; want an error wrapping ENOTDIR", p, got, err)
 		}
 		if f, _, err := fx.sb.OpenRegular(p); err == nil {
 			f.Close()
@@ -51,8 +52,8 @@ func TestWriteFileRefusesPathsNamingADirectory(t *testing.T) {
 	fx := newFixture(t)
 	for _, p := range []string{"new/.", "a/b/..", "sub/.", "sub/deeper/..", "./.", "x/./."} {
 		_, err := fx.sb.WriteFile(context.Background(), p, []byte("x"))
-		if err == nil || helikon.KindOf(err) != helikon.KindOther {
-			t.Errorf("WriteFile(%q) = %v, want an other error", p, err)
+		if !errors.Is(err, workspace.ErrNotRegular) {
+			t.Errorf("WriteFile(%q) = %v, want an error matching workspace.ErrNotRegular", p, err)
 		}
 	}
 	for _, name := range []string{"new", "a", "x"} {
@@ -77,8 +78,8 @@ func TestPathsOverPathMaxAreInvalid(t *testing.T) {
 			return err
 		},
 	} {
-		if err := op(); !errors.Is(err, helikon.ErrInvalidArgs) || !strings.Contains(err.Error(), "4096") {
-			t.Errorf("%s of a %d-byte path = %.100v; want invalid arguments naming the limit", name, len(long), err)
+		if err := op(); !errors.Is(err, fs.ErrInvalid) || !strings.Contains(err.Error(), "4096") {
+			t.Errorf("%s of a %d-byte path = %.100v; want fs.ErrInvalid naming the limit", name, len(long), err)
 		}
 	}
 	if _, err := os.Lstat(filepath.Join(fx.root, "a")); err == nil {
@@ -136,8 +137,8 @@ func TestUpdateFileDoesNotOverwriteAConcurrentChange(t *testing.T) {
 				change() // another process writes while the update is computed
 				return [][]byte{bytes.ToUpper(old)}, nil
 			})
-			if !errors.Is(err, sandbox.ErrChanged) || helikon.KindOf(err) != helikon.KindOther {
-				t.Errorf("UpdateFile = %v; want an other error wrapping ErrChanged", err)
+			if !errors.Is(err, workspace.ErrChanged) {
+				t.Errorf("UpdateFile = %v; want an error wrapping workspace.ErrChanged", err)
 			}
 			if b, _ := os.ReadFile(p); bytes.Contains(b, []byte("MINE")) {
 				t.Errorf("the concurrent change was overwritten: %q", b)

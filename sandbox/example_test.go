@@ -7,8 +7,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace"
 )
 
 func ExampleOpen() {
@@ -31,9 +31,9 @@ func ExampleOpen() {
 	f.Close()
 	fmt.Printf("%q\n", b)
 
-	// Paths that leave the root are denied.
+	// Paths that leave the root are refused.
 	_, err = sb.WriteFile(context.Background(), "../escape.txt", []byte("x"))
-	fmt.Println(errors.Is(err, helikon.ErrDenied))
+	fmt.Println(errors.Is(err, workspace.ErrOutside))
 	// Output:
 	// notes/todo.txt true
 	// "ship it\n"

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/workspace"
 )
 
 // FuzzPathConfinement throws arbitrary paths at every entry point of a
@@ -54,7 +54,7 @@ func FuzzPathConfinement(f *testing.F) {
 			if strings.Contains(string(b), secret) {
 				t.Fatalf("OpenRegular(%q) read the outside secret", p)
 			}
-		} else if relErr != nil && !errors.Is(err, helikon.ErrDenied) && !errors.Is(err, helikon.ErrInvalidArgs) {
+		} else if relErr != nil && !errors.Is(err, workspace.ErrOutside) && !errors.Is(err, fs.ErrInvalid) {
 			t.Fatalf("Rel(%q) refused (%v) but OpenRegular says %v", p, relErr, err)
 		}
 		fx.sb.WriteFile(ctx, p, []byte("fuzz"))
@@ -115,6 +115,44 @@ func FuzzRealPathAgreesWithOSRoot(f *testing.F) {
 		}
 		if oerr == nil && !errors.Is(rerr, syscall.ENOTDIR) && !errors.Is(rerr, syscall.ENAMETOOLONG) {
 			t.Fatalf("os.Root resolves %q, but RealPath refuses it: %v", p, rerr)
+		}
+	})
+}
+
+// FuzzEntryConfinement throws arbitrary paths at the methods that act on a
+// directory entry rather than on what it leads to (Remove, Rename from and
+// to) and at Stat and ReadDir, each on a fresh fixture, and checks that
+// nothing outside the root is removed, moved or created, and that a refusal
+// of the lexical check is never turned into success.
+func FuzzEntryConfinement(f *testing.F) {
+	seed := newFixture(f)
+	for _, p := range attackPaths(seed) {
+		f.Add(p)
+	}
+	for _, p := range []string{"hello.txt", "rel-out", "rel-out/", "rel-out/secret.txt", "sub/deep-out", "abs-out/secret.txt", "evil/secret.txt", "sub/deeper/..", "sub/", ".", "chain1", "loop1/x", "proc-root/secret.txt"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		fx := newFixture(t)
+		base := filepath.Dir(fx.root)
+		before := snapshot(t, base, fx.root)
+		_, relErr := fx.sb.Rel(p)
+		results := map[string]error{}
+		_, results["Stat"] = fx.sb.Stat(p)
+		_, results["ReadDir"] = fx.sb.ReadDir(p)
+		results["RenameTo"] = fx.sb.Rename("hello.txt", p)
+		results["RenameFrom"] = fx.sb.Rename(p, "moved")
+		results["Remove"] = fx.sb.Remove(p)
+		for op, err := range results {
+			if relErr != nil && err == nil {
+				t.Fatalf("Rel(%q) refused (%v) but %s succeeded", p, relErr, op)
+			}
+		}
+		if after := snapshot(t, base, fx.root); after != before {
+			t.Fatalf("path %q changed files outside the root:\nbefore %s\nafter  %s", p, before, after)
+		}
+		if _, err := os.Lstat(fx.root); err != nil {
+			t.Fatalf("path %q removed the root: %v", p, err)
 		}
 	})
 }

@@ -11,9 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/paigasus/helikon/workspace"
 	"golang.org/x/sys/unix"
-
-	"github.com/paigasus/helikon"
 )
 
 // A directory on the path is swapped for a symbolic link to the outside
@@ -82,10 +81,10 @@ func TestSymlinkSwapRaceCannotEscape(t *testing.T) {
 				if rerr == nil {
 					reads++
 				}
-				if errors.Is(err, helikon.ErrDenied) {
+				if errors.Is(err, workspace.ErrOutside) {
 					denials++
 				}
-				if errors.Is(rerr, helikon.ErrDenied) {
+				if errors.Is(rerr, workspace.ErrOutside) {
 					denials++
 				}
 				mu.Unlock()

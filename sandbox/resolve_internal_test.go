@@ -2,10 +2,13 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/paigasus/helikon/workspace"
 )
 
 // Resolving a path of n components must cost O(n) lookups. Looking every
@@ -40,7 +43,7 @@ func TestResolveCostIsLinearInPathLength(t *testing.T) {
 		{deep + "../../d/d/f", deep + "f"},
 		{deep + strings.Repeat("../", 4) + strings.Repeat("d/", 4) + "f", deep + "f"},
 	} {
-		got, cost, err := sb.resolve(tc.path)
+		got, cost, err := sb.resolve("test", tc.path)
 		if err != nil || got != strings.TrimSuffix(tc.want, "/") {
 			t.Errorf("resolve(%.40q…) = %.40q…, %.200v", tc.path, got, err)
 			continue
@@ -53,7 +56,7 @@ func TestResolveCostIsLinearInPathLength(t *testing.T) {
 	// Many restarts at depth: os.Root's budget refuses the path, and so
 	// does RealPath, before doing quadratic work.
 	p := deep + strings.Repeat("../../d/d/", 200) + "f"
-	if _, cost, err := sb.resolve(p); err == nil || cost > 20*depth {
+	if _, cost, err := sb.resolve("test", p); err == nil || cost > 20*depth {
 		t.Errorf("resolve of %d restarts at depth %d: cost %d, err %v; want a bounded refusal", 200, depth, cost, err)
 	}
 	if _, err := sb.Root().Open(p); err == nil {
@@ -87,7 +90,10 @@ func TestOpenAfterASwapStaysConfined(t *testing.T) {
 	}
 	defer sb.Close()
 	for _, rel := range []string{"f", "d/secret.txt", "a"} {
-		f, _, err := sb.openRegular(rel, rel)
+		f, _, err := sb.openRegular("test", rel, rel)
+		if !errors.Is(err, workspace.ErrOutside) {
+			t.Errorf("openRegular(%q) after a swap: %v, want an error matching workspace.ErrOutside", rel, err)
+		}
 		if err == nil {
 			b := make([]byte, 64)
 			n, _ := f.Read(b)
@@ -95,10 +101,10 @@ func TestOpenAfterASwapStaysConfined(t *testing.T) {
 			t.Errorf("openRegular(%q) after a swap opened a file outside and read %q", rel, b[:n])
 		}
 		// The same for the write that follows a resolution.
-		if _, err := sb.replace(context.Background(), rel, rel, [][]byte{[]byte("PWNED")}, nil); err == nil {
+		if _, err := sb.replace(context.Background(), "test", rel, rel, [][]byte{[]byte("PWNED")}, nil); err == nil {
 			t.Errorf("replace(%q) after a swap succeeded", rel)
 		}
-		if _, err := sb.replace(context.Background(), rel+"/new", rel+"/new", [][]byte{[]byte("PWNED")}, nil); err == nil {
+		if _, err := sb.replace(context.Background(), "test", rel+"/new", rel+"/new", [][]byte{[]byte("PWNED")}, nil); err == nil {
 			t.Errorf("replace(%q) after a swap succeeded", rel+"/new")
 		}
 	}

@@ -16,10 +16,13 @@
 //     treated as relative. Anything that would leave the root — ".." beyond
 //     it, an absolute path outside it, a symbolic link (absolute, or relative
 //     and climbing out), a trailing-slash form of such a link, a
-//     /proc/self/... path — is refused with a [helikon.DeniedError] naming the
-//     path. A missing file is an other error wrapping [fs.ErrNotExist] whose
-//     message starts "no such file:", so a model knows to create the file
-//     rather than that it was refused.
+//     /proc/self/... path — is refused with an error matching
+//     [workspace.ErrOutside]. Errors are *fs.PathError values naming the
+//     operation and the path as given, matchable with errors.Is: a missing
+//     file [fs.ErrNotExist], a file that is not regular where one is needed
+//     [workspace.ErrNotRegular], a path no file can have [fs.ErrInvalid],
+//     and otherwise the system's errno. Their messages are for operators;
+//     package filetool turns them into advice for a model.
 //   - The guarantee holds against concurrent renames: a directory swapped for
 //     a symbolic link while a call runs cannot redirect it outside, because
 //     each step opens the next component relative to an already open
@@ -57,7 +60,7 @@
 //     (or through different names for one file) the last writer wins, whole.
 //     [Sandbox.UpdateFile] does not overwrite a change another writer made
 //     after its read: it checks the file's inode, size and modification
-//     time just before its rename and fails with [ErrChanged] instead.
+//     time just before its rename and fails with [workspace.ErrChanged] instead.
 //
 // # What is not guaranteed
 //
@@ -101,10 +104,9 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/workspace"
 )
 
 // Sandbox is a directory opened as a confinement root. It is safe for
@@ -184,55 +186,29 @@ func (s *Sandbox) Abs(rel string) string {
 }
 
 // Rel converts a path a caller (typically a model) gave into a path relative
-// to the root, ready for the methods of [Sandbox.Root]. A relative path is
-// returned as given (the root resolves it, following links that stay
-// inside); an absolute path must lie inside the root and is returned
-// relative to it, lexically cleaned. A path that leaves the root lexically is
-// denied; one that leaves it through a symbolic link is denied when it is
-// used. An empty path or one containing a NUL byte is invalid arguments.
-func (s *Sandbox) Rel(p string) (string, error) {
-	if p == "" {
-		return "", helikon.InvalidArgs("path: empty; give a file path relative to the sandbox root " + s.dir)
-	}
-	if strings.IndexByte(p, 0) >= 0 {
-		return "", helikon.InvalidArgs(fmt.Sprintf("path: %q contains a NUL byte, which no file name can contain", p))
-	}
-	if len(p) > maxPathBytes {
-		return "", helikon.InvalidArgs(fmt.Sprintf("path: %d bytes long, over the %d bytes a path may have; use a shorter path", len(p), maxPathBytes))
-	}
-	if filepath.IsAbs(p) {
-		clean := filepath.Clean(p)
-		for _, d := range append([]string{s.dir}, s.alias...) {
-			if rel, ok := within(d, clean); ok {
-				if strings.HasSuffix(p, "/") && rel != "." {
-					rel += "/" // keep a trailing slash: it means "a directory"
-				}
-				return rel, nil
-			}
-		}
-		return "", s.outside(p)
-	}
-	if c := filepath.Clean(p); c == ".." || strings.HasPrefix(c, "../") {
-		return "", s.outside(p)
-	}
-	return filepath.ToSlash(p), nil
-}
+// to the root, ready for the methods of [Sandbox.Root], as [workspace.Rel]
+// does for [Sandbox.Dir] and for the directory as it was given to [Open]. A
+// relative path is returned as given (the root resolves it, following links
+// that stay inside); an absolute path must lie inside the root and is
+// returned relative to it, lexically cleaned. A path that leaves the root
+// lexically fails with [workspace.ErrOutside]; one that leaves it through a
+// symbolic link fails so when it is used. An empty path, one containing a
+// NUL byte or one longer than [workspace.MaxPathBytes] fails with
+// [fs.ErrInvalid].
+func (s *Sandbox) Rel(p string) (string, error) { return s.rel("rel", p) }
 
-// within reports whether clean (an absolute, clean path) is dir or lies
-// beneath it, comparing whole components, and returns it relative to dir.
-func within(dir, clean string) (string, bool) {
-	if clean == dir {
-		return ".", true
+func (s *Sandbox) rel(op, p string) (string, error) {
+	rel, err := workspace.Rel(s.dir, p)
+	for _, d := range s.alias {
+		if !errors.Is(err, workspace.ErrOutside) || !filepath.IsAbs(p) {
+			break
+		}
+		rel, err = workspace.Rel(d, p)
 	}
-	prefix := dir
-	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
-		prefix += string(filepath.Separator)
+	if err != nil {
+		return "", pathError(op, p, err)
 	}
-	rest, ok := strings.CutPrefix(clean, prefix)
-	if !ok || rest == "" {
-		return "", false
-	}
-	return filepath.ToSlash(rest), true
+	return rel, nil
 }
 
 // maxSymlinks bounds the links followed while resolving one path. It is
@@ -241,14 +217,10 @@ func within(dir, clean string) (string, bool) {
 // path with more links could not be opened anyway.
 const maxSymlinks = 8
 
-// maxPathBytes is Linux's PATH_MAX: the kernel refuses longer paths, and a
-// longer one can only serve to make resolution slow.
-const maxPathBytes = 4096
-
 // The walk budget of [Sandbox.RealPath], os.Root's own: resolving ".."
 // restarts from the root, so a path that has more than maxWalkSteps
 // components and more than maxWalkRestarts restarts is refused (os.Root
-// refuses it too). Together with maxPathBytes and maxSymlinks this bounds
+// refuses it too). Together with [workspace.MaxPathBytes] and maxSymlinks this bounds
 // the work one resolution does.
 const (
 	maxWalkSteps    = 255
@@ -259,10 +231,10 @@ const (
 // link in it, the last component included, without leaving the root, and
 // returns the clean path relative to the root of the file p names ("." for
 // the root itself). Components that do not exist are kept as written.
-// A link that leads outside, or an absolute link, is denied naming p; a
-// path that goes on after a file that is not a directory ("file/x",
-// "file/", "file/..") is an other error wrapping ENOTDIR, as the kernel
-// has it.
+// A link that leads outside, or an absolute link, fails with
+// [workspace.ErrOutside]; a path that goes on after a file that is not a
+// directory ("file/x", "file/", "file/..") fails with ENOTDIR, as the
+// kernel has it; more than 8 links with ELOOP.
 //
 // The permission pipeline matches rules against this path, so that a link
 // cannot be used to get around a rule such as Read(.env), and the file
@@ -270,19 +242,19 @@ const (
 // rename can change what p names afterwards, but not make the file methods
 // leave the root.
 func (s *Sandbox) RealPath(p string) (string, error) {
-	real, _, err := s.resolve(p)
+	real, _, err := s.resolve("realpath", p)
 	return real, err
 }
 
 // resolve is RealPath; it also returns the number of path components the
 // os.Root calls it made walked, which is linear in the length of p (the
 // tests hold it to that).
-func (s *Sandbox) resolve(p string) (string, int, error) {
-	rel, err := s.Rel(p)
+func (s *Sandbox) resolve(op, p string) (string, int, error) {
+	rel, err := s.rel(op, p)
 	if err != nil {
 		return "", 0, err
 	}
-	w := walker{s: s, p: p, cur: s.root, exists: true}
+	w := walker{s: s, op: op, p: p, cur: s.root, exists: true}
 	defer w.close()
 	real, err := w.walk(rel)
 	return real, w.cost, err
@@ -294,6 +266,7 @@ func (s *Sandbox) resolve(p string) (string, int, error) {
 // the root.
 type walker struct {
 	s        *Sandbox
+	op       string   // the operation, for errors
 	p        string   // the path as given, for errors
 	done     []string // resolved components, each an existing directory but the last (and those after a missing one)
 	cur      *os.Root // the directory done[:depth] names; s.root when depth is 0
@@ -324,14 +297,14 @@ func (w *walker) walk(rel string) (string, error) {
 		if w.notDir {
 			// "file/x", "file/", "file/." and "file/.." all name a
 			// directory that is not there.
-			return "", w.s.mapErr(w.p, fmt.Errorf("%s: %w", path.Join(w.done...), syscall.ENOTDIR))
+			return "", pathError(w.op, w.p, fmt.Errorf("%s is not a directory: %w", path.Join(w.done...), syscall.ENOTDIR))
 		}
 		switch c {
 		case "", ".":
 			continue
 		case "..":
 			if len(w.done) == 0 {
-				return "", w.s.outside(w.p)
+				return "", outside(w.op, w.p)
 			}
 			w.done = w.done[:len(w.done)-1]
 			w.exists = true // what follows may exist again: look at it
@@ -358,7 +331,7 @@ func (w *walker) walk(rel string) (string, error) {
 			w.done = append(w.done, c)
 			continue
 		case err != nil:
-			return "", w.s.mapErr(w.p, err)
+			return "", mapErr(w.op, w.p, err)
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			w.done = append(w.done, c)
@@ -367,20 +340,20 @@ func (w *walker) walk(rel string) (string, error) {
 		}
 		w.links++
 		if w.links > maxSymlinks {
-			return "", helikon.Other(fmt.Errorf("%s: too many levels of symbolic links (more than %d); point the links at the file directly: %w", w.p, maxSymlinks, syscall.ELOOP))
+			return "", pathError(w.op, w.p, fmt.Errorf("more than %d symbolic links: %w", maxSymlinks, syscall.ELOOP))
 		}
 		w.cost++
 		target, err := dir.Readlink(c)
 		if errors.Is(err, syscall.EINVAL) { // no longer a link
-			return "", helikon.Other(fmt.Errorf("%s changed while it was being resolved (another process is renaming files in it); try again: %w", w.p, err))
+			return "", pathError(w.op, w.p, fmt.Errorf("%s changed while it was being resolved (another process is renaming files): %w", path.Join(append(w.done, c)...), syscall.EAGAIN))
 		}
 		if err != nil {
-			return "", w.s.mapErr(w.p, err)
+			return "", mapErr(w.op, w.p, err)
 		}
 		if target == "" || filepath.IsAbs(target) {
 			// The target is quoted: it is text anyone who can make a
-			// link chose, and goes to the model.
-			return "", helikon.Denied("%s leads through the absolute symbolic link %s -> %q; the sandbox follows only relative links that stay inside the root %s: use the file's path inside the root", w.p, path.Join(append(w.done, c)...), target, w.s.dir)
+			// link chose.
+			return "", pathError(w.op, w.p, fmt.Errorf("through the absolute symbolic link %s -> %q: %w", path.Join(append(w.done, c)...), target, workspace.ErrOutside))
 		}
 		todo = append(splitSlash(filepath.ToSlash(target)), todo...)
 	}
@@ -403,7 +376,7 @@ func (w *walker) dir() (*os.Root, error) {
 		w.cost++
 		next, err := openDir(w.cur, c)
 		if err != nil {
-			return nil, w.s.mapErr(w.p, err)
+			return nil, mapErr(w.op, w.p, err)
 		}
 		w.setCur(next, len(w.done))
 		return next, nil
@@ -420,7 +393,7 @@ func (w *walker) dir() (*os.Root, error) {
 	w.cost += len(w.done)
 	next, err := openDir(w.s.root, path.Join(w.done...))
 	if err != nil {
-		return nil, w.s.mapErr(w.p, err)
+		return nil, mapErr(w.op, w.p, err)
 	}
 	w.setCur(next, len(w.done))
 	return next, nil
@@ -442,69 +415,7 @@ func (w *walker) setCur(r *os.Root, depth int) {
 }
 
 func (w *walker) tooLong() error {
-	return helikon.Other(fmt.Errorf("%s: too many components and \"..\" steps to resolve; give the path without \"..\" or in fewer steps: %w", w.p, syscall.ENAMETOOLONG))
+	return pathError(w.op, w.p, fmt.Errorf("too many components and \"..\" steps to resolve: %w", syscall.ENAMETOOLONG))
 }
 
 func splitSlash(p string) []string { return strings.Split(p, "/") }
-
-// outside is the denial for a path that leaves the root.
-func (s *Sandbox) outside(p string) error {
-	return helikon.Denied("%s is outside the sandbox root %s; use a path inside the root (relative paths are resolved against it)", p, s.dir)
-}
-
-// escapeErr is os.Root's unexported "path escapes from parent" error, learned
-// from the first root opened (see learnEscapeError). Matching the value is
-// sturdier than matching its text.
-var (
-	escapeOnce sync.Once
-	escapeErr  error
-)
-
-func learnEscapeError(r *os.Root) {
-	escapeOnce.Do(func() {
-		_, err := r.Lstat("..")
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			escapeErr = pe.Err
-		}
-	})
-}
-
-// isEscape reports whether err is os.Root refusing a path that leaves it.
-func isEscape(err error) bool {
-	if escapeErr != nil && errors.Is(err, escapeErr) {
-		return true
-	}
-	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
-}
-
-// mapErr turns an error from an os.Root operation on p into a tool error
-// that says what to do next.
-func (s *Sandbox) mapErr(p string, err error) error {
-	var ia *helikon.InvalidArgsError
-	var de *helikon.DeniedError
-	var oe *helikon.OtherError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &ia), errors.As(err, &de), errors.As(err, &oe):
-		return err
-	case isEscape(err):
-		return helikon.Denied("%s leads outside the sandbox root %s (through \"..\" or a symbolic link); use a path inside the root", p, s.dir)
-	case errors.Is(err, fs.ErrNotExist):
-		return helikon.Other(fmt.Errorf("no such file: %s (paths are relative to the sandbox root %s); check the name, or create the file with Write: %w", p, s.dir, fs.ErrNotExist))
-	case errors.Is(err, syscall.ENOTDIR):
-		return helikon.Other(fmt.Errorf("%s: a component of the path is not a directory: %w", p, err))
-	case errors.Is(err, syscall.ELOOP):
-		return helikon.Other(fmt.Errorf("%s: too many levels of symbolic links; point the links at the file directly: %w", p, err))
-	case errors.Is(err, syscall.ENAMETOOLONG):
-		return helikon.Other(fmt.Errorf("%s: file name too long: %w", p, err))
-	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
-		return helikon.Other(fmt.Errorf("%s: no space left (the disk or the quota is full); nothing was changed: free some space, or write less: %w", p, err))
-	case errors.Is(err, syscall.EFBIG):
-		return helikon.Other(fmt.Errorf("%s: file too large for this file system or process limit; nothing was changed: write a smaller file: %w", p, err))
-	case errors.Is(err, fs.ErrPermission):
-		return helikon.Other(fmt.Errorf("%s: the operating system refused access (permission denied): %w", p, err))
-	}
-	return helikon.Other(fmt.Errorf("%s: %w", p, err))
-}

@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace"
 )
 
 // fixture is a sandbox root next to an "outside" directory holding a secret,
@@ -166,7 +166,7 @@ func TestRelDeniesPathsOutsideRoot(t *testing.T) {
 		fx.root + "/../outside",
 	} {
 		_, err := fx.sb.Rel(p)
-		if !errors.Is(err, helikon.ErrDenied) {
+		if !errors.Is(err, workspace.ErrOutside) {
 			t.Errorf("Rel(%q) = %v, want denied", p, err)
 		}
 		if err != nil && !strings.Contains(err.Error(), p) {
@@ -197,7 +197,7 @@ func TestRelAcceptsPathsInsideRoot(t *testing.T) {
 func TestRelRejectsEmptyAndNUL(t *testing.T) {
 	fx := newFixture(t)
 	for _, p := range []string{"", "a\x00b"} {
-		if _, err := fx.sb.Rel(p); !errors.Is(err, helikon.ErrInvalidArgs) {
+		if _, err := fx.sb.Rel(p); !errors.Is(err, fs.ErrInvalid) {
 			t.Errorf("Rel(%q) = %v, want invalid args", p, err)
 		}
 	}
@@ -213,7 +213,7 @@ func TestOpenRegularDeniesEveryWayOut(t *testing.T) {
 			t.Errorf("OpenRegular(%q) succeeded and read %q; want denied", p, b)
 			continue
 		}
-		if !errors.Is(err, helikon.ErrDenied) && !errors.Is(err, syscall.ELOOP) {
+		if !errors.Is(err, workspace.ErrOutside) && !errors.Is(err, syscall.ELOOP) {
 			t.Errorf("OpenRegular(%q) = %v, want denied", p, err)
 		}
 	}
@@ -235,12 +235,13 @@ func TestOpenRegularFollowsLinksInside(t *testing.T) {
 	}
 }
 
-func TestOpenRegularMissingFileIsOther(t *testing.T) {
+func TestOpenRegularMissingFileIsNotExist(t *testing.T) {
 	fx := newFixture(t)
 	for _, p := range []string{"nope.txt", "sub/nope.txt", "dangling"} {
 		_, _, err := fx.sb.OpenRegular(p)
-		if helikon.KindOf(err) != helikon.KindOther || !errors.Is(err, fs.ErrNotExist) || !strings.HasPrefix(err.Error(), "no such file: "+p) {
-			t.Errorf("OpenRegular(%q) = %v, want other error \"no such file: %s…\" wrapping fs.ErrNotExist", p, err, p)
+		var pe *fs.PathError
+		if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || pe.Path != p || pe.Op != "open" {
+			t.Errorf("OpenRegular(%q) = %v, want an *fs.PathError of open naming %s, wrapping fs.ErrNotExist", p, err, p)
 		}
 	}
 }
@@ -297,14 +298,14 @@ func TestRealPathDeniesLinksOutside(t *testing.T) {
 	fx := newFixture(t)
 	for _, p := range attackPaths(fx) {
 		got, err := fx.sb.RealPath(p)
-		if !errors.Is(err, helikon.ErrDenied) {
+		if !errors.Is(err, workspace.ErrOutside) {
 			t.Errorf("RealPath(%q) = %q, %v; want denied", p, got, err)
 		}
 	}
-	if _, err := fx.sb.RealPath("abs-in"); !errors.Is(err, helikon.ErrDenied) {
-		t.Errorf("RealPath(abs-in) = %v; want denied: absolute links are refused like os.Root does", err)
+	if _, err := fx.sb.RealPath("abs-in"); !errors.Is(err, workspace.ErrOutside) {
+		t.Errorf("RealPath(abs-in) = %v; want ErrOutside: absolute links are refused like os.Root does", err)
 	}
-	if _, err := fx.sb.RealPath("loop1"); helikon.KindOf(err) != helikon.KindOther || !errors.Is(err, syscall.ELOOP) {
+	if _, err := fx.sb.RealPath("loop1"); !errors.Is(err, syscall.ELOOP) {
 		t.Errorf("RealPath(loop1) = %v; want an ELOOP error", err)
 	}
 }
@@ -314,11 +315,11 @@ func TestWriteFileDeniesEveryWayOut(t *testing.T) {
 	before := snapshot(t, filepath.Dir(fx.root), fx.root)
 	for _, p := range append(attackPaths(fx), "rel-out/new.txt", "abs-out/new.txt", "proc-root/new.txt", "evil/new.txt") {
 		_, err := fx.sb.WriteFile(context.Background(), p, []byte("PWNED"))
-		if !errors.Is(err, helikon.ErrDenied) && !errors.Is(err, syscall.ELOOP) {
+		if !errors.Is(err, workspace.ErrOutside) && !errors.Is(err, syscall.ELOOP) {
 			t.Errorf("WriteFile(%q) = %v, want denied", p, err)
 		}
 		_, err = fx.sb.UpdateFile(context.Background(), p, 0, func([]byte) ([][]byte, error) { return [][]byte{[]byte("PWNED")}, nil })
-		if !errors.Is(err, helikon.ErrDenied) && !errors.Is(err, syscall.ELOOP) {
+		if !errors.Is(err, workspace.ErrOutside) && !errors.Is(err, syscall.ELOOP) {
 			t.Errorf("UpdateFile(%q) = %v, want denied", p, err)
 		}
 	}

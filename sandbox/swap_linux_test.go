@@ -12,10 +12,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/paigasus/helikon/workspace"
 	"golang.org/x/sys/unix"
-
-	"github.com/paigasus/helikon"
-	"github.com/paigasus/helikon/sandbox"
 )
 
 // The file itself, not a directory on its path, is swapped for a link to a
@@ -71,7 +69,7 @@ func TestFileSwapRaceCannotEscape(t *testing.T) {
 					t.Errorf("read the outside secret through a swapped file")
 				}
 				note("read")
-			case errors.Is(err, helikon.ErrDenied):
+			case errors.Is(err, workspace.ErrOutside):
 				note("read denied")
 			default:
 				note("read failed: " + err.Error())
@@ -89,9 +87,9 @@ func TestFileSwapRaceCannotEscape(t *testing.T) {
 			switch {
 			case err == nil:
 				note("update")
-			case errors.Is(err, helikon.ErrDenied):
+			case errors.Is(err, workspace.ErrOutside):
 				note("update denied")
-			case errors.Is(err, sandbox.ErrChanged), errors.Is(err, syscall.ELOOP):
+			case errors.Is(err, workspace.ErrChanged), errors.Is(err, syscall.ELOOP):
 				note("update refused")
 			default:
 				note("update failed: " + err.Error())

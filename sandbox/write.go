@@ -15,24 +15,15 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
-	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/workspace"
 )
 
-// ErrTooLarge is wrapped by the error [Sandbox.UpdateFile] returns for a file
-// over its size limit.
-var ErrTooLarge = errors.New("file too large")
-
-// WriteResult describes a completed write.
-type WriteResult struct {
-	// Path is the file written, relative to the root, with symbolic links
-	// resolved.
-	Path string
-	// Created is true when the file did not exist before.
-	Created bool
-	// BytesWritten is the size of the new content.
-	BytesWritten int64
-}
+// WriteResult describes a completed write: the path written (relative to
+// the root, symbolic links resolved), whether it was created, and the size
+// of the new content. It is the workspace contract's type.
+type WriteResult = workspace.WriteResult
 
 // WriteFile atomically replaces the file p with data, creating it and its
 // parent directories (inside the root) when they are missing. The new file
@@ -44,13 +35,14 @@ type WriteResult struct {
 // replaced; the link stays a link. See the package documentation for the
 // guarantees.
 func (s *Sandbox) WriteFile(ctx context.Context, p string, data []byte) (WriteResult, error) {
-	rel, err := s.writablePath(p)
+	const op = "write"
+	rel, err := s.writablePath(op, p)
 	if err != nil {
 		return WriteResult{}, err
 	}
 	unlock := s.locks.lock(rel)
 	defer unlock()
-	return s.replace(ctx, p, rel, [][]byte{data}, nil)
+	return s.replace(ctx, op, p, rel, [][]byte{data}, nil)
 }
 
 // UpdateFile replaces the content of the existing regular file p with what
@@ -58,30 +50,32 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, data []byte) (WriteRe
 // primitive for edits: concurrent UpdateFile and WriteFile calls on the same
 // path of one Sandbox are serialised, so every update sees the result of the
 // previous one. A file larger than maxSize bytes (when maxSize > 0) is
-// refused with an error wrapping [ErrTooLarge] before it is read; with
-// maxSize <= 0 the file is read to its end, however large. An error from
-// update is returned as is and nothing is written. When the file changed
-// between the read and the rename (another process wrote, replaced or
-// removed it), nothing is written and the error wraps [ErrChanged].
+// refused with an error wrapping [workspace.ErrTooLarge] before it is read;
+// with maxSize <= 0 the file is read to its end, however large. An error
+// from update is returned as is and nothing is written. When the file
+// changed between the read and the rename (another process wrote, replaced
+// or removed it), nothing is written and the error wraps
+// [workspace.ErrChanged].
 //
 // update returns the new content as pieces written one after the other;
 // they may be slices of old, so that an edit of a large file writes the
 // unchanged parts straight from the buffer it was read into instead of
 // copying them into a new one.
 func (s *Sandbox) UpdateFile(ctx context.Context, p string, maxSize int64, update func(old []byte) ([][]byte, error)) (WriteResult, error) {
-	rel, err := s.writablePath(p)
+	const op = "update"
+	rel, err := s.writablePath(op, p)
 	if err != nil {
 		return WriteResult{}, err
 	}
 	unlock := s.locks.lock(rel)
 	defer unlock()
-	f, fi, err := s.openRegular(p, rel)
+	f, fi, err := s.openRegular(op, p, rel)
 	if err != nil {
 		return WriteResult{}, err
 	}
 	defer f.Close()
 	if maxSize > 0 && fi.Size() > maxSize {
-		return WriteResult{}, helikon.Other(fmt.Errorf("%s is %s, over the %s limit: %w", p, FormatSize(fi.Size()), FormatSize(maxSize), ErrTooLarge))
+		return WriteResult{}, pathError(op, p, fmt.Errorf("%d bytes, over the limit of %d: %w", fi.Size(), maxSize, workspace.ErrTooLarge))
 	}
 	// Read to the end, not to the size the stat gave: a file can grow, and
 	// files of /proc-like file systems report a size of 0. Cutting the read
@@ -93,25 +87,21 @@ func (s *Sandbox) UpdateFile(ctx context.Context, p string, maxSize int64, updat
 	old := make([]byte, 0, fi.Size()+1)
 	old, err = readAllInto(old, r)
 	if err != nil {
-		return WriteResult{}, s.mapErr(p, err)
+		return WriteResult{}, mapErr(op, p, err)
 	}
 	if maxSize > 0 && int64(len(old)) > maxSize { // it grew after the stat
-		return WriteResult{}, helikon.Other(fmt.Errorf("%s is over the %s limit: %w", p, FormatSize(maxSize), ErrTooLarge))
+		return WriteResult{}, pathError(op, p, fmt.Errorf("over the limit of %d bytes: %w", maxSize, workspace.ErrTooLarge))
 	}
 	f.Close()
 	if err := ctx.Err(); err != nil {
-		return WriteResult{}, helikon.Other(err)
+		return WriteResult{}, pathError(op, p, err)
 	}
 	data, err := update(old)
 	if err != nil {
 		return WriteResult{}, err
 	}
-	return s.replace(ctx, p, rel, data, fi)
+	return s.replace(ctx, op, p, rel, data, fi)
 }
-
-// ErrChanged is wrapped by the error [Sandbox.UpdateFile] returns when the
-// file changed between its read and the rename that would replace it.
-var ErrChanged = errors.New("file changed during the update")
 
 // unchanged reports whether cur is still the file that was read as was:
 // the same inode, size and modification time. Timestamps have the
@@ -140,22 +130,22 @@ func readAllInto(buf []byte, r io.Reader) ([]byte, error) {
 }
 
 // writablePath resolves p for writing: links resolved, the root itself and
-// paths ending in a slash refused.
-func (s *Sandbox) writablePath(p string) (string, error) {
-	rel, err := s.RealPath(p)
-	if kind := helikon.KindOf(err); err != nil && (kind != helikon.KindOther || !strings.HasSuffix(p, "/")) {
-		return "", err // denials first: the model must learn the path is outside
+// paths ending in a slash refused with [workspace.ErrNotRegular].
+func (s *Sandbox) writablePath(op, p string) (string, error) {
+	rel, _, err := s.resolve(op, p)
+	if err != nil && (errors.Is(err, workspace.ErrOutside) || errors.Is(err, fs.ErrInvalid) || !strings.HasSuffix(p, "/")) {
+		return "", err // refusals first: the caller must learn the path is outside
 	}
 	if strings.HasSuffix(p, "/") {
-		return "", helikon.Other(fmt.Errorf("%s ends in a slash, which names a directory; name the file without the trailing slash", p))
+		return "", pathError(op, p, fmt.Errorf("%w: the path ends in a slash (a trailing slash names a directory)", workspace.ErrNotRegular))
 	}
 	if rel == "." {
-		return "", helikon.Other(fmt.Errorf("%s is the sandbox root directory, not a file; name a file inside it", p))
+		return "", pathError(op, p, fmt.Errorf("%w: the sandbox root directory", workspace.ErrNotRegular))
 	}
 	// "new/." and "a/b/.." name directories: writing them must not create
 	// a file called "new" or "a".
 	if last := path.Base(filepath.ToSlash(p)); last == "." || last == ".." {
-		return "", helikon.Other(fmt.Errorf("%s ends in %q, which names a directory; name the file itself", p, last))
+		return "", pathError(op, p, fmt.Errorf("%w: the path ends in %q, which names a directory", workspace.ErrNotRegular, last))
 	}
 	return rel, nil
 }
@@ -164,9 +154,9 @@ func (s *Sandbox) writablePath(p string) (string, error) {
 // renames it over rel. The caller holds rel's lock. When read is not nil, it
 // is the file the data was computed from, and replace fails with ErrChanged
 // rather than overwrite a change another process made since.
-func (s *Sandbox) replace(ctx context.Context, p, rel string, data [][]byte, read fs.FileInfo) (res WriteResult, err error) {
+func (s *Sandbox) replace(ctx context.Context, op, p, rel string, data [][]byte, read fs.FileInfo) (res WriteResult, err error) {
 	if err := ctx.Err(); err != nil {
-		return res, helikon.Other(err)
+		return res, pathError(op, p, err)
 	}
 	dir, base := path.Split(rel)
 	dir = path.Clean("/" + dir)[1:]
@@ -175,14 +165,14 @@ func (s *Sandbox) replace(ctx context.Context, p, rel string, data [][]byte, rea
 	}
 	if dir != "." {
 		if err := s.root.MkdirAll(dir, 0o777); err != nil {
-			return res, s.mapErr(p, err)
+			return res, mapErr(op, p, err)
 		}
 	}
 	// Every further step works relative to this descriptor, so renaming or
 	// swapping a directory on the path from now on cannot redirect us.
 	parent, err := openDir(s.root, dir)
 	if err != nil {
-		return res, s.mapErr(p, err)
+		return res, mapErr(op, p, err)
 	}
 	defer parent.Close()
 
@@ -192,11 +182,11 @@ func (s *Sandbox) replace(ctx context.Context, p, rel string, data [][]byte, rea
 	case created:
 		old = nil
 	case err != nil:
-		return res, s.mapErr(p, err)
+		return res, mapErr(op, p, err)
 	case old.Mode()&fs.ModeSymlink != 0:
-		return res, helikon.Other(fmt.Errorf("%s was replaced by a symbolic link while it was being written; try again", p))
+		return res, pathError(op, p, fmt.Errorf("replaced by a symbolic link while it was being written: %w", syscall.EAGAIN))
 	default:
-		if err := notRegular(p, old); err != nil {
+		if err := notRegular(op, p, old); err != nil {
 			return res, err
 		}
 	}
@@ -209,7 +199,7 @@ func (s *Sandbox) replace(ctx context.Context, p, rel string, data [][]byte, rea
 	}
 	tmp, tmpName, err := createTemp(parent, base, perm)
 	if err != nil {
-		return res, s.mapErr(p, err)
+		return res, mapErr(op, p, err)
 	}
 	// The lock on tmp is released by Close; keep it open until after the
 	// rename so that no other writer takes the file for a stale one.
@@ -225,34 +215,34 @@ func (s *Sandbox) replace(ctx context.Context, p, rel string, data [][]byte, rea
 	var size int64
 	for _, d := range data {
 		if _, err = bw.Write(d); err != nil {
-			return res, s.mapErr(p, err)
+			return res, mapErr(op, p, err)
 		}
 		size += int64(len(d))
 	}
 	if err = bw.Flush(); err != nil {
-		return res, s.mapErr(p, err)
+		return res, mapErr(op, p, err)
 	}
 	if old != nil {
 		keepOwner(tmp, old) // before chmod: chown clears set-user-ID bits
 		if err = tmp.Chmod(keptMode(tmp, old)); err != nil {
-			return res, s.mapErr(p, err)
+			return res, mapErr(op, p, err)
 		}
 	}
 	if err = tmp.Sync(); err != nil {
-		return res, s.mapErr(p, err)
+		return res, mapErr(op, p, err)
 	}
 	if err = ctx.Err(); err != nil {
-		return res, helikon.Other(err)
+		return res, pathError(op, p, err)
 	}
 	if read != nil {
 		// As late as possible: what is left is the window between this
 		// check and the rename, microseconds instead of the whole edit.
 		if cur, lerr := parent.Lstat(base); lerr != nil || !unchanged(cur, read) {
-			return res, helikon.Other(fmt.Errorf("%s was changed by someone else while it was being updated, and was left as they wrote it; read it again and redo the change: %w", p, ErrChanged))
+			return res, pathError(op, p, workspace.ErrChanged)
 		}
 	}
 	if err = parent.Rename(tmpName, base); err != nil {
-		return res, s.mapErr(p, err)
+		return res, mapErr(op, p, err)
 	}
 	syncDir(parent)
 	return WriteResult{Path: rel, Created: created, BytesWritten: size}, nil
@@ -432,18 +422,4 @@ func (t *lockTable) lock(rel string) (unlock func()) {
 	m := &t.mu[maphash.String(t.seed, rel)%uint64(len(t.mu))]
 	m.Lock()
 	return m.Unlock
-}
-
-// FormatSize renders n bytes for a message: "512 B", "10.0 KiB", "1.5 MiB".
-func FormatSize(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
 }

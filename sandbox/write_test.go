@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,8 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/paigasus/helikon"
-	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace"
 )
 
 func TestWriteFileCreatesParentsAndReportsCreated(t *testing.T) {
@@ -120,11 +120,11 @@ func TestUpdateFileLimitsAndErrors(t *testing.T) {
 	fx := newFixture(t)
 	ctx := context.Background()
 	_, err := fx.sb.UpdateFile(ctx, "hello.txt", 3, func(b []byte) ([][]byte, error) { return [][]byte{b}, nil })
-	if !errors.Is(err, sandbox.ErrTooLarge) || helikon.KindOf(err) != helikon.KindOther {
+	if !errors.Is(err, workspace.ErrTooLarge) {
 		t.Errorf("over the limit: %v", err)
 	}
 	_, err = fx.sb.UpdateFile(ctx, "nope.txt", 0, func(b []byte) ([][]byte, error) { return [][]byte{b}, nil })
-	if !strings.HasPrefix(fmt.Sprint(err), "no such file: nope.txt") {
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(fmt.Sprint(err), "nope.txt") {
 		t.Errorf("missing file: %v", err)
 	}
 	boom := errors.New("boom")
@@ -266,12 +266,4 @@ func readAll(f *os.File) ([]byte, error) {
 	var b bytes.Buffer
 	_, err := b.ReadFrom(f)
 	return b.Bytes(), err
-}
-
-func TestFormatSize(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 10 << 20: "10.0 MiB", 3 << 30: "3.0 GiB"} {
-		if got := sandbox.FormatSize(n); got != want {
-			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
-		}
-	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/paigasus/helikon/filetool"
 	"github.com/paigasus/helikon/provider/openai"
 	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace/local"
 )
 
 func main() {
@@ -63,9 +64,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		Name("sandbox-explorer").
 		Model(llm).
 		Instructions("You can inspect the sandbox with Read/Write/Edit/Bash. Bash may be denied; then use the file tools.").
-		Tool(filetool.NewRead[struct{}](sb, nil)).
-		Tool(filetool.NewWrite[struct{}](sb, nil)).
-		Tool(filetool.NewEdit[struct{}](sb, nil)).
+		Tool(filetool.NewRead[struct{}](local.NewFS(sb), nil)).
+		Tool(filetool.NewWrite[struct{}](local.NewFS(sb), nil)).
+		Tool(filetool.NewEdit[struct{}](local.NewFS(sb), nil)).
 		Tool(bash).
 		Build()
 	if err != nil {

@@ -231,3 +231,33 @@ func tree(t *testing.T, dir string) string {
 	})
 	return b.String()
 }
+
+// A hard link inside the root to a file outside is replaced by a write,
+// never written through.
+func TestWriteDoesNotWriteThroughAHardLink(t *testing.T) {
+	each(t, func(t *testing.T, sh shell) {
+		base := t.TempDir()
+		root := filepath.Join(base, "root")
+		mustWrite(t, filepath.Join(base, "outside"), "outside")
+		os.Mkdir(root, 0o755)
+		if err := os.Link(filepath.Join(base, "outside"), filepath.Join(root, "hard")); err != nil {
+			t.Skip(err)
+		}
+		f, err := execfs.New(context.Background(), sh.r, root, &sh.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteFile(context.Background(), "hard", []byte("new")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.UpdateFile(context.Background(), "hard", 0, func(b []byte) ([][]byte, error) { return [][]byte{b, b}, nil }); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(base, "outside")); string(b) != "outside" {
+			t.Errorf("the outside file holds %q", b)
+		}
+		if b, _ := os.ReadFile(filepath.Join(root, "hard")); string(b) != "newnew" {
+			t.Errorf("hard holds %q", b)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -35,17 +36,13 @@ const (
 // rounded up to a multiple of it.
 const readBlock = 64 << 10
 
-// maxPathBytes is Linux's PATH_MAX, the longest path an operation takes,
-// as package sandbox has it.
-const maxPathBytes = 4096
-
 // maxListing caps the reply of one ReadDir, in bytes before any encoding:
 // about 100,000 entries with short names.
 const maxListing = 16 << 20
 
 // replySlack is what a reply may hold beyond its payload: the trailer, a
 // stat line and a path.
-const replySlack = 2*maxPathBytes + 512
+const replySlack = 2*workspace.MaxPathBytes + 512
 
 // FS is a [workspace.FS] whose operations run as scripts in the
 // workspace, through a [Runner]. It is safe for concurrent use.
@@ -55,6 +52,7 @@ type FS struct {
 	dir     string // the root as given (commands see it so)
 	phys    string // the root with links resolved, as getcwd reports it
 	scripts map[string]string
+	b64     bool // base64 encodes text-only replies and argument data
 	locks   [64]sync.Mutex
 	seed    maphash.Seed
 }
@@ -90,11 +88,42 @@ func New(ctx context.Context, r Runner, dir string, opts *Options) (*FS, error) 
 		o.ChunkSize = defaultChunkSize
 	}
 	o.ChunkSize = (o.ChunkSize + readBlock - 1) / readBlock * readBlock
+	if err := f.build(); err != nil {
+		return nil, err
+	}
+	f.phys = f.dir // scriptRoot resolves it
+	out, err := f.run(ctx, "root", nil, nil, workspace.MaxPathBytes+8)
+	if err != nil {
+		return nil, f.pathErr("open root", dir, err)
+	}
+	i := bytes.LastIndexByte(out, '\n')
+	if i < 0 {
+		return nil, fmt.Errorf("execfs: malformed root reply %.80q", out)
+	}
+	f.phys = string(out[:i])
+	if !path.IsAbs(f.phys) {
+		return nil, fmt.Errorf("execfs: root %s resolves to %q, not an absolute path", dir, f.phys)
+	}
+	if string(out[i+1:]) == "b64" && (o.TextOnly || o.NoStdin) {
+		f.b64 = true
+		if err := f.build(); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// build assembles the scripts. For a text-only runner the whole reply,
+// trailer included, goes through base64 when the workspace has it (4
+// characters per 3 bytes) or od (49 per 16); a reply cut short still has
+// no trailer.
+func (f *FS) build() error {
 	tail := "\n"
-	if o.TextOnly {
-		// The whole reply, trailer included, goes through od; a reply
-		// cut short still has no trailer.
+	if f.opts.TextOnly {
 		tail = "\n} | od -An -v -tx1\n"
+		if f.b64 {
+			tail = "\n} | base64\n"
+		}
 	}
 	f.scripts = make(map[string]string)
 	for name, body := range map[string]string{
@@ -102,73 +131,33 @@ func New(ctx context.Context, r Runner, dir string, opts *Options) (*FS, error) 
 		"write": scriptWrite, "abort": scriptAbort, "remove": scriptRemove, "rename": scriptRename,
 	} {
 		s := prelude + body
-		if o.TextOnly {
+		if f.opts.TextOnly {
 			s = "{\n" + s
 		}
 		f.scripts[name] = s + tail
-		if len(f.scripts[name]) > o.MaxArgBytes {
-			return nil, fmt.Errorf("execfs: the %s script (%d bytes) is over MaxArgBytes (%d)", name, len(s), o.MaxArgBytes)
+		if len(f.scripts[name]) > f.opts.MaxArgBytes {
+			return fmt.Errorf("execfs: the %s script (%d bytes) is over MaxArgBytes (%d)", name, len(s), f.opts.MaxArgBytes)
 		}
 	}
-	f.phys = f.dir // scriptRoot resolves it
-	out, err := f.run(ctx, "root", nil, nil, maxPathBytes)
-	if err != nil {
-		return nil, f.pathErr("open root", dir, err)
-	}
-	f.phys = string(out)
-	if !path.IsAbs(f.phys) {
-		return nil, fmt.Errorf("execfs: root %s resolves to %q, not an absolute path", dir, f.phys)
-	}
-	return f, nil
+	return nil
 }
 
 // Dir is the root as it was given to [New].
 func (f *FS) Dir() string { return f.dir }
 
-// rel converts a caller's path into one relative to the root, as
-// sandbox.Sandbox.Rel does: relative paths are taken as they are (the
-// script resolves them), absolute ones must lie inside the root (as given
-// or physical), and a path that climbs out lexically is refused here.
+// rel converts a caller's path into one relative to the root with
+// [workspace.Rel], the lexical half of confinement; an absolute path may
+// name the root as given or as its links resolve. The scripts resolve the
+// rest.
 func (f *FS) rel(name string) (string, error) {
-	switch {
-	case name == "":
-		return "", fmt.Errorf("empty path: %w", fs.ErrInvalid)
-	case strings.IndexByte(name, 0) >= 0:
-		return "", fmt.Errorf("path contains a NUL byte: %w", fs.ErrInvalid)
-	case len(name) > maxPathBytes:
-		return "", fmt.Errorf("path is %d bytes long, over %d: %w", len(name), maxPathBytes, syscall.ENAMETOOLONG)
-	case f.opts.TextOnly && !utf8.ValidString(name):
+	if f.opts.TextOnly && !utf8.ValidString(name) {
 		return "", fmt.Errorf("path is not valid UTF-8, which this workspace's exec cannot carry: %w", fs.ErrInvalid)
 	}
-	if path.IsAbs(name) {
-		clean := path.Clean(name)
-		for _, d := range []string{f.dir, f.phys} {
-			if r, ok := within(d, clean); ok {
-				if strings.HasSuffix(name, "/") && r != "." {
-					r += "/"
-				}
-				return r, nil
-			}
-		}
-		return "", workspace.ErrOutside
+	rel, err := workspace.Rel(f.dir, name)
+	if errors.Is(err, workspace.ErrOutside) && f.phys != f.dir && path.IsAbs(name) {
+		rel, err = workspace.Rel(f.phys, name)
 	}
-	if c := path.Clean(name); c == ".." || strings.HasPrefix(c, "../") {
-		return "", workspace.ErrOutside
-	}
-	return name, nil
-}
-
-// within reports whether clean (absolute, clean) is dir or beneath it,
-// comparing whole components, and returns it relative to dir.
-func within(dir, clean string) (string, bool) {
-	if clean == dir {
-		return ".", true
-	}
-	rest, ok := strings.CutPrefix(clean, strings.TrimSuffix(dir, "/")+"/")
-	if !ok || rest == "" {
-		return "", false
-	}
-	return rest, true
+	return rel, err
 }
 
 // run runs the script name with args after the root and a fresh nonce,
@@ -195,7 +184,11 @@ func (f *FS) runNonce(ctx context.Context, name, nonce string, args []string, st
 		return nil, fmt.Errorf("exec in the workspace: %w", err)
 	}
 	if f.opts.TextOnly {
-		if stdout, err = decodeHex(stdout); err != nil {
+		decode := decodeHex
+		if f.b64 {
+			decode = decodeBase64
+		}
+		if stdout, err = decode(stdout); err != nil {
 			return nil, fmt.Errorf("reply of the workspace's shell: %w (%s)", err, quoteStderr(stderr))
 		}
 	}
@@ -286,6 +279,17 @@ func newNonce() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// decodeBase64 decodes base64 output, lines of 76 characters or so.
+func decodeBase64(b []byte) ([]byte, error) {
+	b = bytes.Join(bytes.Fields(b), nil)
+	out := make([]byte, base64.StdEncoding.DecodedLen(len(b)))
+	n, err := base64.StdEncoding.Decode(out, b)
+	if err != nil {
+		return nil, fmt.Errorf("not base64 output: %w", err)
+	}
+	return out[:n], nil
 }
 
 // decodeHex decodes od -An -tx1 output: hex byte pairs between white

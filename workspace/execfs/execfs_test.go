@@ -74,7 +74,7 @@ func TestWriteThenReadKeepsEveryByte(t *testing.T) {
 			if err != nil {
 				t.Fatalf("WriteFile(%s): %v", name, err)
 			}
-			if res.Path != "d/"+name || !res.Created || res.Bytes != int64(len(data)) {
+			if res.Path != "d/"+name || !res.Created || res.BytesWritten != int64(len(data)) {
 				t.Errorf("WriteFile(%s) = %+v", name, res)
 			}
 			if got, _ := os.ReadFile(filepath.Join(root, "d", name)); !bytes.Equal(got, data) {
@@ -191,7 +191,7 @@ func TestOperationsMapErrors(t *testing.T) {
 			{"file/x", syscall.ENOTDIR},
 			{"file/", syscall.ENOTDIR},
 			{"file/..", syscall.ENOTDIR},
-			{strings.Repeat("a/", 2049), syscall.ENAMETOOLONG},
+			{strings.Repeat("a/", 2049), fs.ErrInvalid},
 			{"", fs.ErrInvalid},
 			{"a\x00b", fs.ErrInvalid},
 		}
@@ -266,7 +266,7 @@ func TestUpdateFileAppliesAndDetectsAChange(t *testing.T) {
 		res, err := f.UpdateFile(ctx, "f", 100, func(b []byte) ([][]byte, error) {
 			return [][]byte{b, []byte(" two")}, nil
 		})
-		if b, _ := os.ReadFile(p); err != nil || string(b) != "one two" || res.Bytes != 7 || res.Created {
+		if b, _ := os.ReadFile(p); err != nil || string(b) != "one two" || res.BytesWritten != 7 || res.Created {
 			t.Fatalf("UpdateFile = %+v, %v; file %q", res, err, b)
 		}
 		// Another writer between the read and the write: its change stays.
@@ -514,6 +514,20 @@ func TestRunnerErrorsAreWrapped(t *testing.T) {
 		cancel()
 		if _, err := f.Stat(ctx, "x"); !errors.Is(err, context.Canceled) {
 			t.Errorf("Stat with a cancelled context = %v", err)
+		}
+	})
+}
+
+// A name of 255 bytes (NAME_MAX), in one-, two- and three-byte
+// characters, gets a temporary file name that fits too: the base is cut
+// to 200 bytes, not characters.
+func TestWritesOfLongNamesFitTheirTemporaryFile(t *testing.T) {
+	each(t, func(t *testing.T, sh shell) {
+		f, _ := newFS(t, sh, nil)
+		for _, name := range []string{strings.Repeat("é", 127), strings.Repeat("x", 255), strings.Repeat("日", 85)} {
+			if _, err := f.WriteFile(context.Background(), name, []byte("x")); err != nil {
+				t.Errorf("%d bytes: %v", len(name), err)
+			}
 		}
 	})
 }

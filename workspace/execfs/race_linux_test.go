@@ -4,6 +4,7 @@ package execfs_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/paigasus/helikon/workspace"
 	"github.com/paigasus/helikon/workspace/execfs"
 )
 
@@ -99,6 +101,30 @@ func TestDirectorySwappedForALinkCannotRedirect(t *testing.T) {
 					}
 				}
 			}
+		}
+	})
+}
+
+// A character device (here /dev/zero's, made as root) is neither read nor
+// written: reading it would never end, writing it would write the device.
+func TestDevicesAreNeverOpened(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a device node needs root")
+	}
+	each(t, func(t *testing.T, sh shell) {
+		f, root := newFS(t, sh, nil)
+		if err := unix.Mknod(filepath.Join(root, "zero"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 5))); err != nil {
+			t.Skipf("mknod: %v", err)
+		}
+		ctx := context.Background()
+		if _, err := f.Open(ctx, "zero"); !errors.Is(err, workspace.ErrNotRegular) {
+			t.Errorf("Open(zero) = %v, want ErrNotRegular", err)
+		}
+		if _, err := f.WriteFile(ctx, "zero", []byte("x")); !errors.Is(err, workspace.ErrNotRegular) {
+			t.Errorf("WriteFile(zero) = %v, want ErrNotRegular", err)
+		}
+		if fi, err := os.Lstat(filepath.Join(root, "zero")); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+			t.Errorf("zero is no longer the device: %v, %v", fi, err)
 		}
 	})
 }

@@ -93,7 +93,9 @@ func (fl *File) fetch(rel string, k int64) error {
 	}
 	fl.buf = data
 	fl.next = k + 1
-	fl.eof = len(data) < f.opts.ChunkSize
+	// The size at opening says where the file ends: no exec to learn
+	// that a chunk that ends there was the last.
+	fl.eof = len(data) < f.opts.ChunkSize || fl.next*int64(f.opts.ChunkSize) >= fl.info.size
 	return nil
 }
 

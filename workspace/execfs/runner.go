@@ -21,6 +21,8 @@ type Runner interface {
 	// stdout is the first maxStdout bytes the command wrote (bytes beyond
 	// are discarded, or the runner may stop the command once it has them);
 	// stderr is its standard error, which the runner may cap at a few KiB.
+	// The two must not be merged (no TTY: docker exec with Tty false), and
+	// the runner must not add to them.
 	// A runner whose transport is not binary-safe (forkd decodes output as
 	// UTF-8) is created with [Options].TextOnly and is only ever asked for
 	// ASCII output.
@@ -46,15 +48,18 @@ type Options struct {
 
 	// NoStdin says the runner cannot pass standard input (forkd's exec
 	// API takes only arguments and a timeout). Data to write then travels
-	// in arguments, encoded as printf escapes, in chunks of at most
-	// MaxArgBytes per argument and MaxArgvBytes per exec: a write larger
-	// than one exec's worth goes to the temporary file in several execs
-	// and is renamed into place by the last.
+	// in arguments, in base64 when the workspace has base64 (New looks),
+	// else as printf %b escapes, in chunks of at most MaxArgBytes per
+	// argument and MaxArgvBytes per exec: a write larger than one exec's
+	// worth goes to the temporary file in several execs and is renamed
+	// into place by the last.
 	NoStdin bool
 
-	// TextOnly says the runner's standard output is not binary-safe:
-	// output is hex-encoded in the workspace (od) and decoded here, three
-	// bytes of transport per byte of data.
+	// TextOnly says the runner's transport is text (forkd's JSON decodes
+	// output as UTF-8): output is encoded in the workspace, by base64
+	// where it has it (4 bytes of transport per 3 of data), else by od
+	// (about 3 per byte), and decoded here; every argument is valid UTF-8
+	// (a path that is not is refused with fs.ErrInvalid).
 	TextOnly bool
 
 	// MaxArgBytes caps one argument, the script's included: 131071 when

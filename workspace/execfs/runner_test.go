@@ -75,7 +75,9 @@ type shell struct {
 // shells returns dash, bash and, when busybox is installed, a busybox-only
 // world (a PATH holding nothing but busybox's applets, as in the test
 // image of the container engines), each plain and, for busybox and dash,
-// also as a forkd-like runner: no stdin, text-only output.
+// also as a forkd-like runner: no stdin, text-only output (busybox with
+// its base64, dash with a PATH without one, so od and printf escapes
+// carry the bytes).
 func shells(t testing.TB) []shell {
 	t.Helper()
 	sys := "/usr/local/bin:/usr/bin:/bin"
@@ -105,7 +107,19 @@ func shells(t testing.TB) []shell {
 		t.Logf("no busybox (apt-get install busybox-static): %v", err)
 	}
 	if p, err := exec.LookPath("dash"); err == nil {
-		list = append(list, shell{"dash-forkd", &localRunner{path: sys, noStdin: true}, execfs.Options{Shell: p, NoStdin: true, TextOnly: true}})
+		// Without base64, so that replies go through od and data through
+		// printf escapes.
+		dir := t.TempDir()
+		for _, tool := range []string{"cat", "chmod", "chown", "dd", "ls", "mkdir", "mv", "od", "pwd", "readlink", "rm", "rmdir", "stat", "ln", "mkfifo", "test"} {
+			tp, err := exec.LookPath(tool)
+			if err != nil {
+				t.Fatalf("%s: %v", tool, err)
+			}
+			if err := os.Symlink(tp, filepath.Join(dir, tool)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		list = append(list, shell{"dash-forkd-od", &localRunner{path: dir, noStdin: true}, execfs.Options{Shell: p, NoStdin: true, TextOnly: true}})
 	}
 	return list
 }
@@ -124,4 +138,21 @@ func newFS(t testing.TB, sh shell, mod func(*execfs.Options)) (*execfs.FS, strin
 		t.Fatalf("%s: New: %v", sh.name, err)
 	}
 	return f, root
+}
+
+// The text-only worlds cover both encodings: busybox's has base64, the
+// dash one has not (od and printf escapes).
+func TestTextOnlyWorldsCoverBothEncodings(t *testing.T) {
+	for _, sh := range shells(t) {
+		if !sh.opts.TextOnly {
+			continue
+		}
+		_, _, code, err := sh.r.Exec(context.Background(), []string{sh.opts.Shell, "-c", "command -v base64"}, nil, 1<<10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has, want := code == 0, sh.name == "busybox-forkd"; has != want {
+			t.Errorf("%s: base64 available %v, want %v", sh.name, has, want)
+		}
+	}
 }

@@ -111,6 +111,14 @@ existing() {
 	walk "$1"
 	if [ "$ex" = 0 ]; then fail noent; fi
 }
+slashed() {
+	case $1 in */) walk "$1" ;; esac
+}
+dirslash() {
+	case $1 in
+	*/) if [ -L "./$2" ] || { [ -e "./$2" ] && ! [ -d "./$2" ]; }; then fail notdir; fi ;;
+	esac
+}
 `
 
 // scriptStat: $3 path. Payload: the stat line (statFormat) of the file,
@@ -172,12 +180,14 @@ if [ "$k" -gt 0 ]; then stat -c "$N $SF %n" -- "$@"; fi
 reply
 `
 
-// scriptWrite: $3 path, $4 phase (all: the whole write; begin, append,
+// scriptWrite: $3 path (refused after the walk, so that a path outside is
+// refused as outside first, when it names a directory: the root, a
+// trailing slash, a last component "." or ".."), $4 phase (all: the whole write; begin, append,
 // commit: a write in several execs), $5 "w" or "u" (an update: $6 is the
 // stat line the content was read from), $7 the temporary file's nonce,
-// then the data as printf %b arguments, or none when the data is standard
-// input. Payload (all, commit): "1" when the file was created, "0" when
-// replaced, "\n", the resolved path; (begin, append): the temporary file's
+// $8 how the data comes: "stdin", or in the arguments after $8, "b64"
+// (base64, decoded by base64 -d) or "esc" (printf %b escapes). Payload
+// (all, commit): "1" when the file was created, "0" when replaced, "\n", the resolved path; (begin, append): the temporary file's
 // name, NUL, the resolved parent directory.
 //
 // The data goes to ".<name>.helikon-<nonce>.tmp" next to the target,
@@ -186,6 +196,7 @@ reply
 // checks for an update that the file is still the one read (same stat
 // line), and renames it over the target (mv -T: never into a directory).
 const scriptWrite = `walk "$3"
+case $3 in */ | . | */. | .. | */..) fail notreg ;; esac
 if [ "$ex" = 1 ] && [ "$nd" = 0 ]; then fail notreg; fi
 split
 tb=$b
@@ -193,12 +204,17 @@ if [ "${#b}" -gt 200 ]; then tb=$(printf '%.200s' "$b"); fi
 t=.$tb.helikon-$7.tmp
 bail() { rm -f -- "./$t"; fail "$1"; }
 put() {
-	if [ "$#" -gt 7 ]; then
-		shift 7
+	case $8 in
+	stdin) cat ;;
+	b64)
+		shift 8
+		printf %s "$@" | base64 -d
+		;;
+	*)
+		shift 8
 		printf %b "$@"
-	else
-		cat
-	fi
+		;;
+	esac
 }
 case $4 in
 all | begin)
@@ -256,10 +272,15 @@ reply
 `
 
 // scriptRemove: $3 the parent (as given), $4 the last component, which is
-// not followed: a link is removed, not its target.
-const scriptRemove = `existing "$3"
+// not followed: a link is removed, not its target; $5 the whole path. A
+// path ending in a slash names a directory: it is resolved whole first (a
+// link there that leads out is refused as outside), and a link or a file
+// at its end is not a directory, as the kernel has it.
+const scriptRemove = `slashed "$5"
+existing "$3"
 if [ "$nd" = 1 ]; then fail notdir; fi
 enter "$d"
+dirslash "$5" "$4"
 if [ -d "./$4" ] && ! [ -L "./$4" ]; then
 	rmdir -- "./$4" 2>/dev/null && reply
 	if [ -n "$(ls -A -- "./$4")" ]; then fail notempty; fi
@@ -273,22 +294,28 @@ reply
 `
 
 // scriptRename: $3 and $4 the old parent and last component, $5 and $6
-// the new ones. The last components are not followed.
-const scriptRename = `existing "$5"
+// the new ones, $7 and $8 the whole old and new paths. The last
+// components are not followed; a trailing slash is as for scriptRemove.
+const scriptRename = `slashed "$7"
+slashed "$8"
+existing "$5"
 if [ "$nd" = 1 ]; then fail notdir; fi
 np=$d
+enter "$np"
+dirslash "$8" "$6"
 existing "$3"
 if [ "$nd" = 1 ]; then fail notdir; fi
-enter "$np"
 enter "$d"
 if ! [ -e "./$4" ] && ! [ -L "./$4" ]; then fail noent; fi
+dirslash "$7" "$4"
 mv -f -T -- "./$4" "$R/$np/$6" || fail io
 reply
 `
 
 // scriptRoot: $1 the root as the engine names it. Payload: its physical
-// path, for New.
+// path, for New, "\n", and "b64" when the workspace has base64.
 const scriptRoot = `cd -P -- "$R/" 2>/dev/null || fail gone
-printf '%s' "$(exec pwd -P)"
+printf '%s\n' "$(exec pwd -P)"
+if command -v base64 >/dev/null 2>&1; then printf b64; fi
 reply
 `

@@ -3,6 +3,7 @@ package execfs
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"github.com/paigasus/helikon/workspace"
@@ -81,10 +83,11 @@ func (f *FS) readAll(ctx context.Context, rel string, maxSize int64) (data []byt
 	if err != nil {
 		return nil, "", "", err
 	}
-	if maxSize > 0 && fi.size > maxSize {
-		return nil, "", "", fmt.Errorf("%d bytes, over the limit of %d: %w", fi.size, maxSize, workspace.ErrTooLarge)
+	if maxSize > 0 && (fi.size > maxSize || int64(len(data)) > maxSize) {
+		// The content can be past the size stat saw: the file grew.
+		return nil, "", "", fmt.Errorf("%d bytes, over the limit of %d: %w", max(fi.size, int64(len(data))), maxSize, workspace.ErrTooLarge)
 	}
-	for k := int64(1); int64(len(data)) == k*blocks*readBlock; k++ {
+	for k := int64(1); maxSize <= 0 && int64(len(data)) == k*blocks*readBlock; k++ {
 		id, r, more, err := f.read(ctx, real, k*blocks, blocks, -1)
 		if err != nil {
 			return nil, "", "", err
@@ -97,20 +100,11 @@ func (f *FS) readAll(ctx context.Context, rel string, maxSize int64) (data []byt
 	return data, ident, real, nil
 }
 
-// writable checks name for writing as sandbox does: not the root, not a
-// path ending in a slash, ".", or "..".
+// writable is rel for a write. A name that names a directory (the root,
+// a trailing slash, "." or ".." last) is refused by scriptWrite after its
+// walk, so that a path that leads out is refused as outside first.
 func (f *FS) writable(name string) (string, error) {
-	rel, err := f.rel(name)
-	if err != nil {
-		return "", err
-	}
-	if strings.HasSuffix(rel, "/") {
-		return "", fmt.Errorf("ends in a slash, which names a directory: %w", workspace.ErrNotRegular)
-	}
-	if last := path.Base(rel); last == "." || last == ".." || path.Clean(rel) == "." {
-		return "", fmt.Errorf("names a directory: %w", workspace.ErrNotRegular)
-	}
-	return rel, nil
+	return f.rel(name)
 }
 
 // put writes data to rel through scriptWrite; ident, when not empty, is
@@ -121,16 +115,18 @@ func (f *FS) put(ctx context.Context, rel string, data []byte, ident string) (wo
 		mode = "u"
 	}
 	tmp := newNonce()
-	head := []string{rel, "all", mode, ident, tmp}
 	var out []byte
 	var err error
-	if !f.opts.NoStdin {
+	switch {
+	case !f.opts.NoStdin:
 		if data == nil {
 			data = []byte{} // standard input, empty: not none
 		}
-		out, err = f.run(ctx, "write", head, data, replySlack)
-	} else {
-		out, err = f.putArgs(ctx, head, data)
+		out, err = f.run(ctx, "write", []string{rel, "all", mode, ident, tmp, "stdin"}, data, replySlack)
+	case f.b64:
+		out, err = f.putArgs(ctx, []string{rel, "all", mode, ident, tmp, "b64"}, data)
+	default:
+		out, err = f.putArgs(ctx, []string{rel, "all", mode, ident, tmp, "esc"}, data)
 	}
 	if err != nil {
 		return workspace.WriteResult{}, err
@@ -151,7 +147,12 @@ func (f *FS) putArgs(ctx context.Context, head []string, data []byte) ([]byte, e
 		fixed += len(a)
 	}
 	fixed += (len(head) + 8) * argOverhead
-	groups := f.chunk(data, f.opts.MaxArgvBytes-fixed)
+	var groups [][]string
+	if f.b64 {
+		groups = f.chunkBase64(data, f.opts.MaxArgvBytes-fixed)
+	} else {
+		groups = f.chunk(data, f.opts.MaxArgvBytes-fixed)
+	}
 	if len(groups) == 1 {
 		return f.run(ctx, "write", append(head, groups[0]...), nil, replySlack)
 	}
@@ -177,12 +178,18 @@ func (f *FS) putArgs(ctx context.Context, head []string, data []byte) ([]byte, e
 		if err != nil {
 			// Best effort, under a context of its own: ctx may be
 			// what ended the write.
-			f.run(context.WithoutCancel(ctx), "abort", []string{parent, tmp}, nil, replySlack)
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
+			f.run(actx, "abort", []string{parent, tmp}, nil, replySlack)
+			cancel()
 			return nil, err
 		}
 	}
 	return out, nil
 }
+
+// abortTimeout bounds the clean-up exec of a failed write in several
+// execs, which runs even when the caller's context has ended.
+const abortTimeout = 30 * time.Second
 
 // argOverhead is what an argument costs beyond its bytes: its NUL and its
 // pointer in argv.
@@ -233,14 +240,36 @@ func (f *FS) chunk(data []byte, budget int) [][]string {
 	return append(groups, group)
 }
 
+// chunkBase64 is chunk for base64: every argument but the last encodes a
+// multiple of 3 bytes, so that the arguments of one exec, and those of
+// all of them, decode as one stream.
+func (f *FS) chunkBase64(data []byte, budget int) [][]string {
+	perArg := (f.opts.MaxArgBytes - 1) / 4 * 3
+	args := budget/(f.opts.MaxArgBytes-1) + 1
+	perExec := max((budget-args*argOverhead)*3/4/3*3, 3)
+	var groups [][]string
+	for len(groups) == 0 || len(data) > 0 {
+		n := min(len(data), perExec)
+		var group []string
+		for part := data[:n]; len(group) == 0 || len(part) > 0; {
+			k := min(len(part), perArg)
+			group = append(group, base64.StdEncoding.EncodeToString(part[:k]))
+			part = part[k:]
+		}
+		groups = append(groups, group)
+		data = data[n:]
+	}
+	return groups
+}
+
 // Remove removes the file or empty directory name in one exec. A link is
 // removed, not followed.
 func (f *FS) Remove(ctx context.Context, name string) error {
-	parent, base, err := f.split(name)
+	parent, base, rel, err := f.split(name)
 	if err != nil {
 		return f.pathErr("remove", name, err)
 	}
-	if _, err := f.run(ctx, "remove", []string{parent, base}, nil, replySlack); err != nil {
+	if _, err := f.run(ctx, "remove", []string{parent, base, rel}, nil, replySlack); err != nil {
 		return f.pathErr("remove", name, err)
 	}
 	return nil
@@ -251,15 +280,15 @@ func (f *FS) Remove(ctx context.Context, name string) error {
 // last components are not followed: a link is renamed, or replaced, as
 // itself. newname's parent must exist.
 func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
-	op, ob, err := f.split(oldname)
+	op, ob, orel, err := f.split(oldname)
 	if err != nil {
 		return f.pathErr("rename", oldname, err)
 	}
-	np, nb, err := f.split(newname)
+	np, nb, nrel, err := f.split(newname)
 	if err != nil {
 		return f.pathErr("rename", newname, err)
 	}
-	if _, err := f.run(ctx, "rename", []string{op, ob, np, nb}, nil, replySlack); err != nil {
+	if _, err := f.run(ctx, "rename", []string{op, ob, np, nb, orel, nrel}, nil, replySlack); err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, workspace.ErrOutside) {
 			return f.pathErr("rename", oldname+" -> "+newname, err)
 		}
@@ -269,20 +298,21 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 }
 
 // split separates name's last component, which an operation on an entry
-// itself does not follow, from its parent, which is resolved.
-func (f *FS) split(name string) (parent, base string, err error) {
-	rel, err := f.rel(name)
+// itself does not follow, from its parent, which is resolved; rel is the
+// whole path relative to the root, trailing slash kept.
+func (f *FS) split(name string) (parent, base, rel string, err error) {
+	rel, err = f.rel(name)
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
-	rel = strings.TrimRight(rel, "/")
-	i := strings.LastIndexByte(rel, '/')
-	parent, base = ".", rel
+	trimmed := strings.TrimRight(rel, "/")
+	i := strings.LastIndexByte(trimmed, '/')
+	parent, base = ".", trimmed
 	if i >= 0 {
-		parent, base = rel[:i+1], rel[i+1:]
+		parent, base = trimmed[:i+1], trimmed[i+1:]
 	}
 	if base == "" || base == "." || base == ".." {
-		return "", "", fmt.Errorf("names no entry of a directory: %w", syscall.EINVAL)
+		return "", "", "", fmt.Errorf("names no entry of a directory: %w", syscall.EINVAL)
 	}
-	return parent, base, nil
+	return parent, base, rel, nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/filetool"
+	"github.com/paigasus/helikon/workspace/local"
 )
 
 func init() {
@@ -19,11 +20,11 @@ func init() {
 				}
 				switch name {
 				case "Read":
-					return filetool.NewRead[App](sb, nil), nil
+					return filetool.NewRead[App](local.NewFS(sb), nil), nil
 				case "Write":
-					return filetool.NewWrite[App](sb, &filetool.WriteOptions{MaxBytes: *maxWrite}), nil
+					return filetool.NewWrite[App](local.NewFS(sb), &filetool.WriteOptions{MaxBytes: *maxWrite}), nil
 				default:
-					return filetool.NewEdit[App](sb, &filetool.EditOptions{MaxBytes: *maxWrite}), nil
+					return filetool.NewEdit[App](local.NewFS(sb), &filetool.EditOptions{MaxBytes: *maxWrite}), nil
 				}
 			}
 		},

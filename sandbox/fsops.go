@@ -1,0 +1,119 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Stat returns the information of the file p names, its symbolic links
+// (the last component's included) resolved inside the root as by
+// [Sandbox.RealPath].
+func (s *Sandbox) Stat(p string) (fs.FileInfo, error) {
+	const op = "stat"
+	real, _, err := s.resolve(op, p)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := s.root.Stat(real)
+	return fi, mapErr(op, p, err)
+}
+
+// ReadDir lists the directory p names (links resolved as by
+// [Sandbox.RealPath]), sorted by file name. A FIFO in its place is refused
+// as not a directory, without blocking.
+func (s *Sandbox) ReadDir(p string) ([]fs.DirEntry, error) {
+	const op = "readdir"
+	real, _, err := s.resolve(op, p)
+	if err != nil {
+		return nil, err
+	}
+	d, err := openDir(s.root, real)
+	if err != nil {
+		return nil, mapErr(op, p, err)
+	}
+	defer d.Close()
+	f, err := d.Open(".")
+	if err != nil {
+		return nil, mapErr(op, p, err)
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, mapErr(op, p, err)
+	}
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return ents, nil
+}
+
+// Remove removes the file, symbolic link or empty directory p. The links
+// on the way to its last component are resolved inside the root; a link as
+// the last component is removed itself, never followed (as unlink(2) does).
+// The root itself cannot be removed ([fs.ErrInvalid]).
+func (s *Sandbox) Remove(p string) error {
+	const op = "remove"
+	rel, err := s.entry(op, p)
+	if err != nil {
+		return err
+	}
+	return mapErr(op, p, s.root.Remove(rel))
+}
+
+// Rename renames oldp to newp, both resolved as by [Sandbox.Remove]: a link
+// as the last component of either is the entry renamed or replaced. An
+// existing file at newp is replaced atomically; a directory is replaced
+// only when it is empty and oldp is a directory too, as rename(2) has it.
+func (s *Sandbox) Rename(oldp, newp string) error {
+	const op = "rename"
+	from, err := s.entry(op, oldp)
+	if err != nil {
+		return err
+	}
+	to, err := s.entry(op, newp)
+	if err != nil {
+		return err
+	}
+	if err := s.root.Rename(from, to); err != nil {
+		var pe *fs.PathError
+		errors.As(mapErr(op, oldp, err), &pe)
+		return &os.LinkError{Op: op, Old: oldp, New: newp, Err: pe.Err}
+	}
+	return nil
+}
+
+// entry resolves p to a directory entry: the directory it is in has its
+// links resolved, its last component is kept as it is. A path ending in a
+// slash, ".", or ".." names a directory through whatever links it has, and
+// is resolved whole.
+func (s *Sandbox) entry(op, p string) (string, error) {
+	rel, err := s.rel(op, p)
+	if err != nil {
+		return "", err
+	}
+	var real string
+	dir, last := ".", rel
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		dir, last = rel[:i], rel[i+1:]
+		if dir == "" {
+			dir = "."
+		}
+	}
+	switch last {
+	case "", ".", "..":
+		real, _, err = s.resolve(op, rel)
+	default:
+		real, _, err = s.resolve(op, dir)
+		real = path.Join(real, last)
+	}
+	if err != nil {
+		return "", err
+	}
+	if real == "." {
+		return "", pathError(op, p, fmt.Errorf("the sandbox root itself: %w", fs.ErrInvalid))
+	}
+	return real, nil
+}
