@@ -52,6 +52,28 @@ var engines = map[string]engineFactory{
 	wsforkd.EngineName: forkdEngine,
 }
 
+// EngineFactory builds the workspace engine of a backend registered with
+// [RegisterEngine], from the environment (its configuration) and the
+// backend flags. It is also called by helikon workspaces list|reap, with
+// an empty root and zero flags, to list and remove.
+type EngineFactory func(ctx context.Context, env *cli.Env, root string, f *cli.BackendFlags) (workspace.Engine, error)
+
+// RegisterEngine adds a remote workspace engine under name, for --backend
+// of the agent commands and for helikon workspaces: a command built with
+// other engines (helikon-k8s, with workspace/agentsandbox) registers them
+// from an init function. It panics on a name already taken.
+func RegisterEngine(name string, f EngineFactory) {
+	if _, dup := engines[name]; dup || name == local.EngineName {
+		panic("agentcli: duplicate workspace engine " + name)
+	}
+	engines[name] = func(te *ToolEnv, bf *cli.BackendFlags) (workspace.Engine, error) {
+		return f(te.Ctx, te.Env, te.Root, bf)
+	}
+	listers[name] = func(ctx context.Context, env *cli.Env) (workspace.Engine, error) {
+		return f(ctx, env, "", &cli.BackendFlags{})
+	}
+}
+
 func dockerEngine(te *ToolEnv, f *cli.BackendFlags) (workspace.Engine, error) {
 	w := te.workspaceFlags()
 	if w.Image == "" {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -45,10 +46,10 @@ func runWorkspaces(ctx context.Context, env *cli.Env, args []string) int {
 	if verb == "reap" && *olderThan <= 0 {
 		return cli.Failf(env, cli.ExitUsage, "workspaces reap: --older-than DURATION is required (e.g. --older-than 2h: above your longest session)")
 	}
-	names := []string{docker.EngineName, wsforkd.EngineName}
+	names := slices.Sorted(maps.Keys(listers))
 	if *name != "" {
 		if !slices.Contains(names, *name) {
-			return cli.Failf(env, cli.ExitUsage, "workspaces: unknown engine %q (docker or forkd; local workspaces are the project itself)", *name)
+			return cli.Failf(env, cli.ExitUsage, "workspaces: unknown engine %q (%s; local workspaces are the project itself)", *name, strings.Join(names, ", "))
 		}
 		names = []string{*name}
 	}
@@ -56,7 +57,7 @@ func runWorkspaces(ctx context.Context, env *cli.Env, args []string) int {
 	failed := false
 	asked := 0
 	for _, n := range names {
-		eng, err := listingEngine(ctx, env, n)
+		eng, err := listers[n](ctx, env)
 		if err != nil {
 			if *name == "" && errors.Is(err, errNotConfigured) {
 				continue
@@ -85,23 +86,23 @@ func runWorkspaces(ctx context.Context, env *cli.Env, args []string) int {
 
 var errNotConfigured = errors.New("not configured")
 
-// listingEngine builds engine name for listing and removing only.
-func listingEngine(ctx context.Context, env *cli.Env, name string) (workspace.Engine, error) {
-	switch name {
-	case docker.EngineName:
+// listers build each remote engine for listing and removing only.
+var listers = map[string]func(ctx context.Context, env *cli.Env) (workspace.Engine, error){
+	docker.EngineName: func(ctx context.Context, env *cli.Env) (workspace.Engine, error) {
 		e, err := docker.New(ctx, &docker.Options{Isolate: true})
 		if err != nil && env.Var("DOCKER_HOST") == "" && strings.Contains(err.Error(), "does not answer") {
 			return nil, fmt.Errorf("%w: %w", errNotConfigured, err)
 		}
 		return e, err
-	default:
+	},
+	wsforkd.EngineName: func(ctx context.Context, env *cli.Env) (workspace.Engine, error) {
 		bo, err := cli.ForkdOptions(env)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errNotConfigured, err)
 		}
 		bo.EnforceEgress = "" // listing runs nothing; do not probe the proxy
 		return wsforkd.New(ctx, &wsforkd.Options{Options: bo})
-	}
+	},
 }
 
 // reaped is what reap prints for each workspace it removes.
