@@ -160,7 +160,7 @@ func TestRunEnvironmentIsScrubbed(t *testing.T) {
 		want  []string
 	}{
 		{"default allowlist", nil, nil, []string{"HOME", "PATH"}},
-		{"a pattern does not let secrets through", []string{"PATH", "GH_*", "HELIKON_*", "*_KEY", "SSH_*", "DOCKER*"}, nil,
+		{"a pattern does not let secrets through", []string{"PATH", "GH_*", "HELIKON_TEST_*", "*_KEY", "SSH_*", "DOCKER*"}, nil,
 			[]string{"GH_REPO", "HELIKON_TEST_PLAIN", "PATH"}},
 		{"an exact name does", []string{"PATH", "GH_TOKEN", "SSH_AUTH_SOCK"}, nil, []string{"GH_TOKEN", "PATH", "SSH_AUTH_SOCK"}},
 		{"the request extends the allowlist", nil, []string{"HELIKON_TEST_PLAIN", "OPENAI_API_KEY"},
