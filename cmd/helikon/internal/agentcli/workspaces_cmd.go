@@ -23,7 +23,7 @@ func init() { cli.RegisterAgent("workspaces", runWorkspaces) }
 const listTimeout = 2 * time.Minute
 
 func runWorkspaces(ctx context.Context, env *cli.Env, args []string) int {
-	fs := cli.NewFlagSet("workspaces", "workspaces list|reap [--backend docker|forkd] [--older-than DURATION] [--dry-run]\n\n"+
+	fs := cli.NewFlagSet("workspaces", "workspaces list|reap [--backend ENGINE] [--session ID] [--older-than DURATION] [--dry-run]\n\n"+
 		"list prints the remote workspaces that carry helikon's labels, whoever created\n"+
 		"them, as JSON lines (id, engine, session, labels, created, state). reap\n"+
 		"removes those created more than --older-than ago (required), printing each\n"+
@@ -34,6 +34,7 @@ func runWorkspaces(ctx context.Context, env *cli.Env, args []string) int {
 	name := fs.String("backend", "", "only the `ENGINE` docker or forkd")
 	olderThan := fs.Duration("older-than", 0, "reap: remove workspaces created more than `DURATION` ago (e.g. 2h)")
 	dryRun := fs.Bool("dry-run", false, "reap: print what would be removed, remove nothing")
+	only := fs.String("session", "", "only the workspace of session `ID`")
 	pos, done, status := cli.ParseArgs(fs, env, args)
 	if done {
 		return status
@@ -67,7 +68,7 @@ func runWorkspaces(ctx context.Context, env *cli.Env, args []string) int {
 			continue
 		}
 		asked++
-		if err := listOrReap(ctx, env, enc, eng, verb, *olderThan, *dryRun); err != nil {
+		if err := listOrReap(ctx, env, enc, eng, verb, *olderThan, *dryRun, *only); err != nil {
 			fmt.Fprintf(env.Stderr, "helikon: workspaces: %s: %v\n", n, err)
 			failed = true
 		}
@@ -112,7 +113,7 @@ type reaped struct {
 	Error   string `json:"error,omitempty"`
 }
 
-func listOrReap(ctx context.Context, env *cli.Env, enc *json.Encoder, eng workspace.Engine, verb string, olderThan time.Duration, dryRun bool) error {
+func listOrReap(ctx context.Context, env *cli.Env, enc *json.Encoder, eng workspace.Engine, verb string, olderThan time.Duration, dryRun bool, only string) error {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
 	list, err := eng.List(ctx)
@@ -121,6 +122,9 @@ func listOrReap(ctx context.Context, env *cli.Env, enc *json.Encoder, eng worksp
 	}
 	var errs []error
 	for _, i := range list {
+		if only != "" && i.Session != only {
+			continue
+		}
 		if verb == "list" {
 			enc.Encode(i)
 			continue
