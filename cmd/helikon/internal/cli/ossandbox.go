@@ -118,13 +118,14 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 		g := b.Guarantees()
 		reports = append(reports, backendReport{Name: name, Guarantees: &g})
 	}
+	dockerReport := probeDocker(ctx, env)
 	policy := reportPolicy(common)
 	policyStatus := ExitOK
 	if policy.Error != "" {
 		policyStatus = ExitUsage // a policy file that stops every command
 	}
 	if *asJSON {
-		out, _ := json.MarshalIndent(map[string]any{"machine": sup, "backends": reports, "policy": policy}, "", "  ")
+		out, _ := json.MarshalIndent(map[string]any{"machine": sup, "backends": reports, "workspaces": map[string]string{"docker": dockerReport}, "policy": policy}, "", "  ")
 		fmt.Fprintln(env.Stdout, string(out))
 		return policyStatus
 	}
@@ -165,6 +166,9 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 			fmt.Fprintf(w, "         - %s\n", f)
 		}
 	}
+	fmt.Fprintln(w, "\nWorkspace engines here (a container or microVM per session, for run, mcp and tool):")
+	fmt.Fprintf(w, "  docker %s\n", dockerReport)
+	fmt.Fprintln(w, "  forkd  with FORKD_URL, FORKD_TOKEN and FORKD_SNAPSHOT set: one microVM per session (not probed)")
 	if !sup.Available {
 		fmt.Fprintln(w, "\nTo fix: "+doctorHint(sup))
 	}
