@@ -3,6 +3,7 @@ package mcptools_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -45,13 +46,7 @@ func (e *sessionEngine) Remove(context.Context, string) error           { return
 func (e *sessionEngine) counts() (created, closed map[string]int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	created, closed = map[string]int{}, map[string]int{}
-	for k, v := range e.created {
-		created[k] = v
-	}
-	for k, v := range e.closed {
-		closed[k] = v
-	}
+	created, closed = maps.Clone(e.created), maps.Clone(e.closed)
 	return created, closed
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/backend"
-	"github.com/paigasus/helikon/sandbox"
 	"github.com/paigasus/helikon/workspace"
 )
 
@@ -33,10 +32,6 @@ type ToolEnv struct {
 	backend     backend.Backend
 	backendErr  error
 
-	sandboxOnce sync.Once
-	sandbox     *sandbox.Sandbox
-	sandboxErr  error
-
 	// Session names the workspace's session (--session); "" means a new
 	// one.
 	Session string
@@ -49,14 +44,6 @@ type ToolEnv struct {
 	wsErr      error
 	sessions   *workspace.Sessions
 	perSession bool
-}
-
-// Sandbox returns the sandbox over Root, opened once and shared by every tool
-// of the command, so that the file tools share one per-path write lock (which
-// makes concurrent Edits of a file all apply).
-func (te *ToolEnv) Sandbox() (*sandbox.Sandbox, error) {
-	te.sandboxOnce.Do(func() { te.sandbox, te.sandboxErr = sandbox.Open(te.Root) })
-	return te.sandbox, te.sandboxErr
 }
 
 // Backend returns the execution backend the flags (and, where they are not

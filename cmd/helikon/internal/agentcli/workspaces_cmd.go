@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/cmd/helikon/internal/cli"
 	"github.com/paigasus/helikon/workspace"
 	"github.com/paigasus/helikon/workspace/docker"
@@ -91,7 +92,8 @@ var errNotConfigured = errors.New("not configured")
 var listers = map[string]func(ctx context.Context, env *cli.Env) (workspace.Engine, error){
 	docker.EngineName: func(ctx context.Context, env *cli.Env) (workspace.Engine, error) {
 		e, err := docker.New(ctx, &docker.Options{Isolate: true})
-		if err != nil && env.Var("DOCKER_HOST") == "" && strings.Contains(err.Error(), "does not answer") {
+		if err != nil && env.Var("DOCKER_HOST") == "" && errors.Is(err, backend.ErrUnavailable) {
+			// No daemon at the default socket: Docker is not used here.
 			return nil, fmt.Errorf("%w: %w", errNotConfigured, err)
 		}
 		return e, err
