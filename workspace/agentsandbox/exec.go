@@ -9,8 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 
+	"github.com/paigasus/helikon/workspace/internal/pidline"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -113,59 +113,13 @@ func (w *Workspace) check(ctx context.Context) error {
 	return gone
 }
 
-// pidWriter passes a command's stderr through after taking the first line,
-// which the wrapper writes before it starts the command: "helikon-pid:N".
-type pidWriter struct {
-	w     io.Writer
-	ready chan struct{} // closed once the first line is taken
-	mu    sync.Mutex
-	head  []byte
-	done  bool
-	pid   int
-}
-
-func newPidWriter(w io.Writer) *pidWriter { return &pidWriter{w: w, ready: make(chan struct{})} }
+// newPidWriter passes a command's stderr through after taking the first
+// line, which the wrapper writes before it starts the command:
+// "helikon-pid:N".
+func newPidWriter(w io.Writer) *pidline.Writer { return pidline.New(w, pidPrefix, maxPidLine) }
 
 // maxPidLine bounds the line the writer waits for.
-const maxPidLine = 64
-
-func (p *pidWriter) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.done {
-		return p.w.Write(b)
-	}
-	n := len(b)
-	p.head = append(p.head, b...)
-	i := bytes.IndexByte(p.head, '\n')
-	if i < 0 && len(p.head) < maxPidLine {
-		return n, nil
-	}
-	p.done = true
-	defer close(p.ready)
-	rest := p.head
-	if i >= 0 {
-		if v, ok := bytes.CutPrefix(p.head[:i], []byte(pidPrefix)); ok {
-			p.pid, _ = strconv.Atoi(string(v))
-			rest = p.head[i+1:]
-		}
-	}
-	p.head = nil
-	if len(rest) > 0 {
-		if _, err := p.w.Write(rest); err != nil {
-			return n, err
-		}
-	}
-	return n, nil
-}
-
-// PID returns the command's process id in the container, or 0 when the
-// wrapper has not reported it.
-func (p *pidWriter) PID() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.pid
-}
+const maxPidLine = 63
 
 const pidPrefix = "helikon-pid:"
 

@@ -216,11 +216,11 @@ func (w *Workspace) exec(ctx context.Context, argv []string, stdin io.Reader, st
 		case <-ctx.Done():
 		}
 		select {
-		case <-pw.ready:
+		case <-pw.Ready():
 		case <-ended:
 		case <-time.After(pidGrace):
 		}
-		if pid := pw.PID(); pid > 0 {
+		if pid, ok := pw.PID(); ok {
 			if err := w.kill(ctx, pid); err != nil {
 				w.e.log.Warn("k8s: killing a timed-out or cancelled command failed; it may still run in the pod", "pod", w.Pod(), "pid", pid, "err", err)
 			}

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/internal/locale"
 	"github.com/paigasus/helikon/internal/proc"
+	"github.com/paigasus/helikon/workspace/internal/pidline"
 )
 
 // Run runs req in the container with docker exec, as the container's user,
@@ -173,7 +173,7 @@ const killWait = 10 * time.Second
 // error is ctx's.
 func (w *Workspace) exec(ctx context.Context, s *execSpec) (*outcome, error) {
 	cmd := append([]string{"/bin/sh", "-c", s.script, "helikon"}, s.argv...)
-	pw := &pidWriter{dst: s.stdout, ready: make(chan struct{})}
+	pw := newPidWriter(s.stdout)
 	st, err := w.start(ctx, cmd, s.env, s.stdin != nil)
 	if err != nil {
 		return nil, err
@@ -218,11 +218,11 @@ wait:
 	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killWait)
 	defer cancel()
 	select {
-	case <-pw.ready:
+	case <-pw.Ready():
 	case <-done:
 	case <-kctx.Done():
 	}
-	pid, ok := pw.pid()
+	pid, ok := wrapperPid(pw)
 	if !ok {
 		// No pid line: the wrapper never ran its command, or its output
 		// could not be read; what ran is whatever the exec started.
@@ -372,65 +372,17 @@ func (w *Workspace) kill(ctx context.Context, pid int) error {
 	return nil
 }
 
-// pidWriter strips the wrapper's first line (its pid) from the command's
-// standard output and passes the rest on.
-type pidWriter struct {
-	dst   io.Writer
-	mu    sync.Mutex
-	line  []byte
-	done  bool // the line has ended
-	n     int
-	ok    bool
-	ready chan struct{} // closed when the line has ended
-}
-
-// maxPidLine bounds the first line: a pid has at most 7 digits (pid_max
-// is at most 2^22).
+// maxPidLine bounds the wrapper's first line: a pid has at most 7 digits
+// (pid_max is at most 2^22).
 const maxPidLine = 16
 
-func (p *pidWriter) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	if p.done {
-		p.mu.Unlock()
-		return p.dst.Write(b)
-	}
-	total := len(b)
-	i := bytes.IndexByte(b, '\n')
-	if i >= 0 && len(p.line)+i > maxPidLine {
-		i = -1 // a line too long for a pid: there is no pid line
-	}
-	if i < 0 && len(p.line)+len(b) <= maxPidLine {
-		p.line = append(p.line, b...)
-		p.mu.Unlock()
-		return total, nil
-	}
-	var rest []byte
-	if i >= 0 {
-		p.line = append(p.line, b[:i]...)
-		p.n, p.ok = parsePid(p.line)
-		rest = b[i+1:]
-	} else {
-		rest = append(p.line, b...) // no pid line: pass everything on
-	}
-	p.done = true
-	close(p.ready)
-	p.mu.Unlock()
-	if len(rest) > 0 {
-		if _, err := p.dst.Write(rest); err != nil {
-			return 0, err
-		}
-	}
-	return total, nil
-}
+// newPidWriter strips the wrapper's first line (its pid) from the
+// command's standard output and passes the rest on.
+func newPidWriter(dst io.Writer) *pidline.Writer { return pidline.New(dst, "", maxPidLine) }
 
-// pid returns the pid the wrapper reported.
-func (p *pidWriter) pid() (int, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.n, p.ok
-}
-
-func parsePid(b []byte) (int, bool) {
-	n, err := strconv.Atoi(string(b))
-	return n, err == nil && n > 1
+// wrapperPid is the pid the wrapper reported: never 1, the container's
+// init, whose group a kill must not reach.
+func wrapperPid(w *pidline.Writer) (int, bool) {
+	n, ok := w.PID()
+	return n, ok && n > 1
 }
