@@ -80,15 +80,18 @@ func (s *Sessions) Open(ctx context.Context, session string) (Workspace, error) 
 	if s.open == nil {
 		s.open = map[string]*lazy{}
 	}
+	d, describes := s.Engine.(Describer)
 	l, ok := s.open[session]
 	if !ok {
 		l = &lazy{sessions: s, session: session}
 		l.forward.get = l.get
+		if describes {
+			l.dir, l.guarantees = d.Dir(), d.Guarantees()
+		}
 		s.open[session] = l
 	}
 	s.mu.Unlock()
-	if d, ok := s.Engine.(Describer); ok {
-		l.dir, l.guarantees = d.Dir(), d.Guarantees()
+	if describes {
 		return l, nil
 	}
 	ws, err := l.get(ctx)

@@ -262,3 +262,30 @@ func TestSessionsNotifiesEachWorkspaceAttachedOrCreated(t *testing.T) {
 		t.Fatalf("notified %+v, want old attached then new created, once each", got)
 	}
 }
+
+// TestByContextServesConcurrentCallsOfOneSession: parallel calls of one
+// session (a turn's tool calls) share its workspace; run with -race.
+func TestByContextServesConcurrentCallsOfOneSession(t *testing.T) {
+	e := &describingEngine{}
+	s := &workspace.Sessions{Engine: e}
+	ws, err := s.ByContext("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := workspace.WithSession(context.Background(), "s")
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := ws.Run(ctx, &backend.Request{Command: "true"}); err != nil {
+				t.Error(err)
+			}
+			if ws.Dir() != "/ws" {
+				t.Error("Dir changed")
+			}
+		})
+	}
+	wg.Wait()
+	if len(e.created) != 1 {
+		t.Fatalf("created %v, want one workspace", e.created)
+	}
+}
