@@ -15,6 +15,7 @@ import (
 	"github.com/paigasus/helikon/workspace"
 	"github.com/paigasus/helikon/workspace/agentsandbox"
 	"github.com/paigasus/helikon/workspace/agentsandbox/internal/fakecluster"
+	"github.com/paigasus/helikon/workspace/workspacetest"
 )
 
 // newEngine starts a fake cluster holding objects and returns an engine on
@@ -36,18 +37,6 @@ func newEngine(t *testing.T, opts agentsandbox.Options, objects ...runtime.Objec
 	return e, c
 }
 
-func run(t *testing.T, ws workspace.Workspace, cmd string) string {
-	t.Helper()
-	res, err := ws.Run(t.Context(), &backend.Request{Command: cmd})
-	if err != nil {
-		t.Fatalf("Run(%q): %v", cmd, err)
-	}
-	if res.ExitCode == nil || *res.ExitCode != 0 {
-		t.Fatalf("Run(%q): exit %v, stdout %q, stderr %q", cmd, res.ExitCode, res.Stdout, res.Stderr)
-	}
-	return string(res.Stdout)
-}
-
 func TestCreateRunsCommandsAndFilesInOneSandboxUntilClose(t *testing.T) {
 	e, c := newEngine(t, agentsandbox.Options{Template: "python"}, fakecluster.Template("python", ""))
 	ctx := t.Context()
@@ -58,8 +47,8 @@ func TestCreateRunsCommandsAndFilesInOneSandboxUntilClose(t *testing.T) {
 	if _, err := ws.WriteFile(ctx, "script.sh", []byte("echo made > made.txt\n")); err != nil {
 		t.Fatal(err)
 	}
-	run(t, ws, "sh script.sh")
-	if got := run(t, ws, "cat made.txt"); got != "made\n" {
+	workspacetest.Sh(t, ws, "sh script.sh")
+	if got := workspacetest.Sh(t, ws, "cat made.txt"); got != "made\n" {
 		t.Errorf("the second command saw %q, want the file the first made", got)
 	}
 	list, err := e.List(ctx)
@@ -88,7 +77,7 @@ func TestExecFallsBackToSPDYWhereWebSocketIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close(context.Background()) })
-	if got := run(t, ws, "echo hi; exit 0"); got != "hi\n" {
+	if got := workspacetest.Sh(t, ws, "echo hi; exit 0"); got != "hi\n" {
 		t.Errorf("stdout %q", got)
 	}
 	res, err := ws.Run(t.Context(), &backend.Request{Command: "exit 7"})
@@ -108,7 +97,7 @@ func TestAttachFindsTheSessionsWorkspaceWithItsFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close(context.Background()) })
-	run(t, ws, "echo kept > kept.txt")
+	workspacetest.Sh(t, ws, "echo kept > kept.txt")
 	if _, err := e.Create(ctx, "s1"); err == nil {
 		t.Fatal("a second Create of one session succeeded")
 	}
@@ -119,7 +108,7 @@ func TestAttachFindsTheSessionsWorkspaceWithItsFiles(t *testing.T) {
 	if !again.Info().Attached || again.Info().ID != ws.Info().ID {
 		t.Errorf("Info %+v, want the same claim, attached", again.Info())
 	}
-	if got := run(t, again, "cat kept.txt"); got != "kept\n" {
+	if got := workspacetest.Sh(t, again, "cat kept.txt"); got != "kept\n" {
 		t.Errorf("attached workspace read %q", got)
 	}
 	if _, err := e.Attach(ctx, "other"); !errors.Is(err, workspace.ErrNotFound) {

@@ -19,6 +19,7 @@ import (
 	"github.com/paigasus/helikon/workspace"
 	"github.com/paigasus/helikon/workspace/agentsandbox"
 	"github.com/paigasus/helikon/workspace/agentsandbox/internal/fakecluster"
+	"github.com/paigasus/helikon/workspace/workspacetest"
 )
 
 // claims lists the claims in the fake cluster.
@@ -151,7 +152,7 @@ func TestWarmPoolClaimAdoptsAWarmPod(t *testing.T) {
 	if pod := ws.(*agentsandbox.Workspace).Pod(); !strings.HasPrefix(pod, fakecluster.Namespace+"/pool-") {
 		t.Errorf("the workspace runs in %s, want an adopted pod of the pool", pod)
 	}
-	if got := run(t, ws, "echo warm"); got != "warm\n" {
+	if got := workspacetest.Sh(t, ws, "echo warm"); got != "warm\n" {
 		t.Errorf("stdout %q", got)
 	}
 }
@@ -183,7 +184,7 @@ func TestPodEvictedMidSessionIsGoneAndCloseDeletesTheClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run(t, ws, "echo before > f")
+	workspacetest.Sh(t, ws, "echo before > f")
 	pod := strings.TrimPrefix(ws.(*agentsandbox.Workspace).Pod(), fakecluster.Namespace+"/")
 	if err := c.Evict(ctx, pod); err != nil {
 		t.Fatal(err)
@@ -232,7 +233,7 @@ func TestPodReplacedUnderItsNameIsGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close(context.Background()) })
-	run(t, ws, "echo state > f")
+	workspacetest.Sh(t, ws, "echo state > f")
 	pod := strings.TrimPrefix(ws.(*agentsandbox.Workspace).Pod(), fakecluster.Namespace+"/")
 	old, err := c.Kube.CoreV1().Pods(fakecluster.Namespace).Get(ctx, pod, metav1.GetOptions{})
 	if err != nil {
@@ -269,7 +270,7 @@ func TestTimeoutKillsTheCommandsProcessTreeInThePod(t *testing.T) {
 			req := &backend.Request{Command: "sleep 60 & echo $! > child; echo $$ > parent; sleep 60"}
 			if tc.cancel {
 				go func() {
-					for !strings.Contains(run(t, ws, "cat parent 2>/dev/null || true"), "\n") {
+					for !strings.Contains(workspacetest.Sh(t, ws, "cat parent 2>/dev/null || true"), "\n") {
 						time.Sleep(5 * time.Millisecond)
 					}
 					cancel()
@@ -285,7 +286,7 @@ func TestTimeoutKillsTheCommandsProcessTreeInThePod(t *testing.T) {
 				t.Fatalf("result %+v, want a timeout", res)
 			}
 			for _, f := range []string{"parent", "child"} {
-				pid, err := strconv.Atoi(strings.TrimSpace(run(t, ws, "cat "+f+"; rm "+f)))
+				pid, err := strconv.Atoi(strings.TrimSpace(workspacetest.Sh(t, ws, "cat "+f+"; rm "+f)))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -84,9 +84,9 @@ func Run(t *testing.T, open func(t *testing.T) workspace.Workspace, opts *Option
 	t.Run("Close", func(t *testing.T) { closeCases(t, open(t)) })
 }
 
-// sh runs cmd in ws and fails the test unless it exits 0; it returns the
+// Sh runs cmd in ws and fails the test unless it exits 0; it returns the
 // command's standard output.
-func sh(t *testing.T, ws workspace.Workspace, cmd string) string {
+func Sh(t *testing.T, ws workspace.Workspace, cmd string) string {
 	t.Helper()
 	res, err := ws.Run(t.Context(), &backend.Request{Command: cmd})
 	if err != nil {
@@ -184,7 +184,7 @@ func confinement(t *testing.T, ws workspace.Workspace) {
 	// The links are made by a command inside the workspace, as an agent's
 	// Bash call would make them: the FS must refuse them whatever the
 	// engine's own "/" is.
-	sh(t, ws, "mkdir -p sub/deep && echo in > sub/in.txt && echo v > victim && "+
+	Sh(t, ws, "mkdir -p sub/deep && echo in > sub/in.txt && echo v > victim && "+
 		"ln -s / rootlink && ln -s /etc etclink && ln -s .. up && ln -s ../.. sub/up2 && "+
 		"ln -s ../../../"+canary+" sub/deep/out && ln -s /etc/passwd pw && ln -s up/"+canary+" chain")
 	dir := ws.Dir()
@@ -223,7 +223,7 @@ func confinement(t *testing.T, ws workspace.Workspace) {
 		}
 	}
 	// Nothing the refused calls did may have landed outside the root.
-	sh(t, ws, fmt.Sprintf("test ! -e ../%s && test ! -e ../../%s && test ! -e /%s && test ! -e /etc/%s", canary, canary, canary, canary))
+	Sh(t, ws, fmt.Sprintf("test ! -e ../%s && test ! -e ../../%s && test ! -e /%s && test ! -e /etc/%s", canary, canary, canary, canary))
 	if got := readFS(t, ws, "victim"); got != "v\n" {
 		t.Errorf("victim holds %q after the refused renames, want %q", got, "v\n")
 	}
@@ -241,7 +241,7 @@ func confinement(t *testing.T, ws workspace.Workspace) {
 		}
 	})
 	t.Run("LinksInsideFollowed", func(t *testing.T) {
-		sh(t, ws, "ln -s sub/in.txt alias.txt && ln -s sub linkdir && ln -s ../in.txt sub/deep/upin")
+		Sh(t, ws, "ln -s sub/in.txt alias.txt && ln -s sub linkdir && ln -s ../in.txt sub/deep/upin")
 		for _, p := range []string{"alias.txt", "linkdir/in.txt", "sub/deep/upin", "sub/deep/../in.txt"} {
 			f, err := ws.Open(ctx, p)
 			if err != nil {
@@ -258,7 +258,7 @@ func confinement(t *testing.T, ws workspace.Workspace) {
 		if res.Path != "sub/in.txt" || res.Created {
 			t.Errorf("WriteFile through a link: Path %q Created %v, want %q false", res.Path, res.Created, "sub/in.txt")
 		}
-		if got := sh(t, ws, "test -L alias.txt && cat sub/in.txt"); got != "new\n" {
+		if got := Sh(t, ws, "test -L alias.txt && cat sub/in.txt"); got != "new\n" {
 			t.Errorf("the link's target holds %q, want %q (and the link must stay a link)", got, "new\n")
 		}
 		if _, err := ws.Stat(ctx, "linkdir/in.txt"); err != nil {
@@ -272,9 +272,9 @@ func confinement(t *testing.T, ws workspace.Workspace) {
 
 func errorCases(t *testing.T, ws workspace.Workspace, opts *Options) {
 	ctx := t.Context()
-	sh(t, ws, "mkdir -p d && echo 0123456789 > ten")
+	Sh(t, ws, "mkdir -p d && echo 0123456789 > ten")
 	if !opts.NoFIFO {
-		sh(t, ws, "mkfifo fifo")
+		Sh(t, ws, "mkfifo fifo")
 	}
 	noop := func(old []byte) ([][]byte, error) { return [][]byte{old}, nil }
 	missing := []string{"missing.txt", "d/missing.txt", "nodir/x"}
@@ -338,7 +338,7 @@ func errorCases(t *testing.T, ws workspace.Workspace, opts *Options) {
 		t.Run("Changed", func(t *testing.T) {
 			writeFS(t, ws, "raced", "old\n")
 			_, err := ws.UpdateFile(ctx, "raced", 0, func(old []byte) ([][]byte, error) {
-				sh(t, ws, "echo 'changed by a command' > raced.new && mv raced.new raced")
+				Sh(t, ws, "echo 'changed by a command' > raced.new && mv raced.new raced")
 				return [][]byte{[]byte("update\n")}, nil
 			})
 			wantIs(t, "UpdateFile of a file a command replaced meanwhile", err, workspace.ErrChanged)
@@ -356,7 +356,7 @@ func writeCases(t *testing.T, ws workspace.Workspace) {
 		if res.Path != "a/b/c.txt" || !res.Created || res.BytesWritten != 2 {
 			t.Errorf("WriteResult %+v, want Path a/b/c.txt, Created, 2 bytes", res)
 		}
-		if got := sh(t, ws, "cat a/b/c.txt"); got != "c\n" {
+		if got := Sh(t, ws, "cat a/b/c.txt"); got != "c\n" {
 			t.Errorf("cat read %q", got)
 		}
 		res = writeFS(t, ws, "a/b/c.txt", "again\n")
@@ -379,7 +379,7 @@ func writeCases(t *testing.T, ws workspace.Workspace) {
 		if got := readFS(t, ws, "big.bin"); got != string(data) {
 			t.Errorf("read back %d bytes, want the %d written", len(got), len(data))
 		}
-		if got := strings.TrimSpace(sh(t, ws, "wc -c < big.bin")); got != fmt.Sprint(len(data)) {
+		if got := strings.TrimSpace(Sh(t, ws, "wc -c < big.bin")); got != fmt.Sprint(len(data)) {
 			t.Errorf("the command sees %s bytes, want %d", got, len(data))
 		}
 		fi, err := ws.Stat(ctx, "big.bin")
@@ -395,9 +395,9 @@ func writeCases(t *testing.T, ws workspace.Workspace) {
 	})
 	t.Run("ModeKept", func(t *testing.T) {
 		writeFS(t, ws, "run.sh", "#!/bin/sh\necho one\n")
-		sh(t, ws, "chmod 750 run.sh")
+		Sh(t, ws, "chmod 750 run.sh")
 		writeFS(t, ws, "run.sh", "#!/bin/sh\necho two\n")
-		if got := sh(t, ws, "./run.sh"); got != "two\n" {
+		if got := Sh(t, ws, "./run.sh"); got != "two\n" {
 			t.Errorf("the rewritten script printed %q", got)
 		}
 		fi, err := ws.Stat(ctx, "run.sh")
@@ -413,7 +413,7 @@ func writeCases(t *testing.T, ws workspace.Workspace) {
 		if err != nil || fi.Mode().Perm() != 0o750 {
 			t.Errorf("mode after UpdateFile %v (%v), want -rwxr-x---", fi.Mode(), err)
 		}
-		if got := sh(t, ws, "./run.sh"); got != "three\n" {
+		if got := Sh(t, ws, "./run.sh"); got != "three\n" {
 			t.Errorf("the updated script printed %q", got)
 		}
 	})
@@ -425,12 +425,12 @@ func writeCases(t *testing.T, ws workspace.Workspace) {
 		if err != nil || res.BytesWritten != 9 || res.Created || res.Path != "pieces" {
 			t.Fatalf("UpdateFile: %+v, %v", res, err)
 		}
-		if got := sh(t, ws, "cat pieces"); got != "<middle>\n" {
+		if got := Sh(t, ws, "cat pieces"); got != "<middle>\n" {
 			t.Errorf("the pieces were written as %q", got)
 		}
 	})
 	t.Run("NoTempFilesLeft", func(t *testing.T) {
-		sh(t, ws, "mkdir clean")
+		Sh(t, ws, "mkdir clean")
 		writeFS(t, ws, "clean/f", "1")
 		writeFS(t, ws, "clean/f", "2")
 		ents, err := ws.ReadDir(ctx, "clean")
@@ -444,12 +444,12 @@ func sharedState(t *testing.T, ws workspace.Workspace) {
 	ctx := t.Context()
 	t.Run("FSToCommand", func(t *testing.T) {
 		writeFS(t, ws, "fromfs/note.txt", "written by the FS\n")
-		if got := sh(t, ws, "cat fromfs/note.txt"); got != "written by the FS\n" {
+		if got := Sh(t, ws, "cat fromfs/note.txt"); got != "written by the FS\n" {
 			t.Errorf("cat read %q", got)
 		}
 	})
 	t.Run("CommandToFS", func(t *testing.T) {
-		sh(t, ws, "mkdir -p fromcmd/z fromcmd/a && printf 'made by a command\\n' > fromcmd/made.txt")
+		Sh(t, ws, "mkdir -p fromcmd/z fromcmd/a && printf 'made by a command\\n' > fromcmd/made.txt")
 		if got := readFS(t, ws, "fromcmd/made.txt"); got != "made by a command\n" {
 			t.Errorf("Open read %q", got)
 		}
@@ -471,11 +471,11 @@ func sharedState(t *testing.T, ws workspace.Workspace) {
 		}
 	})
 	t.Run("StatePersistsAcrossCommands", func(t *testing.T) {
-		sh(t, ws, "echo kept > persisted && mkdir -p elsewhere && cd elsewhere && echo here > marker")
-		if got := sh(t, ws, "cat persisted elsewhere/marker"); got != "kept\nhere\n" {
+		Sh(t, ws, "echo kept > persisted && mkdir -p elsewhere && cd elsewhere && echo here > marker")
+		if got := Sh(t, ws, "cat persisted elsewhere/marker"); got != "kept\nhere\n" {
 			t.Errorf("the next command read %q", got)
 		}
-		if got := strings.TrimSpace(sh(t, ws, "pwd -P")); got != ws.Dir() {
+		if got := strings.TrimSpace(Sh(t, ws, "pwd -P")); got != ws.Dir() {
 			t.Errorf("the next command started in %q, want the root %q (a cd does not carry over)", got, ws.Dir())
 		}
 		if got := readFS(t, ws, "elsewhere/marker"); got != "here\n" {
@@ -493,7 +493,7 @@ func renameRemove(t *testing.T, ws workspace.Workspace) {
 	if _, err := ws.Stat(ctx, "old.txt"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the old name after Rename: %v, want fs.ErrNotExist", err)
 	}
-	if got := sh(t, ws, "cat new.txt"); got != "content\n" {
+	if got := Sh(t, ws, "cat new.txt"); got != "content\n" {
 		t.Errorf("the new name holds %q", got)
 	}
 	writeFS(t, ws, "other.txt", "other\n")
@@ -506,20 +506,20 @@ func renameRemove(t *testing.T, ws workspace.Workspace) {
 	if err := ws.Remove(ctx, "new.txt"); err != nil {
 		t.Fatal(err)
 	}
-	sh(t, ws, "test ! -e new.txt && mkdir emptydir full && touch full/f")
+	Sh(t, ws, "test ! -e new.txt && mkdir emptydir full && touch full/f")
 	if err := ws.Remove(ctx, "emptydir"); err != nil {
 		t.Errorf("Remove of an empty directory: %v", err)
 	}
 	if err := ws.Remove(ctx, "full"); err == nil {
 		t.Error("Remove of a directory that is not empty succeeded")
 	}
-	sh(t, ws, "test ! -e emptydir && test -f full/f")
+	Sh(t, ws, "test ! -e emptydir && test -f full/f")
 	// Removing a link removes the link, never its target.
-	sh(t, ws, "ln -s full/f flink")
+	Sh(t, ws, "ln -s full/f flink")
 	if err := ws.Remove(ctx, "flink"); err != nil {
 		t.Errorf("Remove of a link: %v", err)
 	}
-	sh(t, ws, "test ! -L flink && test -f full/f")
+	Sh(t, ws, "test ! -L flink && test -f full/f")
 }
 
 func concurrency(t *testing.T, ws workspace.Workspace) {
