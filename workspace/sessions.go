@@ -16,11 +16,25 @@ import (
 // [Sessions.Open] then returns a workspace that is created (or attached to)
 // on its first use, so a session that never calls a tool costs nothing.
 type Describer interface {
-	// Dir is the root every workspace of the engine has ([FS.Dir]).
+	// Dir is the root every workspace of the engine has ([FS.Dir]), or ""
+	// when the engine cannot say before a workspace exists (a root
+	// resolved only inside it): such an engine does not describe its
+	// workspaces (see [Describe]).
 	Dir() string
 	// Guarantees is what every workspace's commands get
 	// ([backend.Backend.Guarantees]).
 	Guarantees() backend.Guarantees
+}
+
+// Describe returns the engine as a [Describer] if it describes its
+// workspaces before they exist: it implements Describer and its Dir is
+// known (not "").
+func Describe(e Engine) (Describer, bool) {
+	d, ok := e.(Describer)
+	if !ok || d.Dir() == "" {
+		return nil, false
+	}
+	return d, true
 }
 
 // Sessions holds one workspace per session open on one engine: the
@@ -60,8 +74,8 @@ func (s *Sessions) logger() *slog.Logger {
 }
 
 // Open returns the workspace of session, the same value for every call
-// with the same session until it is closed. When the engine is a
-// [Describer] the workspace is attached to or created on its first use;
+// with the same session until it is closed. When the engine
+// describes its workspaces ([Describe]) the workspace is attached to or created on its first use;
 // otherwise here, and an error comes back now. Close a session's workspace
 // through [Sessions.Close] or [Sessions.CloseAll], not its own Close, so
 // that the session's next Open opens it again.
@@ -80,7 +94,7 @@ func (s *Sessions) Open(ctx context.Context, session string) (Workspace, error) 
 	if s.open == nil {
 		s.open = map[string]*lazy{}
 	}
-	d, describes := s.Engine.(Describer)
+	d, describes := Describe(s.Engine)
 	l, ok := s.open[session]
 	if !ok {
 		l = &lazy{sessions: s, session: session}
@@ -240,11 +254,11 @@ func SessionFrom(ctx context.Context) (string, bool) {
 // ByContext returns a workspace that routes every call to the workspace of
 // the session its context names ([WithSession]), or of fallback when it
 // names none, so one set of tools serves many sessions, each in its own
-// workspace. The engine must be a [Describer] (its workspaces' Dir and
+// workspace. The engine must describe its workspaces ([Describe]: their workspaces' Dir and
 // Guarantees are the same for every session); fallback "" makes a call
 // without a session fail.
 func (s *Sessions) ByContext(fallback string) (Workspace, error) {
-	d, ok := s.Engine.(Describer)
+	d, ok := Describe(s.Engine)
 	if !ok {
 		return nil, fmt.Errorf("workspace: engine %s cannot route by session: it does not describe its workspaces before they exist", s.Engine.Name())
 	}

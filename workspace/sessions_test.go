@@ -60,6 +60,13 @@ func (*describingEngine) Guarantees() backend.Guarantees {
 	return backend.Guarantees{Label: "counting"}
 }
 
+// unsureEngine implements Describer but cannot say its root before a
+// workspace exists.
+type unsureEngine struct{ countingEngine }
+
+func (*unsureEngine) Dir() string                    { return "" }
+func (*unsureEngine) Guarantees() backend.Guarantees { return backend.Guarantees{} }
+
 type countingWS struct {
 	workspace.FS // nil: calls other than Dir and Stat panic
 	e            *countingEngine
@@ -245,6 +252,26 @@ func TestByContextRoutesEachCallToItsSessionsWorkspace(t *testing.T) {
 	}
 	if _, err := (&workspace.Sessions{Engine: &countingEngine{}}).ByContext("main"); err == nil {
 		t.Fatal("ByContext accepted an engine that cannot describe its workspaces")
+	}
+	if _, err := (&workspace.Sessions{Engine: &unsureEngine{}}).ByContext("main"); err == nil {
+		t.Fatal("ByContext accepted an engine whose Dir is unknown")
+	}
+}
+
+func TestSessionsOpenNowWhenTheEngineCannotNameItsRoot(t *testing.T) {
+	e := &unsureEngine{}
+	if _, ok := workspace.Describe(e); ok {
+		t.Fatal("Describe: an engine with Dir \"\" describes its workspaces")
+	}
+	if _, ok := workspace.Describe(&describingEngine{}); !ok {
+		t.Fatal("Describe: an engine with a Dir does not describe its workspaces")
+	}
+	ws, err := (&workspace.Sessions{Engine: e}).Open(context.Background(), "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.created) != 1 || ws.Dir() != "/ws" {
+		t.Fatalf("Open: created %v, Dir %q; want the workspace made now, with its own root", e.created, ws.Dir())
 	}
 }
 

@@ -15,6 +15,12 @@
 // hex-encoded (base64 where the microVM has it, od otherwise); a
 // command starts in the root through sh -c 'cd -- ROOT && exec "$@"'.
 //
+// With an absolute root (the default, [DefaultDir]) the engine describes
+// its workspaces before they exist ([Engine.Dir], [workspace.Describe]):
+// [workspace.Sessions] then creates a session's microVM on its first call
+// and routes calls by session, so an MCP server over HTTP gives each client
+// a microVM of its own.
+//
 // # Names and labels
 //
 // A forkd workspace has a name and nothing else to label it with. The

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/paigasus/helikon/backend"
 	bforkd "github.com/paigasus/helikon/backend/forkd"
 	"github.com/paigasus/helikon/workspace"
 )
@@ -136,6 +137,33 @@ func (e *Engine) Name() string { return EngineName }
 // snapshot, whose Reconcile reaps leaked per-command microVMs (it leaves
 // the workspaces' live microVMs alone).
 func (e *Engine) Backend() *bforkd.Backend { return e.b }
+
+// Dir is the root every workspace of the engine has, as the microVM sees
+// it, when the engine was given an absolute one (the default,
+// [DefaultDir]), and "" for a relative one, which is resolved only inside
+// each microVM: with an absolute root the engine describes its workspaces
+// before they exist ([workspace.Describe]), so [workspace.Sessions] creates
+// each session's microVM on its first call and can route by session (an
+// MCP server gives each client its own). A workspace whose absolute root
+// turns out to be a link to another directory in the microVM is refused
+// when it is created or attached to, so that Dir is always its root.
+func (e *Engine) Dir() string {
+	if path.IsAbs(e.dir) {
+		return e.dir
+	}
+	return ""
+}
+
+// Guarantees is what the commands of every workspace get: those of the
+// per-command backend on the same controller (see [New]), labelled
+// [Label]. A workspace's own Guarantees also name it.
+func (e *Engine) Guarantees() backend.Guarantees {
+	g := e.b.Guarantees()
+	g.Label = Label
+	return g
+}
+
+var _ workspace.Describer = (*Engine)(nil)
 
 // String describes the engine without secrets.
 func (e *Engine) String() string {

@@ -667,3 +667,70 @@ func TestRootWithShellSyntaxStaysAName(t *testing.T) {
 		}
 	}
 }
+
+// With an absolute root the engine describes its workspaces: Sessions
+// creates a session's microVM on its first call, and routing by session
+// gives each session (an MCP client) a microVM of its own. A relative root
+// is resolved only inside the microVM, so such an engine does not.
+func TestAnAbsoluteRootGivesEachSessionItsMicroVMOnFirstUse(t *testing.T) {
+	c, srv := start(t)
+	if _, ok := workspace.Describe(newEngine(t, srv, nil)); ok {
+		t.Fatal("an engine with a relative root describes its workspaces")
+	}
+	// In the fake an absolute root is a host directory, shared by every
+	// sandbox: enough to count the microVMs and route the calls.
+	root := t.TempDir()
+	e := newEngine(t, srv, func(o *forkd.Options) { o.Dir = root })
+	d, ok := workspace.Describe(e)
+	if !ok || d.Dir() != root || d.Guarantees().Label != forkd.Label {
+		t.Fatalf("Describe = %v, %v; want the root %s and forkd's guarantees", d, ok, root)
+	}
+	s := &workspace.Sessions{Engine: e, Logger: slog.New(slog.DiscardHandler)}
+	routed, err := s.ByContext("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.CloseAll(context.Background())
+	if routed.Dir() != root || len(c.Workspaces()) != 0 {
+		t.Fatalf("before any call: Dir %q, controller workspaces %v; want %s and none", routed.Dir(), c.Workspaces(), root)
+	}
+	for _, id := range []string{"alice", "bob", "alice"} {
+		ctx := workspace.WithSession(context.Background(), id)
+		res, err := routed.Run(ctx, &backend.Request{Command: "pwd -P"})
+		if err != nil || res.ExitCode == nil || *res.ExitCode != 0 || string(res.Stdout) != root+"\n" {
+			t.Fatalf("session %s: Run = %+v, %v; want exit 0 in %s", id, res, err, root)
+		}
+	}
+	if got := strings.Join(c.Workspaces(), ","); got != "helikon-alice,helikon-bob" {
+		t.Errorf("controller workspaces = %s, want one per session", got)
+	}
+	if len(c.Live()) != 2 {
+		t.Errorf("live sandboxes = %v, want two", c.Live())
+	}
+	if err := s.CloseAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Workspaces()) != 0 {
+		t.Errorf("after CloseAll: workspaces %v, want none", c.Workspaces())
+	}
+}
+
+// A described root must be the workspace's root: one that is a link to
+// another directory in the microVM is refused rather than reported under
+// the name it was given.
+func TestAnAbsoluteRootThatIsALinkIsRefused(t *testing.T) {
+	c, srv := start(t)
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "ws")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(t, srv, func(o *forkd.Options) { o.Dir = link })
+	_, err := e.Create(context.Background(), "s1")
+	if err == nil || !strings.Contains(err.Error(), "a link") {
+		t.Fatalf("Create with a root that is a link = %v, want a refusal naming the link", err)
+	}
+	if len(c.Workspaces()) != 0 {
+		t.Errorf("workspaces after the refusal = %v, want none (deleted)", c.Workspaces())
+	}
+}

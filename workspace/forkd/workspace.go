@@ -69,6 +69,9 @@ func (w *Workspace) setRoot(ctx context.Context, out string) error {
 	if !strings.HasPrefix(root, "/") || strings.ContainsAny(root, "\n\x00") {
 		return fmt.Errorf("forkd workspaces: the workspace reported root %q, not an absolute path", root)
 	}
+	if d := w.e.Dir(); d != "" && root != d {
+		return fmt.Errorf("forkd workspaces: the root %s is %s in the microVM (a link): give that directory as the root", d, root)
+	}
 	w.root = root
 	fsys, err := newFS(ctx, runner{w}, root)
 	if err != nil {
@@ -110,8 +113,7 @@ func (w *Workspace) Info() workspace.Info {
 // virtualized; network proxied with EnforceEgress, none otherwise), for
 // this workspace.
 func (w *Workspace) Guarantees() backend.Guarantees {
-	g := w.e.b.Guarantees()
-	g.Label = Label
+	g := w.e.Guarantees()
 	g.Features = append(g.Features, "workspace "+w.name)
 	return g
 }

@@ -175,7 +175,7 @@ func (te *ToolEnv) openWorkspace() (workspace.Workspace, error) {
 			}
 		}
 	}
-	if _, ok := eng.(workspace.Describer); ok && te.PerSession && eng.Name() != local.EngineName {
+	if _, ok := workspace.Describe(eng); ok && te.PerSession && eng.Name() != local.EngineName {
 		te.perSession = true
 		return te.sessions.ByContext(id)
 	}
