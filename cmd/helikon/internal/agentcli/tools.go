@@ -38,12 +38,16 @@ type ToolEnv struct {
 	// PerSession asks for a workspace per client session where the engine
 	// can describe its workspaces before they exist (see ClientSessions).
 	PerSession bool
-	wsFlags    *WorkspaceFlags
-	wsOnce     sync.Once
-	ws         workspace.Workspace
-	wsErr      error
-	sessions   *workspace.Sessions
-	perSession bool
+	// quietCreate leaves out the notice of a new workspace made for no
+	// named session (helikon exec: the program's standard error is the
+	// user's).
+	quietCreate bool
+	wsFlags     *cli.WorkspaceFlags
+	wsOnce      sync.Once
+	ws          workspace.Workspace
+	wsErr       error
+	sessions    *workspace.Sessions
+	perSession  bool
 }
 
 // Backend returns the execution backend the flags (and, where they are not
@@ -87,12 +91,12 @@ func RegisterTools(p *ToolProvider) { toolProviders = append(toolProviders, p) }
 type ToolFlags struct {
 	builders  map[string]ToolBuilder
 	example   map[string]bool
-	workspace *WorkspaceFlags
+	workspace *cli.WorkspaceFlags
 }
 
 // AddToolFlags defines every provider's flags on fs.
 func AddToolFlags(fs *flag.FlagSet) *ToolFlags {
-	tf := &ToolFlags{builders: map[string]ToolBuilder{}, example: map[string]bool{}, workspace: addWorkspaceFlags(fs)}
+	tf := &ToolFlags{builders: map[string]ToolBuilder{}, example: map[string]bool{}, workspace: cli.AddWorkspaceFlags(fs)}
 	for _, p := range toolProviders {
 		var b ToolBuilder
 		if p.Flags != nil {

@@ -3,7 +3,6 @@ package agentcli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,29 +16,6 @@ import (
 	wsforkd "github.com/paigasus/helikon/workspace/forkd"
 	"github.com/paigasus/helikon/workspace/local"
 )
-
-// WorkspaceFlags are the flags of the workspace engines (--backend docker
-// and forkd), defined with the tool flags of every command that builds
-// tools.
-type WorkspaceFlags struct {
-	Image   string // --image (docker)
-	Isolate bool   // --isolate (docker)
-	Runtime string // --runtime (docker)
-	Memory  int64  // --memory (docker)
-	CPUs    float64
-	Keep    bool // --keep-workspace
-}
-
-func addWorkspaceFlags(fs *flag.FlagSet) *WorkspaceFlags {
-	w := &WorkspaceFlags{}
-	fs.StringVar(&w.Image, "image", "", "--backend docker: the `IMAGE` of the session's container (present in the daemon; never pulled)")
-	fs.BoolVar(&w.Isolate, "isolate", false, "--backend docker: copy --root into the container instead of bind-mounting it (the project stays untouched)")
-	fs.StringVar(&w.Runtime, "runtime", "", "--backend docker: the OCI `RUNTIME` (runsc for gVisor; default the daemon's, runc)")
-	fs.Int64Var(&w.Memory, "memory", 0, "--backend docker: the container's memory cap in `BYTES` (default: none)")
-	fs.Float64Var(&w.CPUs, "cpus", 0, "--backend docker: the container's CPU cap in `CORES` (default: none)")
-	fs.BoolVar(&w.Keep, "keep-workspace", false, "keep a remote workspace (container, microVM) at exit, for --session ID to attach to it again")
-	return w
-}
 
 // engineFactory builds the workspace engine of a remote backend from the
 // command's flags.
@@ -114,9 +90,9 @@ func forkdEngine(te *ToolEnv, f *cli.BackendFlags) (workspace.Engine, error) {
 	return e, nil
 }
 
-func (te *ToolEnv) workspaceFlags() *WorkspaceFlags {
+func (te *ToolEnv) workspaceFlags() *cli.WorkspaceFlags {
 	if te.wsFlags == nil {
-		return &WorkspaceFlags{}
+		return &cli.WorkspaceFlags{}
 	}
 	return te.wsFlags
 }
@@ -170,7 +146,7 @@ func (te *ToolEnv) openWorkspace() (workspace.Workspace, error) {
 				fmt.Fprintf(stderr, "helikon: attached to the %s workspace %s of session %s\n", i.Engine, i.ID, i.Session)
 			case explicit:
 				fmt.Fprintf(stderr, "helikon: session %s has no %s workspace (it is gone, or was never made): created a fresh one, %s\n", i.Session, i.Engine, i.ID)
-			default:
+			case !te.quietCreate:
 				fmt.Fprintf(stderr, "helikon: created the %s workspace %s for session %s\n", i.Engine, i.ID, i.Session)
 			}
 		}

@@ -2,8 +2,10 @@ package agentcli_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -95,10 +97,66 @@ func TestWorkspaceFlagsFailClosed(t *testing.T) {
 		{[]string{"workspaces", "reap", "--backend", "docker"}, 125, "--older-than DURATION is required"},
 		{[]string{"workspaces", "list", "--backend", "local"}, 125, "unknown engine"},
 		{[]string{"workspaces", "frob"}, 125, ""},
+		{[]string{"exec", "--backend", "docker", "--", "true"}, 125, "needs --image"},
+		{[]string{"exec", "--backend", "docker", "--session", "../x", "--", "true"}, 125, "invalid session id"},
+		{[]string{"exec", "--backend", "host", "--session", "s1", "--", "true"}, 125, "name a remote workspace (--backend docker, forkd)"},
+		{[]string{"exec", "--backend", "local", "--keep-workspace", "--", "true"}, 125, "the local backend runs on this machine"},
 	} {
 		code, _, errb := clitest.Run(t, "", tt.args...)
 		if code != tt.code || !strings.Contains(errb, tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tt.args, code, errb, tt.code, tt.want)
 		}
+	}
+}
+
+// helikon exec --backend docker runs the operator's program in the
+// session's container with its standard streams and exit status; a kept
+// workspace holds the files for the next exec, and one that is not kept
+// is removed.
+func TestExecInADockerWorkspace(t *testing.T) {
+	img := dockerImage(t)
+	root := t.TempDir()
+	sess := fmt.Sprintf("exec-%d", time.Now().UnixNano())
+	base := []string{"exec", "--root", root, "--backend", "docker", "--image", img, "--isolate"}
+	t.Cleanup(func() { clitest.Run(t, "", append(base, "--session", sess, "--", "true")...) })
+
+	code, out, errb := clitest.Run(t, "in\n", append(base, "--", "sh", "-c", "echo out; echo err >&2; cat; exit 7")...)
+	if code != 7 || out != "out\nin\n" || !strings.Contains(errb, "err") || strings.Contains(errb, "created the docker workspace") {
+		t.Fatalf("exec: exit %d\nstdout %q\nstderr %q; want 7, the program's streams and no notice", code, out, errb)
+	}
+	code, out, errb = clitest.Run(t, "", append(base, "--session", sess, "--keep-workspace", "--", "sh", "-c", "echo kept > k.txt; touch /tmp/made")...)
+	if code != 0 || !strings.Contains(errb, "kept the docker workspace") {
+		t.Fatalf("exec --keep-workspace: exit %d\nstdout %q\nstderr %q", code, out, errb)
+	}
+	if _, err := os.Stat(root + "/k.txt"); err == nil {
+		t.Fatal("an isolated exec wrote the host's root")
+	}
+	code, out, errb = clitest.Run(t, "", append(base, "--session", sess, "--", "sh", "-c", "cat k.txt; ls /tmp/made")...)
+	if code != 0 || out != "kept\n/tmp/made\n" || !strings.Contains(errb, "attached to the docker workspace") {
+		t.Fatalf("exec in the kept workspace: exit %d\nstdout %q\nstderr %q", code, out, errb)
+	}
+	code, out, _ = clitest.Run(t, "", "workspaces", "list", "--backend", "docker", "--session", sess)
+	if code != 0 || strings.TrimSpace(out) != "" {
+		t.Fatalf("the workspace outlived the exec that did not keep it: exit %d, %s", code, out)
+	}
+}
+
+// The helikon binary does not link the Docker client: exec --backend
+// docker runs in helikon-agent, in the same process (execve), so the
+// program's streams and status are the caller's.
+func TestExecDockerThroughTheFrontBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the helikon binaries; skipped with -short")
+	}
+	img := dockerImage(t)
+	bin := buildHelikon(t)
+	cmd := exec.Command(bin, "exec", "--root", t.TempDir(), "--backend", "docker", "--image", img, "--isolate", "--", "sh", "-c", "cat; echo err >&2; exit 3")
+	cmd.Stdin = strings.NewReader("through\n")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 || stdout.String() != "through\n" || stderr.String() != "err\n" {
+		t.Fatalf("helikon exec --backend docker: %v\nstdout %q\nstderr %q; want exit 3 and the program's streams", err, stdout.String(), stderr.String())
 	}
 }

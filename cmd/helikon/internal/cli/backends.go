@@ -33,7 +33,7 @@ type BackendFlags struct {
 // AddBackendFlags defines the backend flags on fs.
 func AddBackendFlags(fs *flag.FlagSet) *BackendFlags {
 	b := &BackendFlags{}
-	fs.StringVar(&b.Name, "backend", "", "execution `BACKEND`: "+strings.Join(BackendNames(), ", ")+"; for run, mcp and tool also docker (a container per session, see --image) (default: os where available)")
+	fs.StringVar(&b.Name, "backend", "", "execution `BACKEND`: "+strings.Join(BackendNames(), ", ")+" (local is os); also docker, a container per session (see --image) (default: os where available)")
 	fs.DurationVar(&b.Timeout, "timeout", 0, "command `TIMEOUT` such as 30s (default: the backend's)")
 	fs.Int64Var(&b.CPU, "cpu", 0, "CPU time limit in `SECONDS` (default: timeout + 5s)")
 	fs.Int64Var(&b.FSize, "fsize", 0, "largest file a command may write, in `BYTES` (default 1 GiB)")
@@ -76,6 +76,19 @@ func BackendNames() []string {
 	return names
 }
 
+// backendAliases are other names of registered backends: local is the
+// OS sandbox on this machine, as the workspace engine of the os and host
+// backends is called.
+var backendAliases = map[string]string{"local": "os"}
+
+// resolveAlias returns the backend name that name stands for.
+func resolveAlias(name string) string {
+	if to, ok := backendAliases[name]; ok {
+		return to
+	}
+	return name
+}
+
 // DefaultBackend is the backend used when --backend is not given. Commands
 // that run programs never fall back to a weaker one: where it is unavailable
 // they fail with ExitUsage and say how to opt into --backend host.
@@ -83,7 +96,7 @@ const DefaultBackend = "os"
 
 // BuildBackend builds the backend the flags select.
 func BuildBackend(ctx context.Context, env *Env, root string, f *BackendFlags) (backend.Backend, error) {
-	name := f.Name
+	name := resolveAlias(f.Name)
 	if name == "" {
 		name = DefaultBackend
 	}

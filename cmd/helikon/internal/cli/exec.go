@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/workspace"
 )
 
 func init() {
@@ -13,9 +15,11 @@ func init() {
 }
 
 func runExec(ctx context.Context, env *Env, args []string) int {
-	fs := NewFlagSet("exec", "exec [flags] -- PROGRAM [ARG...]\n\nRuns PROGRAM with its arguments (no shell) in the --root directory under the\nchosen backend, with standard input, output and error passed through. It\nexits with the program's status: 128+N when a signal N killed it, 124 on\ntimeout, 125 when the backend is unavailable here. The policy files of --root\n(see helikon doctor) give the backend and limits the flags do not; no\npermission rule applies: the command is yours, not an agent's.", env.Stderr)
+	fs := NewFlagSet("exec", "exec [flags] -- PROGRAM [ARG...]\n\nRuns PROGRAM with its arguments (no shell) in the --root directory under the\nchosen backend, with standard input, output and error passed through. With\n--backend docker (or forkd and --session) it runs in the session's workspace,\nmade for the command and removed after it unless --keep-workspace. It\nexits with the program's status: 128+N when a signal N killed it, 124 on\ntimeout, 125 when the backend is unavailable here. The policy files of --root\n(see helikon doctor) give the backend and limits the flags do not; no\npermission rule applies: the command is yours, not an agent's.", env.Stderr)
 	root := fs.String("root", ".", "the working `DIR` (the sandbox root)")
 	bflags := AddBackendFlags(fs)
+	wflags := AddWorkspaceFlags(fs)
+	session := fs.String("session", "", "with a remote --backend (docker, forkd): run in the workspace of session `ID` (attached to when it exists; default: a new one, removed at exit unless --keep-workspace)")
 	// exec runs the operator's own command, not an agent's call, so no
 	// rule applies to it; the policy files' backend and limits do.
 	common := &CommonFlags{fs: fs}
@@ -35,16 +39,35 @@ func runExec(ctx context.Context, env *Env, args []string) int {
 	if _, err := common.Policy(); err != nil {
 		return Failf(env, ExitUsage, "exec: %v", err)
 	}
-	b, err := BuildBackend(ctx, env, dir, common.WithFileSettings(bflags))
-	if err != nil {
-		status := ExitOther
-		if errors.Is(err, backend.ErrUnavailable) {
-			status = ExitUsage
+	if *session != "" {
+		if err := workspace.ValidSession(*session); err != nil {
+			return Failf(env, ExitUsage, "exec: --session: %v", err)
 		}
-		return Failf(env, status, "exec: %v", err)
 	}
+	f := common.WithFileSettings(bflags)
 	req := &backend.Request{Argv: argv, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr}
-	res, err := b.Run(ctx, req)
+	var res *backend.Result
+	here, agent := workspaceBackend(f.Name, *session != "" || wflags.Keep)
+	switch {
+	case agent:
+		// The Docker client is in the agent binary: the same command line
+		// runs there, in this process's place.
+		return ExecAgent(env.Stderr, append([]string{"exec"}, args...))
+	case here:
+		res, err = workspaceExec.run(ctx, env, &WorkspaceRun{Root: dir, Common: common, Backend: f, Workspace: wflags, Session: *session, Request: req})
+	case *session != "" || wflags.Keep:
+		return Failf(env, ExitUsage, "exec: --session and --keep-workspace name a remote workspace (--backend %s); the %s backend runs on this machine", strings.Join(remoteBackends(), ", "), backendName(f.Name))
+	default:
+		var b backend.Backend
+		if b, err = BuildBackend(ctx, env, dir, f); err != nil {
+			status := ExitOther
+			if errors.Is(err, backend.ErrUnavailable) {
+				status = ExitUsage
+			}
+			return Failf(env, status, "exec: %v", err)
+		}
+		res, err = b.Run(ctx, req)
+	}
 	if err != nil && res == nil {
 		if errors.Is(err, backend.ErrUnavailable) {
 			return Failf(env, ExitUsage, "exec: %v", err)

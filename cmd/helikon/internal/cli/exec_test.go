@@ -61,3 +61,20 @@ func TestExecEnvFlag(t *testing.T) {
 		t.Errorf("--env did not extend the allowlist: %s", stdout)
 	}
 }
+
+// local is another name of the OS sandbox, the backend the workspace
+// engine of this machine uses.
+func TestLocalIsTheOSSandbox(t *testing.T) {
+	dir := t.TempDir()
+	codeOS, viaOS, _ := clitest.Run(t, "", "guarantees", "--backend", "os", "--root", dir)
+	code, local, stderr := clitest.Run(t, "", "guarantees", "--backend", "local", "--root", dir)
+	if code != codeOS || local != viaOS {
+		t.Fatalf("guarantees --backend local: exit %d, %s %s; want what --backend os says (exit %d, %s)", code, local, stderr, codeOS, viaOS)
+	}
+	if code != 0 {
+		t.Skipf("no OS sandbox here (exit %d): the exec below needs it", code)
+	}
+	if code, out, stderr := clitest.Run(t, "", "exec", "--backend", "local", "--root", dir, "--", "sh", "-c", "echo in; exit 5"); code != 5 || out != "in\n" {
+		t.Fatalf("exec --backend local: exit %d, stdout %q, stderr %q; want 5 and in", code, out, stderr)
+	}
+}

@@ -45,7 +45,7 @@ func (c *CommonFlags) Policy() (*policyfile.Policy, error) {
 		}
 		c.policy, c.policyErr = policyfile.Load(o)
 		if c.policyErr == nil {
-			if b := c.policy.Backend; b.Value != "" && backendFactories[b.Value] == nil {
+			if b := c.policy.Backend; b.Value != "" && backendFactories[resolveAlias(b.Value)] == nil {
 				c.policyErr = fmt.Errorf("%s: unknown backend %q (available: %s)", b.From, b.Value, strings.Join(BackendNames(), ", "))
 			}
 		}
