@@ -91,227 +91,338 @@ var (
 	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 )
 
+// A wrapper handles a program, called by its base name prog with args: it
+// returns the argument vector of the program prog runs in turn, or nil when
+// it runs none (or when that was reported as unresolved).
+type wrapper func(a *analyzer, prog string, args []field, ctx *callCtx) []field
+
+// wrappers holds the handler of every program and builtin that runs
+// another, runs code given as a string, or changes how later names
+// resolve. Programs not in it are looked up by unwrap as launchers, git
+// subcommands and shells. It is filled in by init because its handlers lead
+// back to unwrap.
+var wrappers map[string]wrapper
+
+func init() {
+	wrappers = map[string]wrapper{
+		// Builtins that run code from elsewhere, or change what a name runs.
+		".": (*analyzer).sourceBuiltin, "source": (*analyzer).sourceBuiltin,
+		"eval": refuse("eval runs a string as commands, which cannot be checked before it runs; write the command directly"),
+		"fc":   refuse("fc re-runs commands from the history; write the command directly"),
+		"let": refuse("let evaluates its arguments as arithmetic, which can run commands hidden in variables; " +
+			"use $((...)) with literal numbers"),
+		"alias":   runsNone((*analyzer).aliasBuiltin),
+		"hash":    runsNone((*analyzer).hashBuiltin),
+		"enable":  runsNone((*analyzer).enableBuiltin),
+		"compgen": runsNone((*analyzer).completeBuiltin), "complete": runsNone((*analyzer).completeBuiltin),
+		"trap": runsNone((*analyzer).trap), "set": runsNone((*analyzer).setBuiltin), "shopt": runsNone((*analyzer).shopt),
+		"jobs": (*analyzer).jobs,
+		"cd":   runsNone((*analyzer).cdBuiltin), "pushd": runsNone((*analyzer).cdBuiltin),
+		"popd": runsNone((*analyzer).cdBuiltin),
+
+		// Builtins whose operands are the program.
+		"--":      (*analyzer).timeDashDash,
+		"builtin": (*analyzer).builtinPrefix,
+		"command": (*analyzer).command,
+		"exec":    (*analyzer).exec,
+
+		// Programs that run their operands.
+		"env": (*analyzer).env, "nice": (*analyzer).nice,
+		"nohup": simpleWrapper(nohupSpec), "setsid": simpleWrapper(setsidSpec),
+		"unbuffer": simpleWrapper(unbufferSpec), "stdbuf": simpleWrapper(stdbufSpec), "time": simpleWrapper(timeSpec),
+		"pkexec": (*analyzer).pkexec, "ionice": (*analyzer).ionice,
+		"timeout": (*analyzer).timeout, "chroot": (*analyzer).chroot,
+		"sudo": (*analyzer).sudo, "doas": (*analyzer).sudo, "sudoedit": runsNone(nil),
+		"xargs": (*analyzer).xargs, "flock": (*analyzer).flock, "watch": (*analyzer).watch,
+		"busybox": (*analyzer).busybox,
+		"taskset": (*analyzer).taskset, "chrt": (*analyzer).chrt,
+		"nsenter": (*analyzer).nsenter, "unshare": (*analyzer).nsenter,
+		"find": runsNone((*analyzer).find),
+
+		// Programs that run a command string or a shell themselves.
+		"script": runsNone((*analyzer).script1),
+		"sg":     runsNone((*analyzer).sg), "newgrp": runsNone((*analyzer).sg),
+		"su": runsNone((*analyzer).su), "runuser": runsNone((*analyzer).su),
+	}
+	for _, name := range []string{"read", "mapfile", "readarray", "printf", "unset", "getopts", "wait", "test", "[",
+		"declare", "typeset", "local", "export", "readonly"} {
+		wrappers[name] = runsNone((*analyzer).varBuiltin)
+	}
+	for _, name := range []string{"setarch", "linux32", "linux64", "i386", "i486", "i586", "i686", "x86_64", "uname26"} {
+		wrappers[name] = (*analyzer).setarch
+	}
+}
+
 // unwrap handles the program prog (a base name) called with args. It returns
 // the argument vector of the program prog runs in turn, or nil when it runs
 // none (or when that was reported as unresolved).
 func (a *analyzer) unwrap(prog string, args []field, ctx *callCtx) []field {
-	switch prog {
-	case "", ".", "source":
-		if prog == "" {
-			return nil
-		}
-		a.unresolved("%s runs commands from a file, which cannot be checked before it runs; run the commands directly", prog)
-	case "eval":
-		a.unresolved("eval runs a string as commands, which cannot be checked before it runs; write the command directly")
-	case "fc":
-		a.unresolved("fc re-runs commands from the history; write the command directly")
-	case "alias":
-		for _, f := range args {
-			if f.dynamic || strings.Contains(f.text, "=") {
-				a.unresolved("alias can make a name run another program; call the program directly")
-				break
-			}
-		}
-	case "hash":
-		if anyOpt(args, 'p') {
-			a.unresolved("hash -p makes a name run another program; call the program directly")
-		}
-	case "enable":
-		if anyOpt(args, 'f') {
-			a.unresolved("enable -f loads a builtin from a shared library, which cannot be checked; call the program directly")
-		}
-	case "compgen", "complete":
-		if anyOpt(args, 'C') || anyOpt(args, 'F') {
-			a.unresolved("%s -C/-F runs commands given as strings; call the program directly", prog)
-		} else if anyOpt(args, 'W') {
-			// The word list is expanded like a line of words when the
-			// completion runs: a $(...) in it runs.
-			a.compWords(prog, args)
-		}
-	case "trap":
-		a.trap(args, ctx)
-	case "set":
-		a.setBuiltin(args)
-	case "shopt":
-		a.shopt(args)
-	case "jobs":
-		// jobs -x runs its operands as a command, jobspecs (%1) replaced
-		// by process group IDs.
-		opts, rest, err := jobsSpec.parse(prog, args)
-		if err != nil || !has(opts, "x") {
-			if err != nil && !errors.Is(err, errMissing) {
-				a.unresolved("%v; write the command without it", err)
-			}
-			return nil
-		}
-		out := make([]field, len(rest))
-		for i, f := range rest {
-			out[i] = f
-			if strings.Contains(f.text, "%") {
-				out[i].dynamic = true // replaced by a process group ID
-			}
-		}
-		return a.need(prog, out, ctx)
-	case "let":
-		a.unresolved("let evaluates its arguments as arithmetic, which can run commands hidden in variables; use $((...)) with literal numbers")
-	case "read", "mapfile", "readarray", "printf", "unset", "getopts", "wait", "test", "[", "declare", "typeset", "local", "export", "readonly":
-		a.vars.builtin(a, prog, args)
-
-	case "--":
-		// bash's time keyword skips a -- after it (time -p -- rm x runs
-		// rm), which the parser reads as a command named --.
-		return args
-	case "builtin":
-		if len(args) > 0 && !args[0].dynamic && args[0].text == "--" {
-			args = args[1:]
-		}
-		return a.need(prog, args, ctx)
-	case "command":
-		opts, rest, err := commandSpec.parse(prog, args)
-		if a.optErr(prog, err, ctx) || has(opts, "v", "V") {
-			return nil
-		}
-		return a.need(prog, rest, ctx)
-	case "exec":
-		_, rest, err := execSpec.parse(prog, args)
-		if a.optErr(prog, err, ctx) {
-			return nil
-		}
-		return rest
-	case "env":
-		return a.env(args, ctx)
-	case "nice":
-		if len(args) > 0 && !args[0].dynamic && legacyNice.MatchString(args[0].text) {
-			args = args[1:]
-		}
-		return a.simple(prog, niceSpec, args, ctx)
-	case "nohup":
-		return a.simple(prog, nohupSpec, args, ctx)
-	case "setsid":
-		return a.simple(prog, setsidSpec, args, ctx)
-	case "unbuffer":
-		return a.simple(prog, unbufferSpec, args, ctx)
-	case "stdbuf":
-		return a.simple(prog, stdbufSpec, args, ctx)
-	case "time":
-		return a.simple(prog, timeSpec, args, ctx)
-	case "pkexec":
-		opts, rest, err := pkexecSpec.parse(prog, args)
-		if a.optErr(prog, err, ctx) || has(opts, "help", "version") {
-			return nil
-		}
-		if len(rest) == 0 && !ctx.openEnded {
-			a.shellStdin(prog, ctx) // pkexec alone runs a shell
-			return nil
-		}
-		return a.need(prog, rest, ctx)
-	case "ionice":
-		opts, rest, err := ioniceSpec.parse(prog, args)
-		if a.optErr(prog, err, ctx) || has(opts, "p", "P", "u", "pid", "pgid", "uid") {
-			return nil
-		}
-		return a.need(prog, rest, ctx)
-	case "timeout":
-		opts, rest, err := timeoutSpec.parse(prog, args)
-		if a.optErr(prog, err, ctx) || has(opts, "help", "version") {
-			return nil
-		}
-		// The first operand is the duration (5s, 1.5m, infinity).
-		if len(rest) == 0 {
-			return a.need(prog, rest, ctx)
-		}
-		if rest[0].splits {
-			a.unresolved("cannot tell the program timeout runs: its duration %s is computed at run time", rest[0].text)
-			return nil
-		}
-		return a.need(prog, rest[1:], ctx)
-	case "chroot":
-		opts, rest, err := chrootSpec.parse(prog, args)
-		if a.optErr(prog, err, ctx) || has(opts, "help", "version") {
-			return nil
-		}
-		if len(rest) == 0 {
-			return a.need(prog, rest, ctx)
-		}
-		if rest[0].splits {
-			a.unresolved("cannot tell the program chroot runs: its directory %s is computed at run time", rest[0].text)
-			return nil
-		}
-		if len(rest) == 1 && !ctx.openEnded {
-			a.unresolved("chroot without a program starts the shell named by $SHELL; name the program")
-			return nil
-		}
-		a.cwdChanged("chroot changes into the new root")
-		return a.need(prog, rest[1:], ctx)
-	case "sudo", "doas":
-		return a.sudo(prog, args, ctx)
-	case "sudoedit":
+	if prog == "" {
 		return nil
-	case "xargs":
-		return a.xargs(args, ctx)
-	case "find":
-		a.find(args, ctx)
-	case "flock":
-		return a.flock(args, ctx)
-	case "watch":
-		return a.watch(args, ctx)
-	case "busybox":
-		if len(args) > 0 && (args[0].dynamic || !strings.HasPrefix(args[0].text, "-")) {
-			return args
-		}
-	case "script":
-		a.script1(args, ctx)
-	case "taskset":
-		// taskset [options] MASK PROGRAM... ; -p works on a pid.
-		opts, rest, err := tasksetSpec.parse(prog, args)
-		if a.optErr(prog, err, ctx) || has(opts, "p", "pid", "h", "V", "help", "version") {
-			return nil
-		}
-		return a.afterOperand(prog, "mask", rest, ctx)
-	case "chrt":
-		// chrt [options] PRIORITY PROGRAM... ; -p works on a pid, -m prints.
-		opts, rest, err := chrtSpec.parse(prog, args)
-		if a.optErr(prog, err, ctx) || has(opts, "p", "pid", "m", "max", "h", "V", "help", "version") {
-			return nil
-		}
-		return a.afterOperand(prog, "priority", rest, ctx)
-	case "setarch", "linux32", "linux64", "i386", "i486", "i586", "i686", "x86_64", "uname26":
-		// setarch [ARCH] [options] [PROGRAM...]; without a program it
-		// runs $SHELL, which reads its input.
-		if prog == "setarch" && len(args) > 0 && !args[0].dynamic && !strings.HasPrefix(args[0].text, "-") {
-			args = args[1:]
-		}
-		return a.shellIfNone(prog, setarchSpec, args, ctx, "list")
-	case "nsenter", "unshare":
-		spec := nsenterSpec
-		dirOpts := []string{"w", "wd", "r", "root"} // nsenter -r is --root
-		if prog == "unshare" {
-			spec, dirOpts = unshareSpec, []string{"w", "wd", "R", "root"} // unshare -r maps root
-		}
-		if opts, _, err := spec.parse(prog, args); err == nil && has(opts, dirOpts...) {
-			a.cwdChanged(prog + " --wd or --root changes directory")
-		}
-		return a.shellIfNone(prog, spec, args, ctx, "")
-	case "sg", "newgrp":
-		a.sg(prog, args, ctx)
-	case "su", "runuser":
-		a.su(prog, args, ctx)
-	case "cd", "pushd", "popd":
-		a.cd(prog, args)
-	default:
-		if next, ok := a.launcher(prog, args, ctx); ok {
-			return next
-		}
-		if next := dashedGit(prog, args); next != nil {
-			return next
-		}
-		if lang, ok := shells[prog]; ok {
-			a.shell(prog, lang, args, ctx)
-		} else if otherShells[prog] {
-			a.unresolved("%s runs commands in a language this policy cannot analyse; use bash", prog)
-		}
+	}
+	if w, ok := wrappers[prog]; ok {
+		return w(a, prog, args, ctx)
+	}
+	if next, ok := a.launcher(prog, args, ctx); ok {
+		return next
+	}
+	if next := dashedGit(prog, args); next != nil {
+		return next
+	}
+	if lang, ok := shells[prog]; ok {
+		a.shell(prog, lang, args, ctx)
+	} else if otherShells[prog] {
+		a.unresolved("%s runs commands in a language this policy cannot analyse; use bash", prog)
 	}
 	return nil
+}
+
+// runsNone makes a wrapper of h, the handler of a program that leaves no
+// program to unwrap: it runs none, or h analyses what it runs (a command
+// string, a shell's input) itself. A nil h checks nothing.
+func runsNone(h func(a *analyzer, prog string, args []field, ctx *callCtx)) wrapper {
+	return func(a *analyzer, prog string, args []field, ctx *callCtx) []field {
+		if h != nil {
+			h(a, prog, args, ctx)
+		}
+		return nil
+	}
+}
+
+// refuse makes a wrapper that reports the line unresolved with reason:
+// the builtin runs code the line does not show.
+func refuse(reason string) wrapper {
+	return func(a *analyzer, _ string, _ []field, _ *callCtx) []field {
+		a.unresolved("%s", reason)
+		return nil
+	}
+}
+
+// simpleWrapper makes the wrapper of a program whose options follow spec and
+// whose operands are exactly the program to run.
+func simpleWrapper(spec optSpec) wrapper {
+	return func(a *analyzer, prog string, args []field, ctx *callCtx) []field {
+		return a.simple(prog, spec, args, ctx)
+	}
+}
+
+// sourceBuiltin refuses . and source, which run commands from a file.
+func (a *analyzer) sourceBuiltin(prog string, _ []field, _ *callCtx) []field {
+	a.unresolved("%s runs commands from a file, which cannot be checked before it runs; run the commands directly", prog)
+	return nil
+}
+
+// aliasBuiltin refuses an alias that defines a name (or may: a word computed
+// at run time).
+func (a *analyzer) aliasBuiltin(_ string, args []field, _ *callCtx) {
+	for _, f := range args {
+		if f.dynamic || strings.Contains(f.text, "=") {
+			a.unresolved("alias can make a name run another program; call the program directly")
+			return
+		}
+	}
+}
+
+// hashBuiltin refuses hash -p, which binds a name to a program.
+func (a *analyzer) hashBuiltin(_ string, args []field, _ *callCtx) {
+	if anyOpt(args, 'p') {
+		a.unresolved("hash -p makes a name run another program; call the program directly")
+	}
+}
+
+// enableBuiltin refuses enable -f, which loads a builtin from a library.
+func (a *analyzer) enableBuiltin(_ string, args []field, _ *callCtx) {
+	if anyOpt(args, 'f') {
+		a.unresolved("enable -f loads a builtin from a shared library, which cannot be checked; call the program directly")
+	}
+}
+
+// completeBuiltin refuses compgen and complete with -C or -F, which run
+// command strings, and checks the word list of -W.
+func (a *analyzer) completeBuiltin(prog string, args []field, _ *callCtx) {
+	if anyOpt(args, 'C') || anyOpt(args, 'F') {
+		a.unresolved("%s -C/-F runs commands given as strings; call the program directly", prog)
+	} else if anyOpt(args, 'W') {
+		// The word list is expanded like a line of words when the
+		// completion runs: a $(...) in it runs.
+		a.compWords(prog, args)
+	}
+}
+
+// cdBuiltin follows cd, pushd and popd (see cwdState).
+func (a *analyzer) cdBuiltin(prog string, args []field, _ *callCtx) { a.cd(prog, args) }
+
+// varBuiltin follows the builtins that assign variables (see varFlow).
+func (a *analyzer) varBuiltin(prog string, args []field, _ *callCtx) { a.vars.builtin(a, prog, args) }
+
+// jobs -x runs its operands as a command, jobspecs (%1) replaced by process
+// group IDs.
+func (a *analyzer) jobs(prog string, args []field, ctx *callCtx) []field {
+	opts, rest, err := jobsSpec.parse(prog, args)
+	if err != nil || !has(opts, "x") {
+		if err != nil && !errors.Is(err, errMissing) {
+			a.unresolved("%v; write the command without it", err)
+		}
+		return nil
+	}
+	out := make([]field, len(rest))
+	for i, f := range rest {
+		out[i] = f
+		if strings.Contains(f.text, "%") {
+			out[i].dynamic = true // replaced by a process group ID
+		}
+	}
+	return a.need(prog, out, ctx)
+}
+
+// timeDashDash runs the operands of a command named --: bash's time keyword
+// skips a -- after it (time -p -- rm x runs rm), which the parser reads as
+// a command named --.
+func (*analyzer) timeDashDash(_ string, args []field, _ *callCtx) []field { return args }
+
+// builtinPrefix runs the builtin named by builtin's operands.
+func (a *analyzer) builtinPrefix(prog string, args []field, ctx *callCtx) []field {
+	if len(args) > 0 && !args[0].dynamic && args[0].text == "--" {
+		args = args[1:]
+	}
+	return a.need(prog, args, ctx)
+}
+
+// command runs its operands, unless -v or -V only describes them.
+func (a *analyzer) command(prog string, args []field, ctx *callCtx) []field {
+	opts, rest, err := commandSpec.parse(prog, args)
+	if a.optErr(prog, err, ctx) || has(opts, "v", "V") {
+		return nil
+	}
+	return a.need(prog, rest, ctx)
+}
+
+// exec runs its operands in place of the shell; alone it only redirects.
+func (a *analyzer) exec(prog string, args []field, ctx *callCtx) []field {
+	_, rest, err := execSpec.parse(prog, args)
+	if a.optErr(prog, err, ctx) {
+		return nil
+	}
+	return rest
+}
+
+// nice runs its operands, after the legacy -N adjustment if there is one.
+func (a *analyzer) nice(prog string, args []field, ctx *callCtx) []field {
+	if len(args) > 0 && !args[0].dynamic && legacyNice.MatchString(args[0].text) {
+		args = args[1:]
+	}
+	return a.simple(prog, niceSpec, args, ctx)
+}
+
+// pkexec runs its operands, or without any a shell on its input.
+func (a *analyzer) pkexec(prog string, args []field, ctx *callCtx) []field {
+	opts, rest, err := pkexecSpec.parse(prog, args)
+	if a.optErr(prog, err, ctx) || has(opts, "help", "version") {
+		return nil
+	}
+	if len(rest) == 0 && !ctx.openEnded {
+		a.shellStdin(prog, ctx) // pkexec alone runs a shell
+		return nil
+	}
+	return a.need(prog, rest, ctx)
+}
+
+// ionice runs its operands, unless -p, -P or -u makes it work on running
+// processes.
+func (a *analyzer) ionice(prog string, args []field, ctx *callCtx) []field {
+	opts, rest, err := ioniceSpec.parse(prog, args)
+	if a.optErr(prog, err, ctx) || has(opts, "p", "P", "u", "pid", "pgid", "uid") {
+		return nil
+	}
+	return a.need(prog, rest, ctx)
+}
+
+// timeout runs the operands after its first, the duration (5s, 1.5m,
+// infinity).
+func (a *analyzer) timeout(prog string, args []field, ctx *callCtx) []field {
+	opts, rest, err := timeoutSpec.parse(prog, args)
+	if a.optErr(prog, err, ctx) || has(opts, "help", "version") {
+		return nil
+	}
+	if len(rest) == 0 {
+		return a.need(prog, rest, ctx)
+	}
+	if rest[0].splits {
+		a.unresolved("cannot tell the program timeout runs: its duration %s is computed at run time", rest[0].text)
+		return nil
+	}
+	return a.need(prog, rest[1:], ctx)
+}
+
+// chroot runs the operands after the new root, or without any $SHELL.
+func (a *analyzer) chroot(prog string, args []field, ctx *callCtx) []field {
+	opts, rest, err := chrootSpec.parse(prog, args)
+	if a.optErr(prog, err, ctx) || has(opts, "help", "version") {
+		return nil
+	}
+	if len(rest) == 0 {
+		return a.need(prog, rest, ctx)
+	}
+	if rest[0].splits {
+		a.unresolved("cannot tell the program chroot runs: its directory %s is computed at run time", rest[0].text)
+		return nil
+	}
+	if len(rest) == 1 && !ctx.openEnded {
+		a.unresolved("chroot without a program starts the shell named by $SHELL; name the program")
+		return nil
+	}
+	a.cwdChanged("chroot changes into the new root")
+	return a.need(prog, rest[1:], ctx)
+}
+
+// busybox runs its operands as an applet, unless an option comes first.
+func (*analyzer) busybox(_ string, args []field, _ *callCtx) []field {
+	if len(args) > 0 && (args[0].dynamic || !strings.HasPrefix(args[0].text, "-")) {
+		return args
+	}
+	return nil
+}
+
+// taskset [options] MASK PROGRAM... ; -p works on a pid.
+func (a *analyzer) taskset(prog string, args []field, ctx *callCtx) []field {
+	opts, rest, err := tasksetSpec.parse(prog, args)
+	if a.optErr(prog, err, ctx) || has(opts, "p", "pid", "h", "V", "help", "version") {
+		return nil
+	}
+	return a.afterOperand(prog, "mask", rest, ctx)
+}
+
+// chrt [options] PRIORITY PROGRAM... ; -p works on a pid, -m prints.
+func (a *analyzer) chrt(prog string, args []field, ctx *callCtx) []field {
+	opts, rest, err := chrtSpec.parse(prog, args)
+	if a.optErr(prog, err, ctx) || has(opts, "p", "pid", "m", "max", "h", "V", "help", "version") {
+		return nil
+	}
+	return a.afterOperand(prog, "priority", rest, ctx)
+}
+
+// setarch [ARCH] [options] [PROGRAM...], and its aliases named for an
+// architecture (linux32, x86_64); without a program it runs $SHELL, which
+// reads its input.
+func (a *analyzer) setarch(prog string, args []field, ctx *callCtx) []field {
+	if prog == "setarch" && len(args) > 0 && !args[0].dynamic && !strings.HasPrefix(args[0].text, "-") {
+		args = args[1:]
+	}
+	return a.shellIfNone(prog, setarchSpec, args, ctx, "list")
+}
+
+// nsenter and unshare run their operands, or without any $SHELL; --wd and
+// --root change directory.
+func (a *analyzer) nsenter(prog string, args []field, ctx *callCtx) []field {
+	spec := nsenterSpec
+	dirOpts := []string{"w", "wd", "r", "root"} // nsenter -r is --root
+	if prog == "unshare" {
+		spec, dirOpts = unshareSpec, []string{"w", "wd", "R", "root"} // unshare -r maps root
+	}
+	if opts, _, err := spec.parse(prog, args); err == nil && has(opts, dirOpts...) {
+		a.cwdChanged(prog + " --wd or --root changes directory")
+	}
+	return a.shellIfNone(prog, spec, args, ctx, "")
 }
 
 // need returns rest, the vector of the wrapped program, reporting the case
@@ -391,7 +502,8 @@ func anyOpt(args []field, c byte) bool {
 	return false
 }
 
-func (a *analyzer) env(args []field, ctx *callCtx) []field {
+// env runs its operands after its assignments, and the words of -S.
+func (a *analyzer) env(_ string, args []field, ctx *callCtx) []field {
 	for range maxWrappers {
 		opts, rest, err := envSpec.parse("env", args)
 		if a.optErr("env", err, ctx) || has(opts, "help", "version", "list-signal-handling") {
@@ -438,6 +550,7 @@ func (a *analyzer) env(args []field, ctx *callCtx) []field {
 	return nil
 }
 
+// sudo and doas run their operands, or a shell, as another user.
 func (a *analyzer) sudo(prog string, args []field, ctx *callCtx) []field {
 	spec := sudoSpec
 	if prog == "doas" {
@@ -499,7 +612,9 @@ func (a *analyzer) sudo(prog string, args []field, ctx *callCtx) []field {
 	return a.need(prog, rest, ctx)
 }
 
-func (a *analyzer) xargs(args []field, ctx *callCtx) []field {
+// xargs runs its operands with words of its input appended, or replacing
+// its replace string, which leaves ctx open-ended.
+func (a *analyzer) xargs(_ string, args []field, ctx *callCtx) []field {
 	opts, rest, err := xargsSpec.parse("xargs", args)
 	if a.optErr("xargs", err, ctx) || has(opts, "help", "version") {
 		return nil
@@ -535,7 +650,8 @@ func (a *analyzer) xargs(args []field, ctx *callCtx) []field {
 	return rest
 }
 
-func (a *analyzer) find(args []field, ctx *callCtx) {
+// find analyses the programs of its -exec, -execdir, -ok and -okdir.
+func (a *analyzer) find(_ string, args []field, ctx *callCtx) {
 	if ctx.openEnded {
 		a.unresolved("find under xargs takes its expressions from the input and may -exec any program; give find its arguments directly")
 		return
@@ -572,7 +688,8 @@ func (a *analyzer) find(args []field, ctx *callCtx) {
 	}
 }
 
-func (a *analyzer) flock(args []field, ctx *callCtx) []field {
+// flock runs the operands after the lock file, or -c's string with $SHELL.
+func (a *analyzer) flock(_ string, args []field, ctx *callCtx) []field {
 	opts, rest, err := flockSpec.parse("flock", args)
 	if a.optErr("flock", err, ctx) || has(opts, "h", "V", "help", "version") {
 		return nil
@@ -604,7 +721,7 @@ func (a *analyzer) flock(args []field, ctx *callCtx) []field {
 }
 
 // watch runs its operands joined by spaces through sh -c, unless -x.
-func (a *analyzer) watch(args []field, ctx *callCtx) []field {
+func (a *analyzer) watch(_ string, args []field, ctx *callCtx) []field {
 	opts, rest, err := watchSpec.parse("watch", args)
 	if a.optErr("watch", err, ctx) || has(opts, "h", "v", "help", "version") {
 		return nil
@@ -930,7 +1047,7 @@ func (a *analyzer) shellStdin(prog string, ctx *callCtx) {
 }
 
 // trap's first operand is a command string run when a signal arrives.
-func (a *analyzer) trap(args []field, ctx *callCtx) {
+func (a *analyzer) trap(_ string, args []field, ctx *callCtx) {
 	if len(args) > 0 && !args[0].dynamic && args[0].text == "--" {
 		args = args[1:]
 	}
@@ -975,7 +1092,7 @@ func shellOptionRisk(letter byte, on bool, name string) string {
 }
 
 // setBuiltin checks the options given to set.
-func (a *analyzer) setBuiltin(args []field) {
+func (a *analyzer) setBuiltin(_ string, args []field, _ *callCtx) {
 	for i := 0; i < len(args); i++ {
 		f := args[i]
 		if f.dynamic {
@@ -1016,7 +1133,7 @@ func (a *analyzer) setBuiltin(args []field) {
 }
 
 // shopt checks shopt -s/-u, and shopt -o for set's options.
-func (a *analyzer) shopt(args []field) {
+func (a *analyzer) shopt(_ string, args []field, _ *callCtx) {
 	opts, rest, err := optSpec{short: "opqsu"}.parse("shopt", args)
 	if err != nil {
 		if !errors.Is(err, errMissing) {
@@ -1090,7 +1207,7 @@ func isSignalNumber(s string) bool {
 
 // script1 handles script (util-linux), which runs -c's string with $SHELL,
 // else /bin/sh, or without -c an interactive shell on its input.
-func (a *analyzer) script1(args []field, ctx *callCtx) {
+func (a *analyzer) script1(_ string, args []field, ctx *callCtx) {
 	opts, _, err := scriptSpec.parse("script", args)
 	if a.optErr("script", err, ctx) || has(opts, "h", "V", "help", "version") {
 		return
