@@ -829,124 +829,180 @@ func isBashLong(t string) bool {
 	return ok
 }
 
+// shellMode is what a shell's options say about where it reads its
+// commands.
+type shellMode struct {
+	command     bool // -c: from the first operand
+	stdin       bool // -s: from the input, the operands are parameters
+	interactive bool // -i
+}
+
 // shellArgs analyses a shell's arguments; longOpts says whether leading
 // long options are read as bash reads them.
 func (a *analyzer) shellArgs(prog string, lang syntax.LangVariant, args []field, ctx *callCtx, longOpts bool) {
-	cmode, smode, interactive := false, false, false
 	i := 0
 	if longOpts {
-		// bash reads its long options first, with one dash or two:
-		// -rcfile FILE is --rcfile FILE, and -login is not -l -o gin.
-		for ; i < len(args) && !args[i].dynamic && len(args[i].text) > 1 && args[i].text[0] == '-'; i++ {
-			t := args[i].text
-			name := t[1:]
-			if strings.HasPrefix(t, "--") && len(t) > 2 {
-				name = t[2:]
-			}
-			kind, ok := bashLong[name]
-			if !ok {
-				if len(t) > 2 && t[1] == '-' {
-					return // bash: invalid option, nothing runs
-				}
-				break // short options
-			}
-			if name == "help" || name == "version" {
-				return
-			}
-			if kind != argRequired {
-				continue
-			}
-			i++
-			if i >= len(args) {
-				return // bash: option requires an argument
-			}
-			if !a.startupFile(prog, "--"+name, args[i], ctx) {
-				return
-			}
-		}
-	}
-options:
-	for ; i < len(args); i++ {
-		f := args[i]
-		if f.dynamic {
-			if cmode && !f.splits {
-				break options // the command string, reported below
-			}
-			a.unresolved("cannot tell what %s runs: its argument %s is computed at run time", prog, f.text)
+		var ok bool
+		if i, ok = a.bashLongOptions(prog, args, ctx); !ok {
 			return
 		}
-		t := f.text
-		switch {
-		case t == "--" || t == "-":
-			i++
-			break options
-		case strings.HasPrefix(t, "--"):
-			name, _, hasVal := strings.Cut(t[2:], "=")
-			if lang == syntax.LangZsh && name != "emulate" {
-				// zsh takes --NAME for any option (--interactive,
-				// --banghist), which is not modelled.
-				a.unresolved("%s %s sets an option this policy does not analyse; run the command without it", prog, t)
-				return
-			}
-			if shellLong[name] == argRequired && !hasVal {
-				i++
-				// --rcfile and --init-file name a file an interactive
-				// shell sources: a process substitution there is code.
-				if i < len(args) && !a.startupFile(prog, "--"+name, args[i], ctx) {
-					return
-				}
-			}
-		case len(t) > 1 && (t[0] == '-' || t[0] == '+'):
-			on := t[0] == '-'
-			// Each -o or -O in the cluster takes the next word as its
-			// option name and the cluster goes on: bash -oc posix 'cmd'
-			// is -o posix -c 'cmd' (bash, dash).
-			next := i
-			for j := 1; j < len(t); j++ {
-				switch t[j] {
-				case 'c':
-					cmode = true
-				case 's':
-					smode = true
-				case 'i':
-					interactive = interactive || on
-				case 'o', 'O':
-					next++
-					if next >= len(args) {
-						continue // -o alone lists the options
-					}
-					if args[next].dynamic {
-						a.unresolved("cannot tell what %s runs: its option %s is computed at run time", prog, args[next].text)
-						return
-					}
-					if reason := shellOptionRisk(t[j], on, args[next].text); reason != "" {
-						a.unresolved("%s %c%c %s %s; do not set it", prog, t[0], t[j], args[next].text, reason)
-						return
-					}
-				default:
-					if reason := shellOptionRisk(t[j], on, ""); reason != "" {
-						a.unresolved("%s %c%c %s; do not set it", prog, t[0], t[j], reason)
-						return
-					}
-				}
-			}
-			i = next
-		default:
-			break options
-		}
+	}
+	m, i, ok := a.shellOptions(prog, lang, args, i, ctx)
+	if !ok {
+		return
 	}
 	var rest []field
 	if i < len(args) {
 		rest = args[i:]
 	}
-	if interactive && !cmode && (len(rest) == 0 || smode || isStdinFile(rest[0].text)) {
+	a.shellOperands(prog, lang, m, rest, ctx)
+}
+
+// bashLongOptions reads the long options bash reads before any other, with
+// one dash or two: -rcfile FILE is --rcfile FILE, and -login is not
+// -l -o gin. It returns the index of the first word that is not one, and
+// false when the shell runs nothing (an invalid option, --help, a missing
+// argument) or the line is unresolved.
+func (a *analyzer) bashLongOptions(prog string, args []field, ctx *callCtx) (int, bool) {
+	i := 0
+	for ; i < len(args) && !args[i].dynamic && len(args[i].text) > 1 && args[i].text[0] == '-'; i++ {
+		t := args[i].text
+		name := t[1:]
+		if strings.HasPrefix(t, "--") && len(t) > 2 {
+			name = t[2:]
+		}
+		kind, ok := bashLong[name]
+		if !ok {
+			if len(t) > 2 && t[1] == '-' {
+				return i, false // bash: invalid option, nothing runs
+			}
+			break // short options
+		}
+		if name == "help" || name == "version" {
+			return i, false
+		}
+		if kind != argRequired {
+			continue
+		}
+		i++
+		if i >= len(args) {
+			return i, false // bash: option requires an argument
+		}
+		if !a.startupFile(prog, "--"+name, args[i], ctx) {
+			return i, false
+		}
+	}
+	return i, true
+}
+
+// shellOptions reads a shell's options from args[i:]. It returns what they
+// say and the index of the first operand, and false when the line is
+// unresolved.
+func (a *analyzer) shellOptions(prog string, lang syntax.LangVariant, args []field, i int, ctx *callCtx) (shellMode, int, bool) {
+	var m shellMode
+	for ; i < len(args); i++ {
+		f := args[i]
+		if f.dynamic {
+			if m.command && !f.splits {
+				return m, i, true // the command string, reported by shellOperands
+			}
+			a.unresolved("cannot tell what %s runs: its argument %s is computed at run time", prog, f.text)
+			return m, i, false
+		}
+		t := f.text
+		ok := true
+		switch {
+		case t == "--" || t == "-":
+			return m, i + 1, true
+		case strings.HasPrefix(t, "--"):
+			i, ok = a.shellLongOption(prog, lang, args, i, ctx)
+		case len(t) > 1 && (t[0] == '-' || t[0] == '+'):
+			i, ok = a.shellCluster(prog, args, i, &m)
+		default:
+			return m, i, true
+		}
+		if !ok {
+			return m, i, false
+		}
+	}
+	return m, i, true
+}
+
+// shellLongOption reads the long option args[i] of a shell past bash's own
+// (see bashLongOptions), with its argument. It returns the index of the
+// last word it read, and false when the line is unresolved.
+func (a *analyzer) shellLongOption(prog string, lang syntax.LangVariant, args []field, i int, ctx *callCtx) (int, bool) {
+	t := args[i].text
+	name, _, hasVal := strings.Cut(t[2:], "=")
+	if lang == syntax.LangZsh && name != "emulate" {
+		// zsh takes --NAME for any option (--interactive, --banghist),
+		// which is not modelled.
+		a.unresolved("%s %s sets an option this policy does not analyse; run the command without it", prog, t)
+		return i, false
+	}
+	if shellLong[name] == argRequired && !hasVal {
+		i++
+		// --rcfile and --init-file name a file an interactive shell
+		// sources: a process substitution there is code.
+		if i < len(args) && !a.startupFile(prog, "--"+name, args[i], ctx) {
+			return i, false
+		}
+	}
+	return i, true
+}
+
+// shellCluster reads the cluster of short options args[i] (-xc, +o NAME)
+// into m, refusing options that make the shell run text other than what
+// the parser sees. Each -o or -O in the cluster takes the next word as its
+// option name and the cluster goes on: bash -oc posix 'cmd' is -o posix
+// -c 'cmd' (bash, dash). It returns the index of the last word it read, and
+// false when the line is unresolved.
+func (a *analyzer) shellCluster(prog string, args []field, i int, m *shellMode) (int, bool) {
+	t := args[i].text
+	on := t[0] == '-'
+	next := i
+	for j := 1; j < len(t); j++ {
+		switch t[j] {
+		case 'c':
+			m.command = true
+		case 's':
+			m.stdin = true
+		case 'i':
+			m.interactive = m.interactive || on
+		case 'o', 'O':
+			next++
+			if next >= len(args) {
+				continue // -o alone lists the options
+			}
+			if args[next].dynamic {
+				a.unresolved("cannot tell what %s runs: its option %s is computed at run time", prog, args[next].text)
+				return next, false
+			}
+			if reason := shellOptionRisk(t[j], on, args[next].text); reason != "" {
+				a.unresolved("%s %c%c %s %s; do not set it", prog, t[0], t[j], args[next].text, reason)
+				return next, false
+			}
+		default:
+			if reason := shellOptionRisk(t[j], on, ""); reason != "" {
+				a.unresolved("%s %c%c %s; do not set it", prog, t[0], t[j], reason)
+				return next, false
+			}
+		}
+	}
+	return next, true
+}
+
+// shellOperands decides what a shell runs from its operands rest and what
+// its options said: a -c string, a script file, or its input.
+func (a *analyzer) shellOperands(prog string, lang syntax.LangVariant, m shellMode, rest []field, ctx *callCtx) {
+	if m.interactive && !m.command && (len(rest) == 0 || m.stdin || isStdinFile(rest[0].text)) {
 		// An interactive bash expands history (!!, !$, ^a^b) in every line
 		// it reads before parsing it, so the text is not what runs.
 		a.unresolved("an interactive %s expands history (!) in the commands it reads, which rewrites them before they run; do not use -i", prog)
 		return
 	}
 	switch {
-	case cmode:
+	case m.command:
 		if len(rest) == 0 {
 			if ctx.openEnded {
 				a.unresolved("%s -c under xargs takes its command string from the input; put the command in the string", prog)
@@ -962,9 +1018,9 @@ options:
 		} else {
 			a.script(rest[0].text, lang, ctx.depth+1, "the command string of "+prog+" -c")
 		}
-	case len(rest) > 0 && !smode && isStdinFile(rest[0].text):
+	case len(rest) > 0 && !m.stdin && isStdinFile(rest[0].text):
 		a.shellStdin(prog, ctx)
-	case len(rest) > 0 && !smode:
+	case len(rest) > 0 && !m.stdin:
 		// A script file: its contents are not inspected, like any
 		// program's (see the package documentation), but it must not be
 		// the input or a descriptor under another name.
