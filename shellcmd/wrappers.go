@@ -91,77 +91,22 @@ var (
 	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 )
 
-// A wrapper handles a program, called by its base name prog with args: it
-// returns the argument vector of the program prog runs in turn, or nil when
-// it runs none (or when that was reported as unresolved).
-type wrapper func(a *analyzer, prog string, args []field, ctx *callCtx) []field
-
-// wrappers holds the handler of every program and builtin that runs
-// another, runs code given as a string, or changes how later names
-// resolve. Programs not in it are looked up by unwrap as launchers, git
-// subcommands and shells. It is filled in by init because its handlers lead
-// back to unwrap.
-var wrappers map[string]wrapper
-
-func init() {
-	wrappers = map[string]wrapper{
-		// Builtins that run code from elsewhere, or change what a name runs.
-		".": (*analyzer).sourceBuiltin, "source": (*analyzer).sourceBuiltin,
-		"eval": refuse("eval runs a string as commands, which cannot be checked before it runs; write the command directly"),
-		"fc":   refuse("fc re-runs commands from the history; write the command directly"),
-		"let": refuse("let evaluates its arguments as arithmetic, which can run commands hidden in variables; " +
-			"use $((...)) with literal numbers"),
-		"alias":   runsNone((*analyzer).aliasBuiltin),
-		"hash":    runsNone((*analyzer).hashBuiltin),
-		"enable":  runsNone((*analyzer).enableBuiltin),
-		"compgen": runsNone((*analyzer).completeBuiltin), "complete": runsNone((*analyzer).completeBuiltin),
-		"trap": runsNone((*analyzer).trap), "set": runsNone((*analyzer).setBuiltin), "shopt": runsNone((*analyzer).shopt),
-		"jobs": (*analyzer).jobs,
-		"cd":   runsNone((*analyzer).cdBuiltin), "pushd": runsNone((*analyzer).cdBuiltin),
-		"popd": runsNone((*analyzer).cdBuiltin),
-
-		// Builtins whose operands are the program.
-		"--":      (*analyzer).timeDashDash,
-		"builtin": (*analyzer).builtinPrefix,
-		"command": (*analyzer).command,
-		"exec":    (*analyzer).exec,
-
-		// Programs that run their operands.
-		"env": (*analyzer).env, "nice": (*analyzer).nice,
-		"nohup": simpleWrapper(nohupSpec), "setsid": simpleWrapper(setsidSpec),
-		"unbuffer": simpleWrapper(unbufferSpec), "stdbuf": simpleWrapper(stdbufSpec), "time": simpleWrapper(timeSpec),
-		"pkexec": (*analyzer).pkexec, "ionice": (*analyzer).ionice,
-		"timeout": (*analyzer).timeout, "chroot": (*analyzer).chroot,
-		"sudo": (*analyzer).sudo, "doas": (*analyzer).sudo, "sudoedit": runsNone(nil),
-		"xargs": (*analyzer).xargs, "flock": (*analyzer).flock, "watch": (*analyzer).watch,
-		"busybox": (*analyzer).busybox,
-		"taskset": (*analyzer).taskset, "chrt": (*analyzer).chrt,
-		"nsenter": (*analyzer).nsenter, "unshare": (*analyzer).nsenter,
-		"find": runsNone((*analyzer).find),
-
-		// Programs that run a command string or a shell themselves.
-		"script": runsNone((*analyzer).script1),
-		"sg":     runsNone((*analyzer).sg), "newgrp": runsNone((*analyzer).sg),
-		"su": runsNone((*analyzer).su), "runuser": runsNone((*analyzer).su),
-	}
-	for _, name := range []string{"read", "mapfile", "readarray", "printf", "unset", "getopts", "wait", "test", "[",
-		"declare", "typeset", "local", "export", "readonly"} {
-		wrappers[name] = runsNone((*analyzer).varBuiltin)
-	}
-	for _, name := range []string{"setarch", "linux32", "linux64", "i386", "i486", "i586", "i686", "x86_64", "uname26"} {
-		wrappers[name] = (*analyzer).setarch
-	}
-}
-
 // unwrap handles the program prog (a base name) called with args. It returns
 // the argument vector of the program prog runs in turn, or nil when it runs
 // none (or when that was reported as unresolved).
+//
+// The dispatch is two switches of direct calls rather than a map of
+// handlers: a call through a func value makes ctx escape to the heap, which
+// costs each command an allocation.
 func (a *analyzer) unwrap(prog string, args []field, ctx *callCtx) []field {
 	if prog == "" {
 		return nil
 	}
-	if w, ok := wrappers[prog]; ok {
-		return w(a, prog, args, ctx)
+	if next, ok := a.unwrapBuiltin(prog, args, ctx); ok {
+		return next
+	}
+	if next, ok := a.unwrapProgram(prog, args, ctx); ok {
+		return next
 	}
 	if next, ok := a.launcher(prog, args, ctx); ok {
 		return next
@@ -177,44 +122,119 @@ func (a *analyzer) unwrap(prog string, args []field, ctx *callCtx) []field {
 	return nil
 }
 
-// runsNone makes a wrapper of h, the handler of a program that leaves no
-// program to unwrap: it runs none, or h analyses what it runs (a command
-// string, a shell's input) itself. A nil h checks nothing.
-func runsNone(h func(a *analyzer, prog string, args []field, ctx *callCtx)) wrapper {
-	return func(a *analyzer, prog string, args []field, ctx *callCtx) []field {
-		if h != nil {
-			h(a, prog, args, ctx)
-		}
-		return nil
+// unwrapBuiltin handles prog when it is a shell builtin that runs code from
+// elsewhere, changes what a name or the shell's reading does, or runs its
+// operands, as unwrap does; it returns false for any other name.
+func (a *analyzer) unwrapBuiltin(prog string, args []field, ctx *callCtx) ([]field, bool) {
+	switch prog {
+	case ".", "source":
+		a.unresolved("%s runs commands from a file, which cannot be checked before it runs; run the commands directly", prog)
+	case "eval":
+		a.unresolved("eval runs a string as commands, which cannot be checked before it runs; write the command directly")
+	case "fc":
+		a.unresolved("fc re-runs commands from the history; write the command directly")
+	case "let":
+		a.unresolved("let evaluates its arguments as arithmetic, which can run commands hidden in variables; use $((...)) with literal numbers")
+	case "alias":
+		a.aliasBuiltin(args)
+	case "hash":
+		a.hashBuiltin(args)
+	case "enable":
+		a.enableBuiltin(args)
+	case "compgen", "complete":
+		a.completeBuiltin(prog, args)
+	case "trap":
+		a.trap(args, ctx)
+	case "set":
+		a.setBuiltin(args)
+	case "shopt":
+		a.shopt(args)
+	case "read", "mapfile", "readarray", "printf", "unset", "getopts", "wait", "test", "[", "declare", "typeset", "local", "export", "readonly":
+		a.vars.builtin(a, prog, args)
+	case "cd", "pushd", "popd":
+		a.cd(prog, args)
+	case "jobs":
+		return a.jobs(prog, args, ctx), true
+	case "--":
+		// bash's time keyword skips a -- after it (time -p -- rm x runs
+		// rm), which the parser reads as a command named --.
+		return args, true
+	case "builtin":
+		return a.builtinPrefix(prog, args, ctx), true
+	case "command":
+		return a.command(prog, args, ctx), true
+	case "exec":
+		return a.exec(prog, args, ctx), true
+	default:
+		return nil, false
 	}
+	return nil, true
 }
 
-// refuse makes a wrapper that reports the line unresolved with reason:
-// the builtin runs code the line does not show.
-func refuse(reason string) wrapper {
-	return func(a *analyzer, _ string, _ []field, _ *callCtx) []field {
-		a.unresolved("%s", reason)
-		return nil
+// unwrapProgram handles prog when it is a program that runs another: its
+// operands, a command string, or a shell, as unwrap does; it returns false
+// for any other name.
+func (a *analyzer) unwrapProgram(prog string, args []field, ctx *callCtx) ([]field, bool) {
+	switch prog {
+	case "env":
+		return a.env(args, ctx), true
+	case "nice":
+		return a.nice(prog, args, ctx), true
+	case "nohup":
+		return a.simple(prog, nohupSpec, args, ctx), true
+	case "setsid":
+		return a.simple(prog, setsidSpec, args, ctx), true
+	case "unbuffer":
+		return a.simple(prog, unbufferSpec, args, ctx), true
+	case "stdbuf":
+		return a.simple(prog, stdbufSpec, args, ctx), true
+	case "time":
+		return a.simple(prog, timeSpec, args, ctx), true
+	case "pkexec":
+		return a.pkexec(prog, args, ctx), true
+	case "ionice":
+		return a.ionice(prog, args, ctx), true
+	case "timeout":
+		return a.timeout(prog, args, ctx), true
+	case "chroot":
+		return a.chroot(prog, args, ctx), true
+	case "sudo", "doas":
+		return a.sudo(prog, args, ctx), true
+	case "sudoedit":
+		return nil, true
+	case "xargs":
+		return a.xargs(args, ctx), true
+	case "flock":
+		return a.flock(args, ctx), true
+	case "watch":
+		return a.watch(args, ctx), true
+	case "busybox":
+		return busybox(args), true
+	case "taskset":
+		return a.taskset(prog, args, ctx), true
+	case "chrt":
+		return a.chrt(prog, args, ctx), true
+	case "setarch", "linux32", "linux64", "i386", "i486", "i586", "i686", "x86_64", "uname26":
+		return a.setarch(prog, args, ctx), true
+	case "nsenter", "unshare":
+		return a.nsenter(prog, args, ctx), true
+	case "find":
+		a.find(args, ctx)
+	case "script":
+		a.script1(args, ctx)
+	case "sg", "newgrp":
+		a.sg(prog, args, ctx)
+	case "su", "runuser":
+		a.su(prog, args, ctx)
+	default:
+		return nil, false
 	}
-}
-
-// simpleWrapper makes the wrapper of a program whose options follow spec and
-// whose operands are exactly the program to run.
-func simpleWrapper(spec optSpec) wrapper {
-	return func(a *analyzer, prog string, args []field, ctx *callCtx) []field {
-		return a.simple(prog, spec, args, ctx)
-	}
-}
-
-// sourceBuiltin refuses . and source, which run commands from a file.
-func (a *analyzer) sourceBuiltin(prog string, _ []field, _ *callCtx) []field {
-	a.unresolved("%s runs commands from a file, which cannot be checked before it runs; run the commands directly", prog)
-	return nil
+	return nil, true
 }
 
 // aliasBuiltin refuses an alias that defines a name (or may: a word computed
 // at run time).
-func (a *analyzer) aliasBuiltin(_ string, args []field, _ *callCtx) {
+func (a *analyzer) aliasBuiltin(args []field) {
 	for _, f := range args {
 		if f.dynamic || strings.Contains(f.text, "=") {
 			a.unresolved("alias can make a name run another program; call the program directly")
@@ -224,14 +244,14 @@ func (a *analyzer) aliasBuiltin(_ string, args []field, _ *callCtx) {
 }
 
 // hashBuiltin refuses hash -p, which binds a name to a program.
-func (a *analyzer) hashBuiltin(_ string, args []field, _ *callCtx) {
+func (a *analyzer) hashBuiltin(args []field) {
 	if anyOpt(args, 'p') {
 		a.unresolved("hash -p makes a name run another program; call the program directly")
 	}
 }
 
 // enableBuiltin refuses enable -f, which loads a builtin from a library.
-func (a *analyzer) enableBuiltin(_ string, args []field, _ *callCtx) {
+func (a *analyzer) enableBuiltin(args []field) {
 	if anyOpt(args, 'f') {
 		a.unresolved("enable -f loads a builtin from a shared library, which cannot be checked; call the program directly")
 	}
@@ -239,7 +259,7 @@ func (a *analyzer) enableBuiltin(_ string, args []field, _ *callCtx) {
 
 // completeBuiltin refuses compgen and complete with -C or -F, which run
 // command strings, and checks the word list of -W.
-func (a *analyzer) completeBuiltin(prog string, args []field, _ *callCtx) {
+func (a *analyzer) completeBuiltin(prog string, args []field) {
 	if anyOpt(args, 'C') || anyOpt(args, 'F') {
 		a.unresolved("%s -C/-F runs commands given as strings; call the program directly", prog)
 	} else if anyOpt(args, 'W') {
@@ -248,12 +268,6 @@ func (a *analyzer) completeBuiltin(prog string, args []field, _ *callCtx) {
 		a.compWords(prog, args)
 	}
 }
-
-// cdBuiltin follows cd, pushd and popd (see cwdState).
-func (a *analyzer) cdBuiltin(prog string, args []field, _ *callCtx) { a.cd(prog, args) }
-
-// varBuiltin follows the builtins that assign variables (see varFlow).
-func (a *analyzer) varBuiltin(prog string, args []field, _ *callCtx) { a.vars.builtin(a, prog, args) }
 
 // jobs -x runs its operands as a command, jobspecs (%1) replaced by process
 // group IDs.
@@ -274,11 +288,6 @@ func (a *analyzer) jobs(prog string, args []field, ctx *callCtx) []field {
 	}
 	return a.need(prog, out, ctx)
 }
-
-// timeDashDash runs the operands of a command named --: bash's time keyword
-// skips a -- after it (time -p -- rm x runs rm), which the parser reads as
-// a command named --.
-func (*analyzer) timeDashDash(_ string, args []field, _ *callCtx) []field { return args }
 
 // builtinPrefix runs the builtin named by builtin's operands.
 func (a *analyzer) builtinPrefix(prog string, args []field, ctx *callCtx) []field {
@@ -376,7 +385,7 @@ func (a *analyzer) chroot(prog string, args []field, ctx *callCtx) []field {
 }
 
 // busybox runs its operands as an applet, unless an option comes first.
-func (*analyzer) busybox(_ string, args []field, _ *callCtx) []field {
+func busybox(args []field) []field {
 	if len(args) > 0 && (args[0].dynamic || !strings.HasPrefix(args[0].text, "-")) {
 		return args
 	}
@@ -503,7 +512,7 @@ func anyOpt(args []field, c byte) bool {
 }
 
 // env runs its operands after its assignments, and the words of -S.
-func (a *analyzer) env(_ string, args []field, ctx *callCtx) []field {
+func (a *analyzer) env(args []field, ctx *callCtx) []field {
 	for range maxWrappers {
 		opts, rest, err := envSpec.parse("env", args)
 		if a.optErr("env", err, ctx) || has(opts, "help", "version", "list-signal-handling") {
@@ -614,7 +623,7 @@ func (a *analyzer) sudo(prog string, args []field, ctx *callCtx) []field {
 
 // xargs runs its operands with words of its input appended, or replacing
 // its replace string, which leaves ctx open-ended.
-func (a *analyzer) xargs(_ string, args []field, ctx *callCtx) []field {
+func (a *analyzer) xargs(args []field, ctx *callCtx) []field {
 	opts, rest, err := xargsSpec.parse("xargs", args)
 	if a.optErr("xargs", err, ctx) || has(opts, "help", "version") {
 		return nil
@@ -651,7 +660,7 @@ func (a *analyzer) xargs(_ string, args []field, ctx *callCtx) []field {
 }
 
 // find analyses the programs of its -exec, -execdir, -ok and -okdir.
-func (a *analyzer) find(_ string, args []field, ctx *callCtx) {
+func (a *analyzer) find(args []field, ctx *callCtx) {
 	if ctx.openEnded {
 		a.unresolved("find under xargs takes its expressions from the input and may -exec any program; give find its arguments directly")
 		return
@@ -689,7 +698,7 @@ func (a *analyzer) find(_ string, args []field, ctx *callCtx) {
 }
 
 // flock runs the operands after the lock file, or -c's string with $SHELL.
-func (a *analyzer) flock(_ string, args []field, ctx *callCtx) []field {
+func (a *analyzer) flock(args []field, ctx *callCtx) []field {
 	opts, rest, err := flockSpec.parse("flock", args)
 	if a.optErr("flock", err, ctx) || has(opts, "h", "V", "help", "version") {
 		return nil
@@ -721,7 +730,7 @@ func (a *analyzer) flock(_ string, args []field, ctx *callCtx) []field {
 }
 
 // watch runs its operands joined by spaces through sh -c, unless -x.
-func (a *analyzer) watch(_ string, args []field, ctx *callCtx) []field {
+func (a *analyzer) watch(args []field, ctx *callCtx) []field {
 	opts, rest, err := watchSpec.parse("watch", args)
 	if a.optErr("watch", err, ctx) || has(opts, "h", "v", "help", "version") {
 		return nil
@@ -1103,7 +1112,7 @@ func (a *analyzer) shellStdin(prog string, ctx *callCtx) {
 }
 
 // trap's first operand is a command string run when a signal arrives.
-func (a *analyzer) trap(_ string, args []field, ctx *callCtx) {
+func (a *analyzer) trap(args []field, ctx *callCtx) {
 	if len(args) > 0 && !args[0].dynamic && args[0].text == "--" {
 		args = args[1:]
 	}
@@ -1148,7 +1157,7 @@ func shellOptionRisk(letter byte, on bool, name string) string {
 }
 
 // setBuiltin checks the options given to set.
-func (a *analyzer) setBuiltin(_ string, args []field, _ *callCtx) {
+func (a *analyzer) setBuiltin(args []field) {
 	for i := 0; i < len(args); i++ {
 		f := args[i]
 		if f.dynamic {
@@ -1189,7 +1198,7 @@ func (a *analyzer) setBuiltin(_ string, args []field, _ *callCtx) {
 }
 
 // shopt checks shopt -s/-u, and shopt -o for set's options.
-func (a *analyzer) shopt(_ string, args []field, _ *callCtx) {
+func (a *analyzer) shopt(args []field) {
 	opts, rest, err := optSpec{short: "opqsu"}.parse("shopt", args)
 	if err != nil {
 		if !errors.Is(err, errMissing) {
@@ -1263,7 +1272,7 @@ func isSignalNumber(s string) bool {
 
 // script1 handles script (util-linux), which runs -c's string with $SHELL,
 // else /bin/sh, or without -c an interactive shell on its input.
-func (a *analyzer) script1(_ string, args []field, ctx *callCtx) {
+func (a *analyzer) script1(args []field, ctx *callCtx) {
 	opts, _, err := scriptSpec.parse("script", args)
 	if a.optErr("script", err, ctx) || has(opts, "h", "V", "help", "version") {
 		return
