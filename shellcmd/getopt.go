@@ -49,84 +49,110 @@ func (s optSpec) parse(prog string, args []field) (opts []opt, rest []field, err
 	for i := 0; i < len(args); i++ {
 		f := args[i]
 		if f.dynamic {
-			return nil, nil, fmt.Errorf("cannot tell the options of %s: %s is computed at run time", prog, f.text)
+			return nil, nil, computedOptErr(prog, f)
 		}
 		t := f.text
-		if t == "--" {
+		switch {
+		case t == "--":
 			return opts, append(operands, args[i+1:]...), nil
-		}
-		if len(t) < 2 || t[0] != '-' {
-			if s.permute {
-				operands = append(operands, f)
-				continue
+		case len(t) < 2 || t[0] != '-':
+			if !s.permute {
+				return opts, args[i:], nil
 			}
-			return opts, args[i:], nil
-		}
-		if strings.HasPrefix(t, "--") {
-			name, val, has := strings.Cut(t[2:], "=")
-			kind, ok := s.long[name]
-			if !ok {
-				// getopt_long accepts unambiguous prefixes.
-				name, kind, ok = s.longPrefix(name)
+			operands = append(operands, f)
+		case strings.HasPrefix(t, "--"):
+			var o opt
+			if o, i, err = s.longOpt(prog, args, i); err != nil {
+				return nil, nil, err
 			}
-			if !ok {
-				return nil, nil, fmt.Errorf("%s has no option --%s that this policy knows", prog, strings.SplitN(t[2:], "=", 2)[0])
-			}
-			switch {
-			case kind == argNone && has:
-				return nil, nil, fmt.Errorf("%s: option --%s takes no value", prog, name)
-			case kind == argRequired && !has:
-				if i+1 >= len(args) {
-					return nil, nil, errMissing
-				}
-				i++
-				if args[i].splits {
-					return nil, nil, fmt.Errorf("cannot tell the options of %s: %s is computed at run time", prog, args[i].text)
-				}
-				opts = append(opts, opt{name: name, val: args[i].text, has: true, dynamic: args[i].dynamic})
-				continue
-			}
-			opts = append(opts, opt{name: name, val: val, has: has})
-			continue
-		}
-		for j := 1; j < len(t); j++ {
-			c := t[j]
-			k := strings.IndexByte(s.short, c)
-			if k < 0 || c == ':' {
-				return nil, nil, fmt.Errorf("%s has no option -%c that this policy knows", prog, c)
-			}
-			optional := strings.HasPrefix(s.short[k+1:], "::")
-			required := !optional && strings.HasPrefix(s.short[k+1:], ":")
-			switch {
-			case optional:
-				o := opt{name: string(c)}
-				if j+1 < len(t) {
-					o.val, o.has = t[j+1:], true
-				}
-				opts = append(opts, o)
-				j = len(t)
-			case required:
-				o := opt{name: string(c), has: true}
-				if j+1 < len(t) {
-					o.val = t[j+1:]
-				} else {
-					if i+1 >= len(args) {
-						return nil, nil, errMissing
-					}
-					i++
-					if args[i].splits {
-						return nil, nil, fmt.Errorf("cannot tell the options of %s: %s is computed at run time", prog, args[i].text)
-					}
-					o.val, o.dynamic = args[i].text, args[i].dynamic
-				}
-				opts = append(opts, o)
-				j = len(t)
-			default:
-				opts = append(opts, opt{name: string(c)})
+			opts = append(opts, o)
+		default:
+			if opts, i, err = s.shortOpts(prog, args, i, opts); err != nil {
+				return nil, nil, err
 			}
 		}
 	}
 	return opts, operands, nil
+}
+
+// longOpt reads the long option args[i]: --name, --name=value, or a name
+// getopt_long takes for an unambiguous prefix of one; an option that
+// requires a value and has none attached takes the next word. It returns
+// the option and the index of the last word it read.
+func (s optSpec) longOpt(prog string, args []field, i int) (opt, int, error) {
+	t := args[i].text
+	name, val, has := strings.Cut(t[2:], "=")
+	kind, ok := s.long[name]
+	if !ok {
+		name, kind, ok = s.longPrefix(name)
+	}
+	if !ok {
+		return opt{}, i, fmt.Errorf("%s has no option --%s that this policy knows", prog, strings.SplitN(t[2:], "=", 2)[0])
+	}
+	switch {
+	case kind == argNone && has:
+		return opt{}, i, fmt.Errorf("%s: option --%s takes no value", prog, name)
+	case kind == argRequired && !has:
+		return nextArg(prog, name, args, i)
+	}
+	return opt{name: name, val: val, has: has}, i, nil
+}
+
+// shortOpts reads the cluster of short options args[i] (-ab, -ovalue,
+// -o value) onto opts. A letter that takes an argument ends the cluster:
+// the rest of the word is its value or, when it requires one and the word
+// ends, the next word. It returns the options and the index of the last
+// word it read.
+func (s optSpec) shortOpts(prog string, args []field, i int, opts []opt) ([]opt, int, error) {
+	t := args[i].text
+	for j := 1; j < len(t); j++ {
+		c := t[j]
+		k := strings.IndexByte(s.short, c)
+		if k < 0 || c == ':' {
+			return nil, i, fmt.Errorf("%s has no option -%c that this policy knows", prog, c)
+		}
+		optional := strings.HasPrefix(s.short[k+1:], "::")
+		required := !optional && strings.HasPrefix(s.short[k+1:], ":")
+		switch {
+		case optional:
+			o := opt{name: string(c)}
+			if j+1 < len(t) {
+				o.val, o.has = t[j+1:], true
+			}
+			return append(opts, o), i, nil
+		case required && j+1 < len(t):
+			return append(opts, opt{name: string(c), val: t[j+1:], has: true}), i, nil
+		case required:
+			o, i, err := nextArg(prog, string(c), args, i)
+			if err != nil {
+				return nil, i, err
+			}
+			return append(opts, o), i, nil
+		default:
+			opts = append(opts, opt{name: string(c)})
+		}
+	}
+	return opts, i, nil
+}
+
+// nextArg takes the word after args[i] for the value of the option name. It
+// fails with errMissing when there is none, and when the word is computed
+// at run time and may split into several.
+func nextArg(prog, name string, args []field, i int) (opt, int, error) {
+	if i+1 >= len(args) {
+		return opt{}, i, errMissing
+	}
+	i++
+	if args[i].splits {
+		return opt{}, i, computedOptErr(prog, args[i])
+	}
+	return opt{name: name, val: args[i].text, has: true, dynamic: args[i].dynamic}, i, nil
+}
+
+// computedOptErr is the error for an option word of prog computed at run
+// time: it may expand to any options, or to none.
+func computedOptErr(prog string, f field) error {
+	return fmt.Errorf("cannot tell the options of %s: %s is computed at run time", prog, f.text)
 }
 
 func (s optSpec) longPrefix(p string) (string, int, bool) {

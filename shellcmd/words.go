@@ -176,90 +176,21 @@ func ansiC(p *syntax.SglQuoted) (string, bool) {
 		}
 		i++
 		c = src[i]
+		if v, ok := ansiCByte[c]; ok {
+			b.WriteByte(v)
+			continue
+		}
 		switch c {
-		case 'a':
-			b.WriteByte('\a')
-		case 'b':
-			b.WriteByte('\b')
-		case 'e', 'E':
-			b.WriteByte(0x1b)
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'v':
-			b.WriteByte('\v')
-		case '\\', '\'', '"', '?':
-			b.WriteByte(c)
 		case '0', '1', '2', '3', '4', '5', '6', '7':
-			v := int(c - '0')
-			for n := 0; n < 2 && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '7'; n++ {
-				i++
-				v = (v*8 + int(src[i]-'0')) & 0xff
-			}
-			b.WriteByte(byte(v))
+			i = ansiCOctal(&b, src, i)
 		case 'x':
-			v, n := 0, 0
-			braces := i+1 < len(src) && src[i+1] == '{'
-			if braces {
-				i++
-			}
-			for (braces || n < 2) && i+1 < len(src) && isHex(src[i+1]) {
-				i++
-				v = (v*16 + hexVal(src[i])) & 0xff
-				n++
-			}
-			switch {
-			case braces:
-				if i+1 < len(src) && src[i+1] == '}' {
-					i++
-				}
-				b.WriteByte(byte(v))
-			case n == 0:
-				b.WriteString("\\x")
-			default:
-				b.WriteByte(byte(v))
-			}
+			i = ansiCHex(&b, src, i)
 		case 'u', 'U':
-			max := 4
-			if c == 'U' {
-				max = 8
-			}
-			v, n := 0, 0
-			for n < max && i+1 < len(src) && isHex(src[i+1]) {
-				i++
-				v = v*16 + hexVal(src[i])
-				n++
-			}
-			switch {
-			case n == 0:
-				b.WriteByte('\\')
-				b.WriteByte(c)
-			case v <= 0x7f:
-				b.WriteByte(byte(v))
-			default:
-				dynamic = true
-				b.WriteRune(rune(v))
-			}
+			var locale bool
+			i, locale = ansiCUnicode(&b, src, i)
+			dynamic = dynamic || locale
 		case 'c':
-			if i+1 >= len(src) {
-				b.WriteString("\\c") // \c at the end is kept
-				break
-			}
-			i++
-			x := src[i]
-			if x == '\\' && i+1 < len(src) && src[i+1] == '\\' {
-				i++ // $'\c\\' is control-backslash
-			}
-			if x == '?' {
-				b.WriteByte(0x7f)
-			} else {
-				b.WriteByte(x & 0x1f)
-			}
+			i = ansiCControl(&b, src, i)
 		default:
 			b.WriteByte('\\')
 			b.WriteByte(c)
@@ -271,6 +202,103 @@ func ansiC(p *syntax.SglQuoted) (string, bool) {
 		s = s[:i]
 	}
 	return s, dynamic
+}
+
+// ansiCByte maps the letters of the $'...' escapes that stand for one
+// fixed byte to that byte.
+var ansiCByte = map[byte]byte{
+	'a': '\a', 'b': '\b', 'e': 0x1b, 'E': 0x1b, 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t', 'v': '\v',
+	'\\': '\\', '\'': '\'', '"': '"', '?': '?',
+}
+
+// The ansiC* escape decoders below are given src with i at the letter after
+// the backslash; each writes what the escape stands for to b and returns
+// the index of the escape's last byte.
+
+// ansiCOctal decodes \NNN, one to three octal digits, modulo 256.
+func ansiCOctal(b *strings.Builder, src string, i int) int {
+	v := int(src[i] - '0')
+	for n := 0; n < 2 && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '7'; n++ {
+		i++
+		v = (v*8 + int(src[i]-'0')) & 0xff
+	}
+	b.WriteByte(byte(v))
+	return i
+}
+
+// ansiCHex decodes \xHH, one or two hex digits, or \x{H...}, any number
+// of them, modulo 256; \x without a digit is kept as it is.
+func ansiCHex(b *strings.Builder, src string, i int) int {
+	v, n := 0, 0
+	braces := i+1 < len(src) && src[i+1] == '{'
+	if braces {
+		i++
+	}
+	for (braces || n < 2) && i+1 < len(src) && isHex(src[i+1]) {
+		i++
+		v = (v*16 + hexVal(src[i])) & 0xff
+		n++
+	}
+	switch {
+	case braces:
+		if i+1 < len(src) && src[i+1] == '}' {
+			i++
+		}
+		b.WriteByte(byte(v))
+	case n == 0:
+		b.WriteString("\\x")
+	default:
+		b.WriteByte(byte(v))
+	}
+	return i
+}
+
+// ansiCUnicode decodes \uHHHH and \UHHHHHHHH (up to four or eight hex
+// digits); without a digit the escape is kept as it is. It also reports
+// whether the character is above 0x7f, whose bytes depend on the locale.
+func ansiCUnicode(b *strings.Builder, src string, i int) (int, bool) {
+	c := src[i]
+	max := 4
+	if c == 'U' {
+		max = 8
+	}
+	v, n := 0, 0
+	for n < max && i+1 < len(src) && isHex(src[i+1]) {
+		i++
+		v = v*16 + hexVal(src[i])
+		n++
+	}
+	switch {
+	case n == 0:
+		b.WriteByte('\\')
+		b.WriteByte(c)
+	case v <= 0x7f:
+		b.WriteByte(byte(v))
+	default:
+		b.WriteRune(rune(v))
+		return i, true
+	}
+	return i, false
+}
+
+// ansiCControl decodes \cX, the control character of X (\c? is DEL, \c\\
+// control-backslash); \c at the end of the string is kept as it is.
+func ansiCControl(b *strings.Builder, src string, i int) int {
+	if i+1 >= len(src) {
+		b.WriteString("\\c")
+		return i
+	}
+	i++
+	x := src[i]
+	if x == '\\' && i+1 < len(src) && src[i+1] == '\\' {
+		i++ // $'\c\\' is control-backslash
+	}
+	if x == '?' {
+		b.WriteByte(0x7f)
+	} else {
+		b.WriteByte(x & 0x1f)
+	}
+	return i
 }
 
 func isHex(c byte) bool {

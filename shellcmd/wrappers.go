@@ -94,224 +94,344 @@ var (
 // unwrap handles the program prog (a base name) called with args. It returns
 // the argument vector of the program prog runs in turn, or nil when it runs
 // none (or when that was reported as unresolved).
+//
+// The dispatch is two switches of direct calls rather than a map of
+// handlers: a call through a func value makes ctx escape to the heap, which
+// costs each command an allocation.
 func (a *analyzer) unwrap(prog string, args []field, ctx *callCtx) []field {
+	if prog == "" {
+		return nil
+	}
+	if next, ok := a.unwrapBuiltin(prog, args, ctx); ok {
+		return next
+	}
+	if next, ok := a.unwrapProgram(prog, args, ctx); ok {
+		return next
+	}
+	if next, ok := a.launcher(prog, args, ctx); ok {
+		return next
+	}
+	if next := dashedGit(prog, args); next != nil {
+		return next
+	}
+	if lang, ok := shells[prog]; ok {
+		a.shell(prog, lang, args, ctx)
+	} else if otherShells[prog] {
+		a.unresolved("%s runs commands in a language this policy cannot analyse; use bash", prog)
+	}
+	return nil
+}
+
+// unwrapBuiltin handles prog when it is a shell builtin that runs code from
+// elsewhere, changes what a name or the shell's reading does, or runs its
+// operands, as unwrap does; it returns false for any other name.
+func (a *analyzer) unwrapBuiltin(prog string, args []field, ctx *callCtx) ([]field, bool) {
 	switch prog {
-	case "", ".", "source":
-		if prog == "" {
-			return nil
-		}
+	case ".", "source":
 		a.unresolved("%s runs commands from a file, which cannot be checked before it runs; run the commands directly", prog)
 	case "eval":
 		a.unresolved("eval runs a string as commands, which cannot be checked before it runs; write the command directly")
 	case "fc":
 		a.unresolved("fc re-runs commands from the history; write the command directly")
+	case "let":
+		a.unresolved("let evaluates its arguments as arithmetic, which can run commands hidden in variables; use $((...)) with literal numbers")
 	case "alias":
-		for _, f := range args {
-			if f.dynamic || strings.Contains(f.text, "=") {
-				a.unresolved("alias can make a name run another program; call the program directly")
-				break
-			}
-		}
+		a.aliasBuiltin(args)
 	case "hash":
-		if anyOpt(args, 'p') {
-			a.unresolved("hash -p makes a name run another program; call the program directly")
-		}
+		a.hashBuiltin(args)
 	case "enable":
-		if anyOpt(args, 'f') {
-			a.unresolved("enable -f loads a builtin from a shared library, which cannot be checked; call the program directly")
-		}
+		a.enableBuiltin(args)
 	case "compgen", "complete":
-		if anyOpt(args, 'C') || anyOpt(args, 'F') {
-			a.unresolved("%s -C/-F runs commands given as strings; call the program directly", prog)
-		} else if anyOpt(args, 'W') {
-			// The word list is expanded like a line of words when the
-			// completion runs: a $(...) in it runs.
-			a.compWords(prog, args)
-		}
+		a.completeBuiltin(prog, args)
 	case "trap":
 		a.trap(args, ctx)
 	case "set":
 		a.setBuiltin(args)
 	case "shopt":
 		a.shopt(args)
-	case "jobs":
-		// jobs -x runs its operands as a command, jobspecs (%1) replaced
-		// by process group IDs.
-		opts, rest, err := jobsSpec.parse(prog, args)
-		if err != nil || !has(opts, "x") {
-			if err != nil && !errors.Is(err, errMissing) {
-				a.unresolved("%v; write the command without it", err)
-			}
-			return nil
-		}
-		out := make([]field, len(rest))
-		for i, f := range rest {
-			out[i] = f
-			if strings.Contains(f.text, "%") {
-				out[i].dynamic = true // replaced by a process group ID
-			}
-		}
-		return a.need(prog, out, ctx)
-	case "let":
-		a.unresolved("let evaluates its arguments as arithmetic, which can run commands hidden in variables; use $((...)) with literal numbers")
 	case "read", "mapfile", "readarray", "printf", "unset", "getopts", "wait", "test", "[", "declare", "typeset", "local", "export", "readonly":
 		a.vars.builtin(a, prog, args)
-
+	case "cd", "pushd", "popd":
+		a.cd(prog, args)
+	case "jobs":
+		return a.jobs(prog, args, ctx), true
 	case "--":
 		// bash's time keyword skips a -- after it (time -p -- rm x runs
 		// rm), which the parser reads as a command named --.
-		return args
+		return args, true
 	case "builtin":
-		if len(args) > 0 && !args[0].dynamic && args[0].text == "--" {
-			args = args[1:]
-		}
-		return a.need(prog, args, ctx)
+		return a.builtinPrefix(prog, args, ctx), true
 	case "command":
-		opts, rest, err := commandSpec.parse(prog, args)
-		if a.optErr(prog, err, ctx) || has(opts, "v", "V") {
-			return nil
-		}
-		return a.need(prog, rest, ctx)
+		return a.command(prog, args, ctx), true
 	case "exec":
-		_, rest, err := execSpec.parse(prog, args)
-		if a.optErr(prog, err, ctx) {
-			return nil
-		}
-		return rest
+		return a.exec(prog, args, ctx), true
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// unwrapProgram handles prog when it is a program that runs another: its
+// operands, a command string, or a shell, as unwrap does; it returns false
+// for any other name.
+func (a *analyzer) unwrapProgram(prog string, args []field, ctx *callCtx) ([]field, bool) {
+	switch prog {
 	case "env":
-		return a.env(args, ctx)
+		return a.env(args, ctx), true
 	case "nice":
-		if len(args) > 0 && !args[0].dynamic && legacyNice.MatchString(args[0].text) {
-			args = args[1:]
-		}
-		return a.simple(prog, niceSpec, args, ctx)
+		return a.nice(prog, args, ctx), true
 	case "nohup":
-		return a.simple(prog, nohupSpec, args, ctx)
+		return a.simple(prog, nohupSpec, args, ctx), true
 	case "setsid":
-		return a.simple(prog, setsidSpec, args, ctx)
+		return a.simple(prog, setsidSpec, args, ctx), true
 	case "unbuffer":
-		return a.simple(prog, unbufferSpec, args, ctx)
+		return a.simple(prog, unbufferSpec, args, ctx), true
 	case "stdbuf":
-		return a.simple(prog, stdbufSpec, args, ctx)
+		return a.simple(prog, stdbufSpec, args, ctx), true
 	case "time":
-		return a.simple(prog, timeSpec, args, ctx)
+		return a.simple(prog, timeSpec, args, ctx), true
 	case "pkexec":
-		opts, rest, err := pkexecSpec.parse(prog, args)
-		if a.optErr(prog, err, ctx) || has(opts, "help", "version") {
-			return nil
-		}
-		if len(rest) == 0 && !ctx.openEnded {
-			a.shellStdin(prog, ctx) // pkexec alone runs a shell
-			return nil
-		}
-		return a.need(prog, rest, ctx)
+		return a.pkexec(prog, args, ctx), true
 	case "ionice":
-		opts, rest, err := ioniceSpec.parse(prog, args)
-		if a.optErr(prog, err, ctx) || has(opts, "p", "P", "u", "pid", "pgid", "uid") {
-			return nil
-		}
-		return a.need(prog, rest, ctx)
+		return a.ionice(prog, args, ctx), true
 	case "timeout":
-		opts, rest, err := timeoutSpec.parse(prog, args)
-		if a.optErr(prog, err, ctx) || has(opts, "help", "version") {
-			return nil
-		}
-		// The first operand is the duration (5s, 1.5m, infinity).
-		if len(rest) == 0 {
-			return a.need(prog, rest, ctx)
-		}
-		if rest[0].splits {
-			a.unresolved("cannot tell the program timeout runs: its duration %s is computed at run time", rest[0].text)
-			return nil
-		}
-		return a.need(prog, rest[1:], ctx)
+		return a.timeout(prog, args, ctx), true
 	case "chroot":
-		opts, rest, err := chrootSpec.parse(prog, args)
-		if a.optErr(prog, err, ctx) || has(opts, "help", "version") {
-			return nil
-		}
-		if len(rest) == 0 {
-			return a.need(prog, rest, ctx)
-		}
-		if rest[0].splits {
-			a.unresolved("cannot tell the program chroot runs: its directory %s is computed at run time", rest[0].text)
-			return nil
-		}
-		if len(rest) == 1 && !ctx.openEnded {
-			a.unresolved("chroot without a program starts the shell named by $SHELL; name the program")
-			return nil
-		}
-		a.cwdChanged("chroot changes into the new root")
-		return a.need(prog, rest[1:], ctx)
+		return a.chroot(prog, args, ctx), true
 	case "sudo", "doas":
-		return a.sudo(prog, args, ctx)
+		return a.sudo(prog, args, ctx), true
 	case "sudoedit":
-		return nil
+		return nil, true
 	case "xargs":
-		return a.xargs(args, ctx)
+		return a.xargs(args, ctx), true
+	case "flock":
+		return a.flock(args, ctx), true
+	case "watch":
+		return a.watch(args, ctx), true
+	case "busybox":
+		return busybox(args), true
+	case "taskset":
+		return a.taskset(prog, args, ctx), true
+	case "chrt":
+		return a.chrt(prog, args, ctx), true
+	case "setarch", "linux32", "linux64", "i386", "i486", "i586", "i686", "x86_64", "uname26":
+		return a.setarch(prog, args, ctx), true
+	case "nsenter", "unshare":
+		return a.nsenter(prog, args, ctx), true
 	case "find":
 		a.find(args, ctx)
-	case "flock":
-		return a.flock(args, ctx)
-	case "watch":
-		return a.watch(args, ctx)
-	case "busybox":
-		if len(args) > 0 && (args[0].dynamic || !strings.HasPrefix(args[0].text, "-")) {
-			return args
-		}
 	case "script":
 		a.script1(args, ctx)
-	case "taskset":
-		// taskset [options] MASK PROGRAM... ; -p works on a pid.
-		opts, rest, err := tasksetSpec.parse(prog, args)
-		if a.optErr(prog, err, ctx) || has(opts, "p", "pid", "h", "V", "help", "version") {
-			return nil
-		}
-		return a.afterOperand(prog, "mask", rest, ctx)
-	case "chrt":
-		// chrt [options] PRIORITY PROGRAM... ; -p works on a pid, -m prints.
-		opts, rest, err := chrtSpec.parse(prog, args)
-		if a.optErr(prog, err, ctx) || has(opts, "p", "pid", "m", "max", "h", "V", "help", "version") {
-			return nil
-		}
-		return a.afterOperand(prog, "priority", rest, ctx)
-	case "setarch", "linux32", "linux64", "i386", "i486", "i586", "i686", "x86_64", "uname26":
-		// setarch [ARCH] [options] [PROGRAM...]; without a program it
-		// runs $SHELL, which reads its input.
-		if prog == "setarch" && len(args) > 0 && !args[0].dynamic && !strings.HasPrefix(args[0].text, "-") {
-			args = args[1:]
-		}
-		return a.shellIfNone(prog, setarchSpec, args, ctx, "list")
-	case "nsenter", "unshare":
-		spec := nsenterSpec
-		dirOpts := []string{"w", "wd", "r", "root"} // nsenter -r is --root
-		if prog == "unshare" {
-			spec, dirOpts = unshareSpec, []string{"w", "wd", "R", "root"} // unshare -r maps root
-		}
-		if opts, _, err := spec.parse(prog, args); err == nil && has(opts, dirOpts...) {
-			a.cwdChanged(prog + " --wd or --root changes directory")
-		}
-		return a.shellIfNone(prog, spec, args, ctx, "")
 	case "sg", "newgrp":
 		a.sg(prog, args, ctx)
 	case "su", "runuser":
 		a.su(prog, args, ctx)
-	case "cd", "pushd", "popd":
-		a.cd(prog, args)
 	default:
-		if next, ok := a.launcher(prog, args, ctx); ok {
-			return next
-		}
-		if next := dashedGit(prog, args); next != nil {
-			return next
-		}
-		if lang, ok := shells[prog]; ok {
-			a.shell(prog, lang, args, ctx)
-		} else if otherShells[prog] {
-			a.unresolved("%s runs commands in a language this policy cannot analyse; use bash", prog)
+		return nil, false
+	}
+	return nil, true
+}
+
+// aliasBuiltin refuses an alias that defines a name (or may: a word computed
+// at run time).
+func (a *analyzer) aliasBuiltin(args []field) {
+	for _, f := range args {
+		if f.dynamic || strings.Contains(f.text, "=") {
+			a.unresolved("alias can make a name run another program; call the program directly")
+			return
 		}
 	}
+}
+
+// hashBuiltin refuses hash -p, which binds a name to a program.
+func (a *analyzer) hashBuiltin(args []field) {
+	if anyOpt(args, 'p') {
+		a.unresolved("hash -p makes a name run another program; call the program directly")
+	}
+}
+
+// enableBuiltin refuses enable -f, which loads a builtin from a library.
+func (a *analyzer) enableBuiltin(args []field) {
+	if anyOpt(args, 'f') {
+		a.unresolved("enable -f loads a builtin from a shared library, which cannot be checked; call the program directly")
+	}
+}
+
+// completeBuiltin refuses compgen and complete with -C or -F, which run
+// command strings, and checks the word list of -W.
+func (a *analyzer) completeBuiltin(prog string, args []field) {
+	if anyOpt(args, 'C') || anyOpt(args, 'F') {
+		a.unresolved("%s -C/-F runs commands given as strings; call the program directly", prog)
+	} else if anyOpt(args, 'W') {
+		// The word list is expanded like a line of words when the
+		// completion runs: a $(...) in it runs.
+		a.compWords(prog, args)
+	}
+}
+
+// jobs -x runs its operands as a command, jobspecs (%1) replaced by process
+// group IDs.
+func (a *analyzer) jobs(prog string, args []field, ctx *callCtx) []field {
+	opts, rest, err := jobsSpec.parse(prog, args)
+	if err != nil || !has(opts, "x") {
+		if err != nil && !errors.Is(err, errMissing) {
+			a.unresolved("%v; write the command without it", err)
+		}
+		return nil
+	}
+	out := make([]field, len(rest))
+	for i, f := range rest {
+		out[i] = f
+		if strings.Contains(f.text, "%") {
+			out[i].dynamic = true // replaced by a process group ID
+		}
+	}
+	return a.need(prog, out, ctx)
+}
+
+// builtinPrefix runs the builtin named by builtin's operands.
+func (a *analyzer) builtinPrefix(prog string, args []field, ctx *callCtx) []field {
+	if len(args) > 0 && !args[0].dynamic && args[0].text == "--" {
+		args = args[1:]
+	}
+	return a.need(prog, args, ctx)
+}
+
+// command runs its operands, unless -v or -V only describes them.
+func (a *analyzer) command(prog string, args []field, ctx *callCtx) []field {
+	opts, rest, err := commandSpec.parse(prog, args)
+	if a.optErr(prog, err, ctx) || has(opts, "v", "V") {
+		return nil
+	}
+	return a.need(prog, rest, ctx)
+}
+
+// exec runs its operands in place of the shell; alone it only redirects.
+func (a *analyzer) exec(prog string, args []field, ctx *callCtx) []field {
+	_, rest, err := execSpec.parse(prog, args)
+	if a.optErr(prog, err, ctx) {
+		return nil
+	}
+	return rest
+}
+
+// nice runs its operands, after the legacy -N adjustment if there is one.
+func (a *analyzer) nice(prog string, args []field, ctx *callCtx) []field {
+	if len(args) > 0 && !args[0].dynamic && legacyNice.MatchString(args[0].text) {
+		args = args[1:]
+	}
+	return a.simple(prog, niceSpec, args, ctx)
+}
+
+// pkexec runs its operands, or without any a shell on its input.
+func (a *analyzer) pkexec(prog string, args []field, ctx *callCtx) []field {
+	opts, rest, err := pkexecSpec.parse(prog, args)
+	if a.optErr(prog, err, ctx) || has(opts, "help", "version") {
+		return nil
+	}
+	if len(rest) == 0 && !ctx.openEnded {
+		a.shellStdin(prog, ctx) // pkexec alone runs a shell
+		return nil
+	}
+	return a.need(prog, rest, ctx)
+}
+
+// ionice runs its operands, unless -p, -P or -u makes it work on running
+// processes.
+func (a *analyzer) ionice(prog string, args []field, ctx *callCtx) []field {
+	opts, rest, err := ioniceSpec.parse(prog, args)
+	if a.optErr(prog, err, ctx) || has(opts, "p", "P", "u", "pid", "pgid", "uid") {
+		return nil
+	}
+	return a.need(prog, rest, ctx)
+}
+
+// timeout runs the operands after its first, the duration (5s, 1.5m,
+// infinity).
+func (a *analyzer) timeout(prog string, args []field, ctx *callCtx) []field {
+	opts, rest, err := timeoutSpec.parse(prog, args)
+	if a.optErr(prog, err, ctx) || has(opts, "help", "version") {
+		return nil
+	}
+	if len(rest) == 0 {
+		return a.need(prog, rest, ctx)
+	}
+	if rest[0].splits {
+		a.unresolved("cannot tell the program timeout runs: its duration %s is computed at run time", rest[0].text)
+		return nil
+	}
+	return a.need(prog, rest[1:], ctx)
+}
+
+// chroot runs the operands after the new root, or without any $SHELL.
+func (a *analyzer) chroot(prog string, args []field, ctx *callCtx) []field {
+	opts, rest, err := chrootSpec.parse(prog, args)
+	if a.optErr(prog, err, ctx) || has(opts, "help", "version") {
+		return nil
+	}
+	if len(rest) == 0 {
+		return a.need(prog, rest, ctx)
+	}
+	if rest[0].splits {
+		a.unresolved("cannot tell the program chroot runs: its directory %s is computed at run time", rest[0].text)
+		return nil
+	}
+	if len(rest) == 1 && !ctx.openEnded {
+		a.unresolved("chroot without a program starts the shell named by $SHELL; name the program")
+		return nil
+	}
+	a.cwdChanged("chroot changes into the new root")
+	return a.need(prog, rest[1:], ctx)
+}
+
+// busybox runs its operands as an applet, unless an option comes first.
+func busybox(args []field) []field {
+	if len(args) > 0 && (args[0].dynamic || !strings.HasPrefix(args[0].text, "-")) {
+		return args
+	}
 	return nil
+}
+
+// taskset [options] MASK PROGRAM... ; -p works on a pid.
+func (a *analyzer) taskset(prog string, args []field, ctx *callCtx) []field {
+	opts, rest, err := tasksetSpec.parse(prog, args)
+	if a.optErr(prog, err, ctx) || has(opts, "p", "pid", "h", "V", "help", "version") {
+		return nil
+	}
+	return a.afterOperand(prog, "mask", rest, ctx)
+}
+
+// chrt [options] PRIORITY PROGRAM... ; -p works on a pid, -m prints.
+func (a *analyzer) chrt(prog string, args []field, ctx *callCtx) []field {
+	opts, rest, err := chrtSpec.parse(prog, args)
+	if a.optErr(prog, err, ctx) || has(opts, "p", "pid", "m", "max", "h", "V", "help", "version") {
+		return nil
+	}
+	return a.afterOperand(prog, "priority", rest, ctx)
+}
+
+// setarch [ARCH] [options] [PROGRAM...], and its aliases named for an
+// architecture (linux32, x86_64); without a program it runs $SHELL, which
+// reads its input.
+func (a *analyzer) setarch(prog string, args []field, ctx *callCtx) []field {
+	if prog == "setarch" && len(args) > 0 && !args[0].dynamic && !strings.HasPrefix(args[0].text, "-") {
+		args = args[1:]
+	}
+	return a.shellIfNone(prog, setarchSpec, args, ctx, "list")
+}
+
+// nsenter and unshare run their operands, or without any $SHELL; --wd and
+// --root change directory.
+func (a *analyzer) nsenter(prog string, args []field, ctx *callCtx) []field {
+	spec := nsenterSpec
+	dirOpts := []string{"w", "wd", "r", "root"} // nsenter -r is --root
+	if prog == "unshare" {
+		spec, dirOpts = unshareSpec, []string{"w", "wd", "R", "root"} // unshare -r maps root
+	}
+	if opts, _, err := spec.parse(prog, args); err == nil && has(opts, dirOpts...) {
+		a.cwdChanged(prog + " --wd or --root changes directory")
+	}
+	return a.shellIfNone(prog, spec, args, ctx, "")
 }
 
 // need returns rest, the vector of the wrapped program, reporting the case
@@ -391,6 +511,7 @@ func anyOpt(args []field, c byte) bool {
 	return false
 }
 
+// env runs its operands after its assignments, and the words of -S.
 func (a *analyzer) env(args []field, ctx *callCtx) []field {
 	for range maxWrappers {
 		opts, rest, err := envSpec.parse("env", args)
@@ -438,6 +559,7 @@ func (a *analyzer) env(args []field, ctx *callCtx) []field {
 	return nil
 }
 
+// sudo and doas run their operands, or a shell, as another user.
 func (a *analyzer) sudo(prog string, args []field, ctx *callCtx) []field {
 	spec := sudoSpec
 	if prog == "doas" {
@@ -499,6 +621,8 @@ func (a *analyzer) sudo(prog string, args []field, ctx *callCtx) []field {
 	return a.need(prog, rest, ctx)
 }
 
+// xargs runs its operands with words of its input appended, or replacing
+// its replace string, which leaves ctx open-ended.
 func (a *analyzer) xargs(args []field, ctx *callCtx) []field {
 	opts, rest, err := xargsSpec.parse("xargs", args)
 	if a.optErr("xargs", err, ctx) || has(opts, "help", "version") {
@@ -535,6 +659,7 @@ func (a *analyzer) xargs(args []field, ctx *callCtx) []field {
 	return rest
 }
 
+// find analyses the programs of its -exec, -execdir, -ok and -okdir.
 func (a *analyzer) find(args []field, ctx *callCtx) {
 	if ctx.openEnded {
 		a.unresolved("find under xargs takes its expressions from the input and may -exec any program; give find its arguments directly")
@@ -572,6 +697,7 @@ func (a *analyzer) find(args []field, ctx *callCtx) {
 	}
 }
 
+// flock runs the operands after the lock file, or -c's string with $SHELL.
 func (a *analyzer) flock(args []field, ctx *callCtx) []field {
 	opts, rest, err := flockSpec.parse("flock", args)
 	if a.optErr("flock", err, ctx) || has(opts, "h", "V", "help", "version") {
@@ -712,124 +838,180 @@ func isBashLong(t string) bool {
 	return ok
 }
 
+// shellMode is what a shell's options say about where it reads its
+// commands.
+type shellMode struct {
+	command     bool // -c: from the first operand
+	stdin       bool // -s: from the input, the operands are parameters
+	interactive bool // -i
+}
+
 // shellArgs analyses a shell's arguments; longOpts says whether leading
 // long options are read as bash reads them.
 func (a *analyzer) shellArgs(prog string, lang syntax.LangVariant, args []field, ctx *callCtx, longOpts bool) {
-	cmode, smode, interactive := false, false, false
 	i := 0
 	if longOpts {
-		// bash reads its long options first, with one dash or two:
-		// -rcfile FILE is --rcfile FILE, and -login is not -l -o gin.
-		for ; i < len(args) && !args[i].dynamic && len(args[i].text) > 1 && args[i].text[0] == '-'; i++ {
-			t := args[i].text
-			name := t[1:]
-			if strings.HasPrefix(t, "--") && len(t) > 2 {
-				name = t[2:]
-			}
-			kind, ok := bashLong[name]
-			if !ok {
-				if len(t) > 2 && t[1] == '-' {
-					return // bash: invalid option, nothing runs
-				}
-				break // short options
-			}
-			if name == "help" || name == "version" {
-				return
-			}
-			if kind != argRequired {
-				continue
-			}
-			i++
-			if i >= len(args) {
-				return // bash: option requires an argument
-			}
-			if !a.startupFile(prog, "--"+name, args[i], ctx) {
-				return
-			}
-		}
-	}
-options:
-	for ; i < len(args); i++ {
-		f := args[i]
-		if f.dynamic {
-			if cmode && !f.splits {
-				break options // the command string, reported below
-			}
-			a.unresolved("cannot tell what %s runs: its argument %s is computed at run time", prog, f.text)
+		var ok bool
+		if i, ok = a.bashLongOptions(prog, args, ctx); !ok {
 			return
 		}
-		t := f.text
-		switch {
-		case t == "--" || t == "-":
-			i++
-			break options
-		case strings.HasPrefix(t, "--"):
-			name, _, hasVal := strings.Cut(t[2:], "=")
-			if lang == syntax.LangZsh && name != "emulate" {
-				// zsh takes --NAME for any option (--interactive,
-				// --banghist), which is not modelled.
-				a.unresolved("%s %s sets an option this policy does not analyse; run the command without it", prog, t)
-				return
-			}
-			if shellLong[name] == argRequired && !hasVal {
-				i++
-				// --rcfile and --init-file name a file an interactive
-				// shell sources: a process substitution there is code.
-				if i < len(args) && !a.startupFile(prog, "--"+name, args[i], ctx) {
-					return
-				}
-			}
-		case len(t) > 1 && (t[0] == '-' || t[0] == '+'):
-			on := t[0] == '-'
-			// Each -o or -O in the cluster takes the next word as its
-			// option name and the cluster goes on: bash -oc posix 'cmd'
-			// is -o posix -c 'cmd' (bash, dash).
-			next := i
-			for j := 1; j < len(t); j++ {
-				switch t[j] {
-				case 'c':
-					cmode = true
-				case 's':
-					smode = true
-				case 'i':
-					interactive = interactive || on
-				case 'o', 'O':
-					next++
-					if next >= len(args) {
-						continue // -o alone lists the options
-					}
-					if args[next].dynamic {
-						a.unresolved("cannot tell what %s runs: its option %s is computed at run time", prog, args[next].text)
-						return
-					}
-					if reason := shellOptionRisk(t[j], on, args[next].text); reason != "" {
-						a.unresolved("%s %c%c %s %s; do not set it", prog, t[0], t[j], args[next].text, reason)
-						return
-					}
-				default:
-					if reason := shellOptionRisk(t[j], on, ""); reason != "" {
-						a.unresolved("%s %c%c %s; do not set it", prog, t[0], t[j], reason)
-						return
-					}
-				}
-			}
-			i = next
-		default:
-			break options
-		}
+	}
+	m, i, ok := a.shellOptions(prog, lang, args, i, ctx)
+	if !ok {
+		return
 	}
 	var rest []field
 	if i < len(args) {
 		rest = args[i:]
 	}
-	if interactive && !cmode && (len(rest) == 0 || smode || isStdinFile(rest[0].text)) {
+	a.shellOperands(prog, lang, m, rest, ctx)
+}
+
+// bashLongOptions reads the long options bash reads before any other, with
+// one dash or two: -rcfile FILE is --rcfile FILE, and -login is not
+// -l -o gin. It returns the index of the first word that is not one, and
+// false when the shell runs nothing (an invalid option, --help, a missing
+// argument) or the line is unresolved.
+func (a *analyzer) bashLongOptions(prog string, args []field, ctx *callCtx) (int, bool) {
+	i := 0
+	for ; i < len(args) && !args[i].dynamic && len(args[i].text) > 1 && args[i].text[0] == '-'; i++ {
+		t := args[i].text
+		name := t[1:]
+		if strings.HasPrefix(t, "--") && len(t) > 2 {
+			name = t[2:]
+		}
+		kind, ok := bashLong[name]
+		if !ok {
+			if len(t) > 2 && t[1] == '-' {
+				return i, false // bash: invalid option, nothing runs
+			}
+			break // short options
+		}
+		if name == "help" || name == "version" {
+			return i, false
+		}
+		if kind != argRequired {
+			continue
+		}
+		i++
+		if i >= len(args) {
+			return i, false // bash: option requires an argument
+		}
+		if !a.startupFile(prog, "--"+name, args[i], ctx) {
+			return i, false
+		}
+	}
+	return i, true
+}
+
+// shellOptions reads a shell's options from args[i:]. It returns what they
+// say and the index of the first operand, and false when the line is
+// unresolved.
+func (a *analyzer) shellOptions(prog string, lang syntax.LangVariant, args []field, i int, ctx *callCtx) (shellMode, int, bool) {
+	var m shellMode
+	for ; i < len(args); i++ {
+		f := args[i]
+		if f.dynamic {
+			if m.command && !f.splits {
+				return m, i, true // the command string, reported by shellOperands
+			}
+			a.unresolved("cannot tell what %s runs: its argument %s is computed at run time", prog, f.text)
+			return m, i, false
+		}
+		t := f.text
+		ok := true
+		switch {
+		case t == "--" || t == "-":
+			return m, i + 1, true
+		case strings.HasPrefix(t, "--"):
+			i, ok = a.shellLongOption(prog, lang, args, i, ctx)
+		case len(t) > 1 && (t[0] == '-' || t[0] == '+'):
+			i, ok = a.shellCluster(prog, args, i, &m)
+		default:
+			return m, i, true
+		}
+		if !ok {
+			return m, i, false
+		}
+	}
+	return m, i, true
+}
+
+// shellLongOption reads the long option args[i] of a shell past bash's own
+// (see bashLongOptions), with its argument. It returns the index of the
+// last word it read, and false when the line is unresolved.
+func (a *analyzer) shellLongOption(prog string, lang syntax.LangVariant, args []field, i int, ctx *callCtx) (int, bool) {
+	t := args[i].text
+	name, _, hasVal := strings.Cut(t[2:], "=")
+	if lang == syntax.LangZsh && name != "emulate" {
+		// zsh takes --NAME for any option (--interactive, --banghist),
+		// which is not modelled.
+		a.unresolved("%s %s sets an option this policy does not analyse; run the command without it", prog, t)
+		return i, false
+	}
+	if shellLong[name] == argRequired && !hasVal {
+		i++
+		// --rcfile and --init-file name a file an interactive shell
+		// sources: a process substitution there is code.
+		if i < len(args) && !a.startupFile(prog, "--"+name, args[i], ctx) {
+			return i, false
+		}
+	}
+	return i, true
+}
+
+// shellCluster reads the cluster of short options args[i] (-xc, +o NAME)
+// into m, refusing options that make the shell run text other than what
+// the parser sees. Each -o or -O in the cluster takes the next word as its
+// option name and the cluster goes on: bash -oc posix 'cmd' is -o posix
+// -c 'cmd' (bash, dash). It returns the index of the last word it read, and
+// false when the line is unresolved.
+func (a *analyzer) shellCluster(prog string, args []field, i int, m *shellMode) (int, bool) {
+	t := args[i].text
+	on := t[0] == '-'
+	next := i
+	for j := 1; j < len(t); j++ {
+		switch t[j] {
+		case 'c':
+			m.command = true
+		case 's':
+			m.stdin = true
+		case 'i':
+			m.interactive = m.interactive || on
+		case 'o', 'O':
+			next++
+			if next >= len(args) {
+				continue // -o alone lists the options
+			}
+			if args[next].dynamic {
+				a.unresolved("cannot tell what %s runs: its option %s is computed at run time", prog, args[next].text)
+				return next, false
+			}
+			if reason := shellOptionRisk(t[j], on, args[next].text); reason != "" {
+				a.unresolved("%s %c%c %s %s; do not set it", prog, t[0], t[j], args[next].text, reason)
+				return next, false
+			}
+		default:
+			if reason := shellOptionRisk(t[j], on, ""); reason != "" {
+				a.unresolved("%s %c%c %s; do not set it", prog, t[0], t[j], reason)
+				return next, false
+			}
+		}
+	}
+	return next, true
+}
+
+// shellOperands decides what a shell runs from its operands rest and what
+// its options said: a -c string, a script file, or its input.
+func (a *analyzer) shellOperands(prog string, lang syntax.LangVariant, m shellMode, rest []field, ctx *callCtx) {
+	if m.interactive && !m.command && (len(rest) == 0 || m.stdin || isStdinFile(rest[0].text)) {
 		// An interactive bash expands history (!!, !$, ^a^b) in every line
 		// it reads before parsing it, so the text is not what runs.
 		a.unresolved("an interactive %s expands history (!) in the commands it reads, which rewrites them before they run; do not use -i", prog)
 		return
 	}
 	switch {
-	case cmode:
+	case m.command:
 		if len(rest) == 0 {
 			if ctx.openEnded {
 				a.unresolved("%s -c under xargs takes its command string from the input; put the command in the string", prog)
@@ -845,9 +1027,9 @@ options:
 		} else {
 			a.script(rest[0].text, lang, ctx.depth+1, "the command string of "+prog+" -c")
 		}
-	case len(rest) > 0 && !smode && isStdinFile(rest[0].text):
+	case len(rest) > 0 && !m.stdin && isStdinFile(rest[0].text):
 		a.shellStdin(prog, ctx)
-	case len(rest) > 0 && !smode:
+	case len(rest) > 0 && !m.stdin:
 		// A script file: its contents are not inspected, like any
 		// program's (see the package documentation), but it must not be
 		// the input or a descriptor under another name.

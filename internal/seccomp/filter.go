@@ -337,194 +337,273 @@ func (a *asm) dispatchTree(entries []dispatch, otherwise label) error {
 	return nil
 }
 
+// Labels of the filter: the four verdicts, and where each rule's code
+// starts.
+const (
+	lKill   label = "kill"
+	lAllow  label = "allow"
+	lEPERM  label = "eperm"
+	lENOSYS label = "enosys"
+
+	lPrlim    label = "prlimit64"
+	lPrio     label = "setpriority"
+	lClone    label = "clone"
+	lPtrace   label = "ptrace"
+	lIoctl    label = "ioctl"
+	lSocket   label = "socket"
+	lTCP      label = "tcp"
+	lSend     label = "send"
+	lSendmsg  label = "sendmsg"
+	lSendmmsg label = "sendmmsg"
+	lPair     label = "socketpair"
+)
+
+// filter is a filter under assembly for one architecture and policy.
+type filter struct {
+	asm
+	arch *Arch
+	p    Policy
+}
+
+// rule is the part of the filter that decides some syscalls: the syscalls
+// dispatched to it and the label they go to. A rule with code emits it
+// starting at that label and ending in a jump to a verdict; a rule without
+// code sends its syscalls straight to the verdict its label names.
+type rule struct {
+	calls []string
+	at    label
+	emit  func(*filter)
+}
+
 // Build returns the filter for arch under policy, as BPF instructions.
 func Build(arch *Arch, p Policy) ([]bpf.Instruction, error) {
-	const (
-		lKill   label = "kill"
-		lAllow  label = "allow"
-		lEPERM  label = "eperm"
-		lENOSYS label = "enosys"
-		lSocket label = "socket"
-		lPair   label = "socketpair"
-		lClone  label = "clone"
-		lIoctl  label = "ioctl"
-		lSend   label = "send"
-		lTCP    label = "tcp"
-		lPtrace label = "ptrace"
-		lPrlim  label = "prlimit64"
-		lPrio   label = "setpriority"
-
-		lSendmsg  label = "sendmsg"
-		lSendmmsg label = "sendmmsg"
-	)
-	need := func(name string) uint32 {
-		n, ok := arch.nr[name]
-		if !ok {
-			panic("seccomp: syscall table of " + arch.Name + " lacks " + name)
-		}
-		return n
-	}
-	var a asm
-	// A foreign entry point has its own syscall numbering: kill before
-	// reading the number.
-	a.load(offArch)
-	a.jif(bpf.JumpEqual, arch.Audit, "", lKill)
-	a.load(offNr)
-	if arch.X32 {
-		a.jif(bpf.JumpGreaterOrEqual, x32SyscallBit, lKill, "")
-	}
+	f := &filter{arch: arch, p: p}
+	f.checkArch()
+	rules := f.rules()
 	// Every syscall with a rule, and where its rule starts. The rest are
 	// allowed.
 	var special []dispatch
-	add := func(nr uint32, l label) { special = append(special, dispatch{nr, l}) }
-	for _, name := range Denied {
-		if name == "ptrace" && p.TraceMe {
-			add(need(name), lPtrace)
-			continue
-		}
-		if n, ok := arch.nr[name]; ok {
-			add(n, lEPERM)
+	for _, r := range rules {
+		for _, name := range r.calls {
+			special = append(special, dispatch{f.need(name), r.at})
 		}
 	}
-	if p.AllowNetwork && p.TCPOnly {
-		for _, name := range []string{"sendto", "sendmsg", "sendmmsg"} {
-			add(need(name), lSend)
-		}
-	}
-	add(need("clone3"), lENOSYS)
-	add(need("clone"), lClone)
-	add(need("ioctl"), lIoctl)
-	add(need("socket"), lSocket)
-	add(need("socketpair"), lPair)
-	if !p.TraceMe {
-		add(need("prlimit64"), lPrlim)
-	}
-	add(need("setpriority"), lPrio)
-	if err := a.dispatchTree(special, lAllow); err != nil {
+	if err := f.dispatchTree(special, lAllow); err != nil {
 		return nil, err
 	}
-
-	if !p.TraceMe {
-		// prlimit64(pid, resource, new, old): pid is an int, new a
-		// pointer. Another process's limits (this program's: RLIMIT_CPU
-		// would have the kernel kill it) may be read, not set. With
-		// TraceMe the launcher sets the command's limits through it, and
-		// the command runs in a pid namespace of its own, where no
-		// other pid can be named.
-		a.mark(lPrlim)
-		a.load(argLow(0))
-		a.jeq(0, lAllow)
-		a.load(argLow(2))
-		a.jif(bpf.JumpEqual, 0, "", lEPERM)
-		a.load(argHigh(2))
-		a.jeq(0, lAllow)
-		a.jumpTo(lEPERM)
+	for _, r := range rules {
+		if r.emit != nil {
+			f.mark(r.at)
+			r.emit(f)
+		}
 	}
+	f.verdicts()
+	return f.assemble()
+}
 
-	// setpriority(which, who, prio): which and who are ints. Only the
-	// caller itself or its own process group (who 0); PRIO_USER reaches
-	// every process of the user, this program included.
-	a.mark(lPrio)
-	a.load(argLow(0))
-	a.jeq(prioUser, lEPERM)
-	a.load(argLow(1))
-	a.jeq(0, lAllow)
-	a.jumpTo(lEPERM)
-
-	// clone(flags, ...): the kernel uses the low 32 bits of flags.
-	a.mark(lClone)
-	a.load(argLow(0))
-	a.jset(cloneNamespace, lEPERM)
-	a.jumpTo(lAllow)
-
-	if p.TraceMe {
-		// ptrace(request, ...): request is a long.
-		a.mark(lPtrace)
-		a.load(argHigh(0))
-		a.jif(bpf.JumpEqual, 0, "", lEPERM)
-		a.load(argLow(0))
-		a.jeq(ptraceTraceMe, lAllow)
-		a.jeq(ptraceDetach, lAllow)
-		a.jumpTo(lEPERM)
+// need returns the number of the syscall name, which every supported
+// architecture has: a table without it is a bug of this package.
+func (f *filter) need(name string) uint32 {
+	n, ok := f.arch.nr[name]
+	if !ok {
+		panic("seccomp: syscall table of " + f.arch.Name + " lacks " + name)
 	}
+	return n
+}
 
-	// ioctl(fd, request, ...): request is an unsigned int in the kernel.
-	a.mark(lIoctl)
-	a.load(argLow(1))
-	a.jeq(tiocsti, lEPERM)
-	a.jeq(tioclinux, lEPERM)
-	a.jumpTo(lAllow)
+// checkArch kills a syscall made through a foreign entry point, which has
+// its own syscall numbering, before the number is read, and leaves the
+// number of any other in the accumulator.
+func (f *filter) checkArch() {
+	f.load(offArch)
+	f.jif(bpf.JumpEqual, f.arch.Audit, "", lKill)
+	f.load(offNr)
+	if f.arch.X32 {
+		f.jif(bpf.JumpGreaterOrEqual, x32SyscallBit, lKill, "")
+	}
+}
 
-	// socket(domain, type, protocol): domain is an int.
-	a.mark(lSocket)
-	a.load(argLow(0))
-	if p.AllowUnixSockets {
-		a.jeq(afUnix, lAllow)
+// rules returns the rules the policy calls for, in the order their code is
+// laid out. socketpair comes last: under [Policy].AllowUnixSockets its code
+// ends by falling through into the allow verdict, which follows it.
+func (f *filter) rules() []rule {
+	p := f.p
+	tcpOnly := p.AllowNetwork && p.TCPOnly
+	all := []struct {
+		when bool
+		rule
+	}{
+		{true, rule{f.denied(), lEPERM, nil}},
+		{true, rule{[]string{"clone3"}, lENOSYS, nil}},
+		{!p.TraceMe, rule{[]string{"prlimit64"}, lPrlim, (*filter).prlimit64}},
+		{true, rule{[]string{"setpriority"}, lPrio, (*filter).setpriority}},
+		{true, rule{[]string{"clone"}, lClone, (*filter).clone}},
+		{p.TraceMe, rule{[]string{"ptrace"}, lPtrace, (*filter).ptrace}},
+		{true, rule{[]string{"ioctl"}, lIoctl, (*filter).ioctl}},
+		{true, rule{[]string{"socket"}, lSocket, (*filter).socket}},
+		{tcpOnly, rule{[]string{"sendto", "sendmsg", "sendmmsg"}, lSend, (*filter).send}},
+		{true, rule{[]string{"socketpair"}, lPair, (*filter).socketpair}},
+	}
+	var out []rule
+	for _, r := range all {
+		if r.when {
+			out = append(out, r.rule)
+		}
+	}
+	return out
+}
+
+// denied returns the names of [Denied] that arch has and that get EPERM
+// whatever their arguments: ptrace has a rule of its own under
+// [Policy].TraceMe.
+func (f *filter) denied() []string {
+	var out []string
+	for _, name := range Denied {
+		if _, ok := f.arch.nr[name]; ok && !(name == "ptrace" && f.p.TraceMe) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// prlimit64(pid, resource, new, old): pid is an int, new a pointer.
+// Another process's limits (this program's: RLIMIT_CPU would have the
+// kernel kill it) may be read, not set. Only without [Policy].TraceMe: with
+// it the launcher sets the command's limits through prlimit64, and the
+// command runs in a pid namespace of its own, where no other pid can be
+// named.
+func (f *filter) prlimit64() {
+	f.load(argLow(0))
+	f.jeq(0, lAllow)
+	f.load(argLow(2))
+	f.jif(bpf.JumpEqual, 0, "", lEPERM)
+	f.load(argHigh(2))
+	f.jeq(0, lAllow)
+	f.jumpTo(lEPERM)
+}
+
+// setpriority(which, who, prio): which and who are ints. It allows only
+// the caller itself or its own process group (who 0); PRIO_USER reaches
+// every process of the user, this program included.
+func (f *filter) setpriority() {
+	f.load(argLow(0))
+	f.jeq(prioUser, lEPERM)
+	f.load(argLow(1))
+	f.jeq(0, lAllow)
+	f.jumpTo(lEPERM)
+}
+
+// clone(flags, ...) refuses every namespace-creating flag, compared on the
+// low 32 bits of flags, which are all the kernel uses.
+func (f *filter) clone() {
+	f.load(argLow(0))
+	f.jset(cloneNamespace, lEPERM)
+	f.jumpTo(lAllow)
+}
+
+// ptrace(request, ...), under [Policy].TraceMe, allows PTRACE_TRACEME and
+// PTRACE_DETACH, compared on all 64 bits of request (a long).
+func (f *filter) ptrace() {
+	f.load(argHigh(0))
+	f.jif(bpf.JumpEqual, 0, "", lEPERM)
+	f.load(argLow(0))
+	f.jeq(ptraceTraceMe, lAllow)
+	f.jeq(ptraceDetach, lAllow)
+	f.jumpTo(lEPERM)
+}
+
+// ioctl(fd, request, ...) refuses TIOCSTI and TIOCLINUX; request is an
+// unsigned int in the kernel.
+func (f *filter) ioctl() {
+	f.load(argLow(1))
+	f.jeq(tiocsti, lEPERM)
+	f.jeq(tioclinux, lEPERM)
+	f.jumpTo(lAllow)
+}
+
+// socket(domain, type, protocol) decides on domain, an int: AF_UNIX as
+// [Policy].AllowUnixSockets says, every other family as
+// [Policy].AllowNetwork says, narrowed by [Policy].TCPOnly to TCP.
+func (f *filter) socket() {
+	f.load(argLow(0))
+	if f.p.AllowUnixSockets {
+		f.jeq(afUnix, lAllow)
 	} else {
-		a.jeq(afUnix, lEPERM)
+		f.jeq(afUnix, lEPERM)
 	}
 	switch {
-	case p.AllowNetwork && p.TCPOnly:
-		// socket(AF_INET or AF_INET6, SOCK_STREAM | flags, 0 or
-		// IPPROTO_TCP): type and protocol are ints too.
-		a.jeq(afInet, lTCP)
-		a.jeq(afInet6, lTCP)
-		a.jumpTo(lEPERM)
-		a.mark(lTCP)
-		a.load(argLow(1))
-		a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask})
-		a.jif(bpf.JumpEqual, sockStream, "", lEPERM)
-		a.load(argLow(2))
-		a.jeq(0, lAllow)
-		a.jeq(ipprotoTCP, lAllow)
-		a.jumpTo(lEPERM)
-	case p.AllowNetwork:
-		a.jumpTo(lAllow)
+	case f.p.AllowNetwork && f.p.TCPOnly:
+		f.tcpSocket()
+	case f.p.AllowNetwork:
+		f.jumpTo(lAllow)
 	default:
-		a.jumpTo(lEPERM)
+		f.jumpTo(lEPERM)
 	}
+}
 
-	if p.AllowNetwork && p.TCPOnly {
-		// sendto(fd, buf, len, flags, ...), sendmsg(fd, msg, flags) and
-		// sendmmsg(fd, vec, vlen, flags): flags is an int.
-		a.mark(lSend)
-		a.emit(bpf.LoadAbsolute{Off: offNr, Size: 4})
-		a.jeq(need("sendmsg"), lSendmsg)
-		a.jeq(need("sendmmsg"), lSendmmsg)
-		a.load(argLow(3))
-		a.jset(msgFastOpen, lEPERM)
-		a.jumpTo(lAllow)
-		a.mark(lSendmsg)
-		a.load(argLow(2))
-		a.jset(msgFastOpen, lEPERM)
-		a.jumpTo(lAllow)
-		a.mark(lSendmmsg)
-		a.load(argLow(3))
-		a.jset(msgFastOpen, lEPERM)
-		a.jumpTo(lAllow)
+// tcpSocket, with domain in the accumulator, allows socket(AF_INET or
+// AF_INET6, SOCK_STREAM | flags, 0 or IPPROTO_TCP): type and protocol are
+// ints too.
+func (f *filter) tcpSocket() {
+	f.jeq(afInet, lTCP)
+	f.jeq(afInet6, lTCP)
+	f.jumpTo(lEPERM)
+	f.mark(lTCP)
+	f.load(argLow(1))
+	f.emit(bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask})
+	f.jif(bpf.JumpEqual, sockStream, "", lEPERM)
+	f.load(argLow(2))
+	f.jeq(0, lAllow)
+	f.jeq(ipprotoTCP, lAllow)
+	f.jumpTo(lEPERM)
+}
+
+// send, under [Policy].TCPOnly, refuses MSG_FASTOPEN (which would connect
+// without connect(2)) in the flags, an int, of sendto(fd, buf, len, flags,
+// ...), sendmsg(fd, msg, flags) and sendmmsg(fd, vec, vlen, flags).
+func (f *filter) send() {
+	f.load(offNr)
+	f.jeq(f.need("sendmsg"), lSendmsg)
+	f.jeq(f.need("sendmmsg"), lSendmmsg)
+	f.load(argLow(3))
+	f.jset(msgFastOpen, lEPERM)
+	f.jumpTo(lAllow)
+	f.mark(lSendmsg)
+	f.load(argLow(2))
+	f.jset(msgFastOpen, lEPERM)
+	f.jumpTo(lAllow)
+	f.mark(lSendmmsg)
+	f.load(argLow(3))
+	f.jset(msgFastOpen, lEPERM)
+	f.jumpTo(lAllow)
+}
+
+// socketpair(domain, type, protocol, sv) allows AF_UNIX only and, unless
+// [Policy].AllowUnixSockets, only of type SOCK_STREAM or SOCK_SEQPACKET (a
+// datagram pair can be re-connected or sent to any path).
+func (f *filter) socketpair() {
+	f.load(argLow(0))
+	f.jif(bpf.JumpEqual, afUnix, "", lEPERM)
+	if !f.p.AllowUnixSockets {
+		f.load(argLow(1))
+		f.emit(bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask})
+		f.jeq(sockStream, lAllow)
+		f.jeq(sockSeqpacket, lAllow)
+		f.jumpTo(lEPERM)
 	}
+}
 
-	// socketpair(domain, type, protocol, sv).
-	a.mark(lPair)
-	a.load(argLow(0))
-	a.jif(bpf.JumpEqual, afUnix, "", lEPERM)
-	if !p.AllowUnixSockets {
-		a.load(argLow(1))
-		a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask})
-		a.jeq(sockStream, lAllow)
-		a.jeq(sockSeqpacket, lAllow)
-		a.jumpTo(lEPERM)
-	}
-
-	a.mark(lAllow)
-	a.ret(RetAllow)
-	a.mark(lEPERM)
-	a.ret(RetErrno | errnoEPERM)
-	a.mark(lENOSYS)
-	a.ret(RetErrno | errnoENOSYS)
-	a.mark(lKill)
-	a.ret(RetKillProcess)
-	return a.assemble()
+// verdicts emits the four return instructions the rules jump to, allow
+// first (see [filter.rules]).
+func (f *filter) verdicts() {
+	f.mark(lAllow)
+	f.ret(RetAllow)
+	f.mark(lEPERM)
+	f.ret(RetErrno | errnoEPERM)
+	f.mark(lENOSYS)
+	f.ret(RetErrno | errnoENOSYS)
+	f.mark(lKill)
+	f.ret(RetKillProcess)
 }
 
 // Assemble returns the filter for arch under policy in the kernel's format.
