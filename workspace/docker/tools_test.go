@@ -76,3 +76,40 @@ func TestWorkspaceIsAnExpectWriter(t *testing.T) {
 		t.Errorf("ls = %q", got)
 	}
 }
+
+// BenchmarkToolSmallFile is a Read, Write and Edit of a small file in the
+// isolated mode through the file tools and the permission check (which
+// makes Write and Edit check where a link leads): compare with
+// BenchmarkRunTrue, one exec's cost.
+func BenchmarkToolSmallFile(b *testing.B) {
+	ws := create(b, newEngine(b, Options{Isolate: true}))
+	if _, err := ws.WriteFile(b.Context(), "small.txt", []byte("hello\n")); err != nil {
+		b.Fatal(err)
+	}
+	perms := &helikon.Permissions{Allow: []helikon.Rule{helikon.MustParseRule("Read"), helikon.MustParseRule("Write"), helikon.MustParseRule("Edit")}}
+	tc := helikon.NewToolContext(context.Background(), struct{}{}, nil)
+	for _, bc := range []struct {
+		name string
+		tool helikon.Tool[struct{}]
+		args func(i int) string
+	}{
+		{"Read", filetool.NewRead[struct{}](ws, nil), func(int) string { return `{"path":"small.txt"}` }},
+		{"Write", filetool.NewWrite[struct{}](ws, nil), func(int) string { return `{"path":"out.txt","content":"hello\n"}` }},
+		{"Edit", filetool.NewEdit[struct{}](ws, nil), func(i int) string {
+			if i%2 == 1 {
+				return `{"path":"small.txt","old_string":"HELLO","new_string":"hello"}`
+			}
+			return `{"path":"small.txt","old_string":"hello","new_string":"HELLO"}`
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if _, err := helikon.CallTool(tc, perms, bc.tool, json.RawMessage(bc.args(i))); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
