@@ -22,8 +22,8 @@
 //     workspace has it, else printf escapes: 4/3 of the data's size, and
 //     up to 5 times for binary data with escapes).
 //   - UpdateFile: 2 (the read and the write), or more as Open and
-//     WriteFile for large files. Edit cannot be fewer: its replacement is
-//     computed here, from the content the read brought back.
+//     WriteFile for large files. An update cannot take fewer: its
+//     function runs on this side, on the content the read brought back.
 //   - WriteFileExpect and UpdateFileExpect
 //     ([github.com/paigasus/helikon/workspace.ExpectWriter]): as WriteFile
 //     and UpdateFile; the comparison of the resolved path with the
