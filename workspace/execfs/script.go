@@ -7,10 +7,10 @@ package execfs
 //
 // The reply protocol: a script writes its payload to standard output and
 // ends with a trailer line "\n<nonce> ok\n" or "\n<nonce> E <code>\n"
-// (codes in errCodes). The nonce is fresh random hex per call, so nothing
-// a file or its name contains can forge a trailer, and a reply cut short
-// (an output cap, a killed shell) has none and is an error, never a short
-// success. Standard error carries the tools' own messages, which the Go
+// (codes in codeErr; for "elsewhere" the payload is the resolved path).
+// The nonce is fresh random hex per call, so nothing a file or its name
+// contains can forge a trailer, and a reply cut short (an output cap, a
+// killed shell) has none and is an error, never a short success. Standard error carries the tools' own messages, which the Go
 // side quotes for the "io" code.
 
 // prelude defines walk, which resolves a path inside the root as package
