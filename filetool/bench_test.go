@@ -15,6 +15,7 @@ import (
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/filetool"
 	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace"
 	"github.com/paigasus/helikon/workspace/local"
 )
 
@@ -214,7 +215,16 @@ func BenchmarkSmallFileRoundTrip(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { sb.Close() })
-	fsys := benchFS(sb)
+	smallFileRoundTrips(b, root, benchFS(sb), func() func(*testing.B) {
+		start := cpuTime()
+		return func(b *testing.B) { reportCPU(b, start) }
+	})
+}
+
+// smallFileRoundTrips runs the calls of BenchmarkSmallFileRoundTrip on
+// fsys, whose root is root. measure starts the measurement of one tool's
+// calls and returns what reports it.
+func smallFileRoundTrips(b *testing.B, root string, fsys workspace.FS, measure func() func(*testing.B)) {
 	var text []byte
 	for i := range 40 {
 		text = append(text, "line "+strconv.Itoa(i)+" of a small source file, about as long as code lines are\n"...)
@@ -247,14 +257,14 @@ func BenchmarkSmallFileRoundTrip(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
-			start := cpuTime()
+			report := measure()
 			for b.Loop() {
 				if _, err := helikon.CallTool(tc, perms, bc.tool, bc.args(i)); err != nil {
 					b.Fatal(err)
 				}
 				i++
 			}
-			reportCPU(b, start)
+			report(b)
 		})
 	}
 }

@@ -78,20 +78,24 @@ func (t *Edit[C]) edit(tc *helikon.ToolContext[C], in EditArgs) (EditResult, err
 	if in.OldString == in.NewString {
 		return EditResult{}, helikon.InvalidArgs("new_string: it is identical to old_string, so the edit would change nothing; give the text that should replace old_string")
 	}
-	if needsCheck(tc.Targets(), t.fsys) {
-		if err := checkOpen(tc, t.fsys, tc.Targets(), EditName, in.Path, false); err != nil {
-			return EditResult{}, err
-		}
-	}
 	var n int
-	res, err := t.fsys.UpdateFile(tc, in.Path, t.maxSize, func(old []byte) ([][]byte, error) {
+	update := func(old []byte) ([][]byte, error) {
 		updated, count, err := applyEdit(old, in.OldString, in.NewString, in.ReplaceAll, t.maxSize)
 		if err != nil {
 			return nil, editError(in, count, t.maxSize, err)
 		}
 		n = count
 		return updated, nil
-	})
+	}
+	var res workspace.WriteResult
+	var err error
+	if needsCheck(tc.Targets(), t.fsys) {
+		// Without a resolver the targets hold the path as written: the
+		// file read and replaced must be one the rules saw.
+		res, err = workspace.UpdateFileExpect(tc, t.fsys, in.Path, t.maxSize, expected(tc.Targets(), t.fsys.Dir()), update)
+	} else {
+		res, err = t.fsys.UpdateFile(tc, in.Path, t.maxSize, update)
+	}
 	if err != nil {
 		if oe := (*helikon.OtherError)(nil); errors.Is(err, workspace.ErrTooLarge) && !errors.As(err, &oe) {
 			size := ""
@@ -100,7 +104,7 @@ func (t *Edit[C]) edit(tc *helikon.ToolContext[C], in EditArgs) (EditResult, err
 			}
 			return EditResult{}, helikon.Other(fmt.Errorf("%s%s over the %s limit; Edit changes files of up to %s: use a shell command such as sed for larger files: %w", in.Path, size, formatSize(t.maxSize), formatSize(t.maxSize), workspace.ErrTooLarge))
 		}
-		return EditResult{}, fsError(tc, t.fsys, in.Path, err)
+		return EditResult{}, writeError(tc, t.fsys, EditName, in.Path, err)
 	}
 	return EditResult{Path: res.Path, Replacements: n}, nil
 }

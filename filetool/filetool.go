@@ -21,9 +21,16 @@
 // with a link. On a file system that cannot (a remote one), the targets hold
 // the path as written, and a call that came through the permission check is
 // refused, naming the real path, when the file it opens or creates is not
-// among them: Read compares the path the file system opened, Edit and Write
-// open the file first (one more round trip), and a Write that created a new
-// file through a linked directory removes it again.
+// among them: Read compares the path the file system opened; Edit and Write
+// pass the targets to the write as the paths it may land on
+// ([workspace.WriteFileExpect], [workspace.UpdateFileExpect]). A file system
+// that checks that in the write itself ([workspace.ExpectWriter]: package
+// workspace/execfs, behind the Docker isolated, forkd and Kubernetes
+// workspaces) refuses before it writes anything, in the same round trip, so
+// a Write costs one exec and an Edit two (its read and its write); on any
+// other, Edit and Write open the file first (one more round trip), and a
+// Write that created a new file through a linked directory removes it
+// again.
 //
 // # What is guaranteed
 //
@@ -52,10 +59,13 @@
 //     the file again), except one made in the last microseconds before the
 //     rename, or one that keeps the size within a clock tick of the read
 //     (see [workspace.ErrChanged]): that one is overwritten, whole.
-//   - On a file system without a resolver, a Write refused for creating a
-//     file through a linked directory made that file for an instant before
-//     removing it, and a concurrent writer inside the workspace can swap a
-//     link between Edit's or Write's check and the write itself.
+//   - On a file system with neither a resolver nor an ExpectWriter, a Write
+//     refused for creating a file through a linked directory made that file
+//     (and the missing directories before it) for an instant before removing
+//     the file; the directories stay. On any file system without a resolver,
+//     a concurrent writer inside the workspace can swap a link between the
+//     check of where the path leads and the write itself (in execfs, between
+//     two steps of one script; see its package doc).
 //   - total_lines is null when counting would mean scanning more than
 //     ReadOptions.CountBytes past the window.
 //   - Read does not check the UTF-8 encoding of lines it skips or of the

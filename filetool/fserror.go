@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -147,23 +148,32 @@ func needsCheck(t *helikon.Targets, fsys workspace.FS) bool {
 	return !resolves
 }
 
-// checkOpen opens p to learn the file it leads to, and refuses the call of
-// tool when the permission check did not see that file. With missingOK a
-// file that does not exist yet passes (Write creates it, and checks the
-// path it wrote); a path that is not a regular file is left to the write,
-// which refuses it.
-func checkOpen(ctx context.Context, fsys workspace.FS, targets *helikon.Targets, tool, p string, missingOK bool) error {
-	f, err := fsys.Open(ctx, p)
-	if err != nil {
-		if (missingOK && errors.Is(err, fs.ErrNotExist)) || errors.Is(err, workspace.ErrNotRegular) {
-			return nil
+// expected is what a write on a file system without a resolver may touch:
+// the targets the permission check saw, relative to the root (see
+// [workspace.ExpectWriter]). A target outside the root is dropped: the
+// file system refuses such a path itself.
+func expected(t *helikon.Targets, dir string) []string {
+	var out []string
+	for _, pt := range t.Paths {
+		if !filepath.IsAbs(pt.Path) {
+			continue
 		}
-		return fsError(ctx, fsys, p, err)
+		rel, err := workspace.Rel(dir, pt.Path)
+		if err != nil {
+			continue
+		}
+		if rel = path.Clean(rel); !slices.Contains(out, rel) {
+			out = append(out, rel)
+		}
 	}
-	real := f.Path()
-	f.Close()
-	if !seen(targets, fsys.Dir(), real) {
-		return unseen(tool, p, fsys.Dir(), real)
+	return out
+}
+
+// writeError is fsError for Write and Edit: a write that a link led to a
+// file the permission check did not see is refused, naming that file.
+func writeError(ctx context.Context, fsys workspace.FS, tool, p string, err error) error {
+	if ue := (*workspace.UnexpectedPathError)(nil); errors.As(err, &ue) {
+		return unseen(tool, p, fsys.Dir(), ue.Path)
 	}
-	return nil
+	return fsError(ctx, fsys, p, err)
 }

@@ -71,25 +71,17 @@ func (t *Write[C]) write(tc *helikon.ToolContext[C], in WriteArgs) (WriteResult,
 		return WriteResult{}, helikon.InvalidArgs(fmt.Sprintf("content: %s is over the %s limit of Write; write a smaller file (split the content over several files)",
 			formatSize(n), formatSize(t.maxBytes)))
 	}
-	check := needsCheck(tc.Targets(), t.fsys)
-	if check {
-		// Without a resolver the targets hold the path as written: make
-		// sure an existing file it names is one the rules saw.
-		if err := checkOpen(tc, t.fsys, tc.Targets(), WriteName, in.Path, true); err != nil {
-			return WriteResult{}, err
-		}
+	var res workspace.WriteResult
+	var err error
+	if needsCheck(tc.Targets(), t.fsys) {
+		// Without a resolver the targets hold the path as written: the
+		// write must land on a file the rules saw.
+		res, err = workspace.WriteFileExpect(tc, t.fsys, in.Path, []byte(in.Content), expected(tc.Targets(), t.fsys.Dir()))
+	} else {
+		res, err = t.fsys.WriteFile(tc, in.Path, []byte(in.Content))
 	}
-	res, err := t.fsys.WriteFile(tc, in.Path, []byte(in.Content))
 	if err != nil {
-		return WriteResult{}, fsError(tc, t.fsys, in.Path, err)
-	}
-	if check && !seen(tc.Targets(), t.fsys.Dir(), res.Path) {
-		// A new file, created through a linked directory the rules did
-		// not see: take it back (it did not exist before).
-		if res.Created {
-			t.fsys.Remove(tc, res.Path)
-		}
-		return WriteResult{}, unseen(WriteName, in.Path, t.fsys.Dir(), res.Path)
+		return WriteResult{}, writeError(tc, t.fsys, WriteName, in.Path, err)
 	}
 	return WriteResult{Path: res.Path, BytesWritten: res.BytesWritten, Created: res.Created}, nil
 }

@@ -169,7 +169,11 @@ type lazy struct {
 	closed bool
 }
 
-var _ Workspace = (*lazy)(nil)
+var (
+	_ Workspace    = (*lazy)(nil)
+	_ ExpectWriter = (*lazy)(nil)
+	_ ExpectWriter = (*routed)(nil)
+)
 
 // get returns the real workspace, attaching to the session's or creating
 // one. A failed attempt is not remembered: the next call tries again.
@@ -355,6 +359,25 @@ func (f forward) UpdateFile(ctx context.Context, name string, maxSize int64, upd
 		return WriteResult{}, err
 	}
 	return ws.UpdateFile(ctx, name, maxSize, update)
+}
+
+// WriteFileExpect implements [ExpectWriter] with the workspace's own, or
+// [WriteFileExpect]'s fallback when it has none.
+func (f forward) WriteFileExpect(ctx context.Context, name string, data []byte, expect []string) (WriteResult, error) {
+	ws, err := f.get(ctx)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	return WriteFileExpect(ctx, ws, name, data, expect)
+}
+
+// UpdateFileExpect implements [ExpectWriter] as WriteFileExpect does.
+func (f forward) UpdateFileExpect(ctx context.Context, name string, maxSize int64, expect []string, update func(old []byte) ([][]byte, error)) (WriteResult, error) {
+	ws, err := f.get(ctx)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	return UpdateFileExpect(ctx, ws, name, maxSize, expect, update)
 }
 
 func (f forward) Remove(ctx context.Context, name string) error {

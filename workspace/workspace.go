@@ -155,6 +155,43 @@ type Resolver interface {
 	RealPath(name string) (string, error)
 }
 
+// ExpectWriter is implemented by file systems that can make a write
+// conditional on the file its path leads to, checked in the write itself
+// (package workspace/execfs: its script resolves the path, compares and
+// writes in one exec). The file tools use it, through [WriteFileExpect]
+// and [UpdateFileExpect], on a file system without a [Resolver]: the
+// permission check saw the path as written, and the write must not land on
+// another file through a symbolic link.
+//
+// expect holds the paths the caller allows, relative to the root, clean
+// and slash-separated, as [WriteResult.Path] reports them. When name, its
+// symbolic links inside the root resolved (the last component included,
+// missing components kept as written), is none of them, nothing is
+// written, no missing parent directory is created, update is not called
+// and the error wraps an [*UnexpectedPathError] naming where name leads.
+// An empty expect allows nothing. Otherwise the methods are
+// [FS.WriteFile] and [FS.UpdateFile], with their guarantees and errors.
+type ExpectWriter interface {
+	// WriteFileExpect is [FS.WriteFile] when name leads to one of
+	// expect.
+	WriteFileExpect(ctx context.Context, name string, data []byte, expect []string) (WriteResult, error)
+	// UpdateFileExpect is [FS.UpdateFile] when name leads to one of
+	// expect, checked before the file's content is read.
+	UpdateFileExpect(ctx context.Context, name string, maxSize int64, expect []string, update func(old []byte) ([][]byte, error)) (WriteResult, error)
+}
+
+// UnexpectedPathError is the error of a write with expected paths
+// ([ExpectWriter]) whose path led elsewhere: nothing was written.
+type UnexpectedPathError struct {
+	// Path is where the path leads, relative to the root, symbolic links
+	// resolved, as [WriteResult.Path] would have reported it.
+	Path string
+}
+
+func (e *UnexpectedPathError) Error() string {
+	return "leads through a symbolic link to " + e.Path + ", which the caller did not expect"
+}
+
 // Workspace is a confined file tree and the execution backend whose
 // commands run in it, held open for one session. Its [FS.Dir] is the
 // commands' working directory ([backend.WorkingDir]).

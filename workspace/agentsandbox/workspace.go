@@ -38,6 +38,8 @@ var (
 	_ workspace.Workspace = (*Workspace)(nil)
 	_ backend.WorkingDir  = (*Workspace)(nil)
 	_ backend.TimeLimited = (*Workspace)(nil)
+	// The file tools' checked Write and Edit take one exec less.
+	_ workspace.ExpectWriter = (*Workspace)(nil)
 )
 
 // init finds the workspace root and opens its file tree.

@@ -140,6 +140,28 @@ func (g guardFS) UpdateFile(ctx context.Context, name string, maxSize int64, upd
 	return g.fs.UpdateFile(ctx, name, maxSize, update)
 }
 
+// WriteFileExpect implements [workspace.ExpectWriter]: one exec in the
+// isolated mode.
+func (g guardFS) WriteFileExpect(ctx context.Context, name string, data []byte, expect []string) (workspace.WriteResult, error) {
+	leave, err := g.enter()
+	if err != nil {
+		return workspace.WriteResult{}, err
+	}
+	defer leave()
+	return workspace.WriteFileExpect(ctx, g.fs, name, data, expect)
+}
+
+// UpdateFileExpect implements [workspace.ExpectWriter]: two execs in the
+// isolated mode, as UpdateFile.
+func (g guardFS) UpdateFileExpect(ctx context.Context, name string, maxSize int64, expect []string, update func(old []byte) ([][]byte, error)) (workspace.WriteResult, error) {
+	leave, err := g.enter()
+	if err != nil {
+		return workspace.WriteResult{}, err
+	}
+	defer leave()
+	return workspace.UpdateFileExpect(ctx, g.fs, name, maxSize, expect, update)
+}
+
 func (g guardFS) Remove(ctx context.Context, name string) error {
 	leave, err := g.enter()
 	if err != nil {
@@ -157,6 +179,25 @@ func (g guardFS) Rename(ctx context.Context, oldname, newname string) error {
 	defer leave()
 	return g.fs.Rename(ctx, oldname, newname)
 }
+
+// WriteFileExpect implements [workspace.ExpectWriter] with the workspace's
+// file system (the Workspace holds it as a [workspace.FS], whose method
+// set does not carry it): in the isolated mode the check is made in the
+// write's own exec.
+func (w *Workspace) WriteFileExpect(ctx context.Context, name string, data []byte, expect []string) (workspace.WriteResult, error) {
+	return workspace.WriteFileExpect(ctx, w.FS, name, data, expect)
+}
+
+// UpdateFileExpect implements [workspace.ExpectWriter] as WriteFileExpect
+// does.
+func (w *Workspace) UpdateFileExpect(ctx context.Context, name string, maxSize int64, expect []string, update func(old []byte) ([][]byte, error)) (workspace.WriteResult, error) {
+	return workspace.UpdateFileExpect(ctx, w.FS, name, maxSize, expect, update)
+}
+
+var (
+	_ workspace.ExpectWriter = guardFS{}
+	_ workspace.ExpectWriter = (*Workspace)(nil)
+)
 
 // guardResolverFS is a guardFS over a file system that resolves links
 // without a round trip (the bind mode's): the file tools use it to show the

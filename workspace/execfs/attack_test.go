@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -259,5 +260,111 @@ func TestWriteDoesNotWriteThroughAHardLink(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(root, "hard")); string(b) != "newnew" {
 			t.Errorf("hard holds %q", b)
 		}
+	})
+}
+
+// A write that expects the file its path leads to (workspace.ExpectWriter)
+// is refused when a link made by a command in the workspace leads it to
+// another file: nothing is written, no parent is made, the update is not
+// called, in one exec, and the error names where the path led. Expected
+// paths are compared whole, never as patterns.
+func TestExpectWritesRefuseLinksToOtherFiles(t *testing.T) {
+	each(t, func(t *testing.T, sh shell) {
+		f, root := newFS(t, sh, func(o *execfs.Options) {
+			if o.NoStdin {
+				o.MaxArgvBytes = 64 << 10 // a large write takes several execs
+			}
+		})
+		ctx := context.Background()
+		mk := `cd "$1" && printf 'API_KEY=hunter2\n' >.env && mkdir -p secret src && printf kept >secret/keep &&
+			ln -s .env innocent.txt && ln -s ../.env src/config && ln -s secret box && ln -s innocent.txt chain && ln -s box/keep kept`
+		if _, stderr, code, err := sh.r.Exec(ctx, []string{sh.opts.Shell, "-c", mk, "sh", root}, nil, 1<<10); err != nil || code != 0 {
+			t.Fatalf("making the links: %v, exit %d: %s", err, code, stderr)
+		}
+		before := tree(t, root)
+		big := bytes.Repeat([]byte("b"), 200<<10)
+		for _, c := range []struct{ name, real string }{
+			{"innocent.txt", ".env"}, {"src/config", ".env"}, {"chain", ".env"}, {"kept", "secret/keep"},
+			{"box/planted", "secret/planted"}, {"box/sub/deeper/planted", "secret/sub/deeper/planted"},
+		} {
+			lexical := path.Clean(c.name)
+			for _, expect := range [][]string{{lexical}, {lexical, "src/main.go"}, {"*"}, {".e*", "?env"}, {"[.]env"}, nil} {
+				for _, data := range [][]byte{[]byte("PWNED"), big} {
+					n := sh.r.execs.Load()
+					_, err := f.WriteFileExpect(ctx, c.name, data, expect)
+					if ue := (*workspace.UnexpectedPathError)(nil); !errors.As(err, &ue) || ue.Path != c.real {
+						t.Errorf("WriteFileExpect(%q, %d bytes, %q) = %v; want refused, naming %s", c.name, len(data), expect, err, c.real)
+					}
+					if got := sh.r.execs.Load() - n; got != 1 {
+						t.Errorf("WriteFileExpect(%q, %d bytes, %q) cost %d execs, want 1", c.name, len(data), expect, got)
+					}
+				}
+				called := false
+				_, err := f.UpdateFileExpect(ctx, c.name, 1<<20, expect, func(b []byte) ([][]byte, error) {
+					called = true
+					return [][]byte{[]byte("PWNED")}, nil
+				})
+				if ue := (*workspace.UnexpectedPathError)(nil); strings.HasSuffix(c.real, "planted") {
+					if !errors.Is(err, fs.ErrNotExist) {
+						t.Errorf("UpdateFileExpect(%q) of a missing file = %v, want ErrNotExist", c.name, err)
+					}
+				} else if !errors.As(err, &ue) || ue.Path != c.real || called {
+					t.Errorf("UpdateFileExpect(%q, %q) = %v (update called: %v); want refused before the read, naming %s", c.name, expect, err, called, c.real)
+				}
+			}
+		}
+		if after := tree(t, root); after != before {
+			t.Errorf("the root changed:\nbefore %s\nafter  %s", before, after)
+		}
+		// The real path, or a list holding it, is expected: the write
+		// goes through the link.
+		if res, err := f.WriteFileExpect(ctx, "innocent.txt", []byte("new"), []string{"x", ".env"}); err != nil || res.Path != ".env" {
+			t.Errorf("WriteFileExpect to the expected real path = %+v, %v", res, err)
+		}
+		if res, err := f.UpdateFileExpect(ctx, "chain", 0, []string{".env"}, func(b []byte) ([][]byte, error) { return [][]byte{b, b}, nil }); err != nil || res.Path != ".env" {
+			t.Errorf("UpdateFileExpect to the expected real path = %+v, %v", res, err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(root, ".env")); string(b) != "newnew" {
+			t.Errorf(".env holds %q", b)
+		}
+		for _, bad := range []string{"", "../x", "/abs", "a//b", "a/./b", "a/"} {
+			if _, err := f.WriteFileExpect(ctx, "x", nil, []string{bad}); !errors.Is(err, fs.ErrInvalid) {
+				t.Errorf("expected path %q: %v, want ErrInvalid", bad, err)
+			}
+		}
+	})
+}
+
+// A link swapped in for the file an update read, before its write, is a
+// change: the update fails with ErrChanged and the link's target is left
+// as it was.
+func TestUpdateFailsWhenALinkIsSwappedIn(t *testing.T) {
+	each(t, func(t *testing.T, sh shell) {
+		f, root := newFS(t, sh, nil)
+		mustWrite(t, filepath.Join(root, "f"), "old")
+		mustWrite(t, filepath.Join(root, "other"), "other")
+		for _, expect := range [][]string{nil, {"f"}} {
+			update := func(b []byte) ([][]byte, error) {
+				if err := os.Symlink("other", filepath.Join(root, "l")); err != nil {
+					return nil, err
+				}
+				return [][]byte{[]byte("PWNED")}, os.Rename(filepath.Join(root, "l"), filepath.Join(root, "f"))
+			}
+			var err error
+			if expect == nil {
+				_, err = f.UpdateFile(context.Background(), "f", 0, update)
+			} else {
+				_, err = f.UpdateFileExpect(context.Background(), "f", 0, expect, update)
+			}
+			if !errors.Is(err, workspace.ErrChanged) {
+				t.Errorf("update with a link swapped in (expect %q) = %v, want ErrChanged", expect, err)
+			}
+			if b, _ := os.ReadFile(filepath.Join(root, "other")); string(b) != "other" {
+				t.Errorf("the link's target holds %q", b)
+			}
+			os.Remove(filepath.Join(root, "f"))
+			mustWrite(t, filepath.Join(root, "f"), "old")
+		}
+		leftovers(t, root)
 	})
 }

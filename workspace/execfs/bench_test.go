@@ -58,6 +58,14 @@ func BenchmarkOps(b *testing.B) {
 				_, err := f.UpdateFile(ctx, "sub/small.txt", 1<<20, func(old []byte) ([][]byte, error) { return [][]byte{old}, nil })
 				return err
 			}},
+			{"WriteSmallExpect", func() error {
+				_, err := f.WriteFileExpect(ctx, "sub/w.txt", small, []string{"sub/w.txt"})
+				return err
+			}},
+			{"UpdateSmallExpect", func() error {
+				_, err := f.UpdateFileExpect(ctx, "sub/small.txt", 1<<20, []string{"sub/small.txt"}, func(old []byte) ([][]byte, error) { return [][]byte{old}, nil })
+				return err
+			}},
 			{"ReadDir20", func() error { _, err := f.ReadDir(ctx, "list"); return err }},
 			{"RenameBack", func() error {
 				if err := f.Rename(ctx, "sub/small.txt", "sub/moved.txt"); err != nil {

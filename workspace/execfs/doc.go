@@ -22,7 +22,12 @@
 //     workspace has it, else printf escapes: 4/3 of the data's size, and
 //     up to 5 times for binary data with escapes).
 //   - UpdateFile: 2 (the read and the write), or more as Open and
-//     WriteFile for large files.
+//     WriteFile for large files. An update cannot take fewer: its
+//     function runs on this side, on the content the read brought back.
+//   - WriteFileExpect and UpdateFileExpect
+//     ([github.com/paigasus/helikon/workspace.ExpectWriter]): as WriteFile
+//     and UpdateFile; the comparison of the resolved path with the
+//     expected ones runs in the same exec.
 //   - New: 1, to resolve the root's own links and look for base64.
 //
 // # What is guaranteed
@@ -67,6 +72,15 @@
 //     Reading a File past its first chunk checks the same before each
 //     chunk: a file replaced or modified while it is read fails with
 //     ErrChanged instead of mixing two contents.
+//   - WriteFileExpect and UpdateFileExpect compare the resolved path with
+//     the expected ones right after the walk, whole strings, never
+//     patterns: before a parent directory is made or a byte written (in
+//     every exec of a write in several), and for an update before the
+//     content is read, so a file the caller did not expect is neither
+//     changed nor read. The refusal names the resolved path
+//     ([github.com/paigasus/helikon/workspace.UnexpectedPathError]). Every
+//     update's write also expects the path its read resolved: a link
+//     swapped in between is [workspace.ErrChanged].
 //   - Writes of one path through one FS are serialised (by the name
 //     given: two names for one file, or two FS values, are not; the last
 //     writer wins, whole).

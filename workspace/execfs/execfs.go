@@ -57,7 +57,10 @@ type FS struct {
 	seed    maphash.Seed
 }
 
-var _ workspace.FS = (*FS)(nil)
+var (
+	_ workspace.FS           = (*FS)(nil)
+	_ workspace.ExpectWriter = (*FS)(nil)
+)
 
 // New returns the file tree rooted at dir (an absolute path in the
 // workspace) whose operations run through r. It runs one exec, to resolve
@@ -208,6 +211,13 @@ func (f *FS) runNonce(ctx context.Context, name, nonce string, args []string, st
 	code2, ok := strings.CutPrefix(status, "E ")
 	if !ok || !strings.HasSuffix(code2, "\n") {
 		return nil, fmt.Errorf("malformed reply from the workspace's shell: %q", status)
+	}
+	if code2 == "elsewhere\n" {
+		real := string(payload)
+		if real == "" {
+			real = "."
+		}
+		return nil, &workspace.UnexpectedPathError{Path: real}
 	}
 	return nil, codeErr(strings.TrimSuffix(code2, "\n"), stderr)
 }

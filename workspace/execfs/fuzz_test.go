@@ -24,7 +24,11 @@ import (
 // with fuzzed targets in a fixed tree of directories, files and links that
 // lead out, and a fuzzed path. Both must resolve the path to the same file
 // or refuse it for the same reason (outside, not a directory, too many
-// links, too long, invalid). It runs in the first shell world (dash).
+// links, too long, invalid). A write that expects another path than the
+// one sandbox resolves (WriteFileExpect) must then be refused naming
+// sandbox's path, the tree unchanged, and one that expects sandbox's path
+// must never be refused as unexpected (and, when it succeeds, report that
+// path). It runs in the first shell world (dash).
 func FuzzResolutionAgreesWithSandbox(f *testing.F) {
 	sh := shells(f)[0]
 	for _, seed := range [][4]string{
@@ -84,6 +88,25 @@ func FuzzResolutionAgreesWithSandbox(f *testing.F) {
 		if class(werr) != class(gerr) || (werr == nil && got != want) {
 			t.Fatalf("path %q with l1 -> %q, a/l2 -> %q, a/b/l3 -> %q:\nsandbox %q, %v\nexecfs  %q, %v", p, t1, t2, t3, want, werr, got, gerr)
 		}
+		before := tree(t, root)
+		other := "zz-not-" + want
+		_, err = xf.WriteFileExpect(ctx, p, []byte("w"), []string{other})
+		ue := (*workspace.UnexpectedPathError)(nil)
+		switch {
+		case werr == nil && (!errors.As(err, &ue) || ue.Path != want):
+			t.Fatalf("path %q (l1 -> %q, a/l2 -> %q, a/b/l3 -> %q) resolves to %q: WriteFileExpect(%q) = %v, want refused naming it", p, t1, t2, t3, want, other, err)
+		case werr != nil && class(err) != class(werr):
+			t.Fatalf("path %q (l1 -> %q, a/l2 -> %q, a/b/l3 -> %q): sandbox %v, WriteFileExpect %v", p, t1, t2, t3, werr, err)
+		}
+		if after := tree(t, root); after != before {
+			t.Fatalf("path %q: a refused WriteFileExpect changed the tree:\nbefore %s\nafter  %s", p, before, after)
+		}
+		if werr == nil {
+			res, err := xf.WriteFileExpect(ctx, p, []byte("w"), []string{want})
+			if errors.As(err, &ue) || (err == nil && res.Path != want) {
+				t.Fatalf("path %q resolves to %q: WriteFileExpect expecting it = %+v, %v", p, want, res, err)
+			}
+		}
 	})
 }
 
@@ -112,7 +135,8 @@ func class(err error) string {
 // printf escapes and od output in the dash world without base64; base64
 // both ways in busybox's) and checks that the file on disk holds exactly
 // the data, under exactly that name, that reading it back gives the same
-// bytes, and that nothing else appeared.
+// bytes, that nothing else appeared, and that the name is compared whole
+// as an expected path (WriteFileExpect).
 func FuzzNamesAndDataRoundTrip(f *testing.F) {
 	for _, name := range hostile {
 		f.Add(name, []byte(name))
@@ -153,6 +177,14 @@ func FuzzNamesAndDataRoundTrip(f *testing.F) {
 			}
 			if b, err := io.ReadAll(fl); err != nil || !bytes.Equal(b, data) {
 				t.Fatalf("%s: read back %q, %v; want %q", w, b, err, data)
+			}
+			// The name as an expected path is itself, whole: the
+			// same name passes, another is refused naming it.
+			if _, err := xf.WriteFileExpect(ctx, name, data, []string{"x" + name, name + "x"}); !errors.As(err, new(*workspace.UnexpectedPathError)) {
+				t.Fatalf("%s: WriteFileExpect(%q) expecting other names = %v, want refused", w, name, err)
+			}
+			if res, err := xf.WriteFileExpect(ctx, name, data, []string{name}); err != nil || res.Path != name || res.Created {
+				t.Fatalf("%s: WriteFileExpect(%q) expecting it = %+v, %v", w, name, res, err)
 			}
 		}
 	})

@@ -78,7 +78,7 @@ type File struct {
 func (fl *File) fetch(rel string, k int64) error {
 	f := fl.fs
 	blocks := int64(f.opts.ChunkSize / readBlock)
-	ident, real, data, err := f.read(fl.ctx, rel, k*blocks, blocks, -1)
+	ident, real, data, err := f.read(fl.ctx, rel, k*blocks, blocks, -1, anyPath)
 	if err != nil {
 		return f.pathErr("read", fl.name, err)
 	}
@@ -101,9 +101,10 @@ func (fl *File) fetch(rel string, k int64) error {
 
 // read runs scriptRead: the stat line, resolved path and blocks
 // skip..skip+count of rel, or no content when the file is larger than
-// limit (limit >= 0).
-func (f *FS) read(ctx context.Context, rel string, skip, count, limit int64) (ident, real string, data []byte, err error) {
-	args := []string{rel, strconv.FormatInt(skip, 10), strconv.FormatInt(count, 10), strconv.FormatInt(limit, 10)}
+// limit (limit >= 0); want is the expectation argument (anyPath, or from
+// expectArg).
+func (f *FS) read(ctx context.Context, rel string, skip, count, limit int64, want string) (ident, real string, data []byte, err error) {
+	args := []string{rel, strconv.FormatInt(skip, 10), strconv.FormatInt(count, 10), strconv.FormatInt(limit, 10), want}
 	out, err := f.run(ctx, "read", args, nil, count*readBlock+replySlack)
 	if err != nil {
 		return "", "", nil, err

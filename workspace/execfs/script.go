@@ -7,10 +7,10 @@ package execfs
 //
 // The reply protocol: a script writes its payload to standard output and
 // ends with a trailer line "\n<nonce> ok\n" or "\n<nonce> E <code>\n"
-// (codes in errCodes). The nonce is fresh random hex per call, so nothing
-// a file or its name contains can forge a trailer, and a reply cut short
-// (an output cap, a killed shell) has none and is an error, never a short
-// success. Standard error carries the tools' own messages, which the Go
+// (codes in codeErr; for "elsewhere" the payload is the resolved path).
+// The nonce is fresh random hex per call, so nothing a file or its name
+// contains can forge a trailer, and a reply cut short (an output cap, a
+// killed shell) has none and is an error, never a short success. Standard error carries the tools' own messages, which the Go
 // side quotes for the "io" code.
 
 // prelude defines walk, which resolves a path inside the root as package
@@ -19,6 +19,12 @@ package execfs
 // components after a file), and enter, which makes a resolved directory
 // the working directory and checks with the kernel's getcwd that it is
 // that directory inside the root.
+//
+// expected, after a walk, refuses the call (code elsewhere, the resolved
+// path as payload) unless its argument is "any" or "=" and the expected
+// paths joined with "//": a clean relative path has no empty component,
+// so "//" cannot occur inside one, and "//PATH//" is found in
+// "//LIST//" only as a whole element.
 //
 // walk leaves: d, the resolved path relative to the root without links
 // ("" for the root); n, its number of components; ex=1 when every
@@ -114,6 +120,19 @@ existing() {
 slashed() {
 	case $1 in */) walk "$1" ;; esac
 }
+expected() {
+	case $1 in
+	=*)
+		case //${1#=}// in
+		*"//${d:-.}//"*) ;;
+		*)
+			printf %s "$d"
+			fail elsewhere
+			;;
+		esac
+		;;
+	esac
+}
 dirslash() {
 	case $1 in
 	*/) if [ -L "./$2" ] || { [ -e "./$2" ] && ! [ -d "./$2" ]; }; then fail notdir; fi ;;
@@ -136,11 +155,13 @@ reply
 `
 
 // scriptRead: $3 path, $4 and $5 the dd skip and count in blocks of
-// readBlock bytes, $6 the largest size to read (-1: any). Payload: the
+// readBlock bytes, $6 the largest size to read (-1: any), $7 the paths
+// expected (see expected), checked before anything is read. Payload: the
 // stat line, "\n", the resolved path, NUL, then the content of blocks
 // $4..$4+$5 unless the file is larger than $6. A FIFO, device, socket or
 // directory is never opened: its type is checked first.
 const scriptRead = `existing "$3"
+expected "$7"
 if [ "$n" = 0 ]; then fail notreg; fi
 split
 enter "$p"
@@ -185,8 +206,10 @@ reply
 // trailing slash, a last component "." or ".."), $4 phase (all: the whole write; begin, append,
 // commit: a write in several execs), $5 "w" or "u" (an update: $6 is the
 // stat line the content was read from), $7 the temporary file's nonce,
-// $8 how the data comes: "stdin", or in the arguments after $8, "b64"
-// (base64, decoded by base64 -d) or "esc" (printf %b escapes). Payload
+// $8 how the data comes: "stdin", or in the arguments after $9, "b64"
+// (base64, decoded by base64 -d) or "esc" (printf %b escapes), $9 the
+// paths expected (see expected), checked in every phase right after the
+// walk: before a parent is made or anything is written. Payload
 // (all, commit): "1" when the file was created, "0" when replaced, "\n", the resolved path; (begin, append): the temporary file's
 // name, NUL, the resolved parent directory.
 //
@@ -196,6 +219,7 @@ reply
 // checks for an update that the file is still the one read (same stat
 // line), and renames it over the target (mv -T: never into a directory).
 const scriptWrite = `walk "$3"
+expected "$9"
 case $3 in */ | . | */. | .. | */..) fail notreg ;; esac
 if [ "$ex" = 1 ] && [ "$nd" = 0 ]; then fail notreg; fi
 split
@@ -207,11 +231,11 @@ put() {
 	case $8 in
 	stdin) cat ;;
 	b64)
-		shift 8
+		shift 9
 		printf %s "$@" | base64 -d
 		;;
 	*)
-		shift 8
+		shift 9
 		printf %b "$@"
 		;;
 	esac

@@ -25,12 +25,29 @@ import (
 // where chown allows it, its owner and group; set-user-ID and set-group-ID
 // bits are dropped. A new file gets 0666 less the workspace shell's umask.
 func (f *FS) WriteFile(ctx context.Context, name string, data []byte) (workspace.WriteResult, error) {
+	return f.writeFile(ctx, name, data, anyPath)
+}
+
+// WriteFileExpect is [FS.WriteFile] done only when name leads to one of
+// expect ([workspace.ExpectWriter]), at the same cost: the script that
+// resolves the path compares it with expect before it creates a parent or
+// writes a byte, in the same exec (and again in every exec of a write in
+// several).
+func (f *FS) WriteFileExpect(ctx context.Context, name string, data []byte, expect []string) (workspace.WriteResult, error) {
+	want, err := f.expectArg(expect)
+	if err != nil {
+		return workspace.WriteResult{}, f.pathErr("write", name, err)
+	}
+	return f.writeFile(ctx, name, data, want)
+}
+
+func (f *FS) writeFile(ctx context.Context, name string, data []byte, want string) (workspace.WriteResult, error) {
 	rel, err := f.writable(name)
 	if err != nil {
 		return workspace.WriteResult{}, f.pathErr("write", name, err)
 	}
 	defer f.lock(rel)()
-	res, err := f.put(ctx, rel, data, "")
+	res, err := f.put(ctx, rel, data, "", want)
 	if err != nil {
 		return res, f.pathErr("write", name, err)
 	}
@@ -43,14 +60,31 @@ func (f *FS) WriteFile(ctx context.Context, name string, data []byte) (workspace
 // [FS.WriteFile] does to the path it read. The write's exec compares the
 // file's stat line (device, inode, size, mode, owner, links and the
 // modification time in nanoseconds) with the read's just before its
-// rename and fails with [workspace.ErrChanged] when they differ.
+// rename and fails with [workspace.ErrChanged] when they differ, or when
+// the path read now leads elsewhere (a link swapped in).
 func (f *FS) UpdateFile(ctx context.Context, name string, maxSize int64, update func(old []byte) ([][]byte, error)) (workspace.WriteResult, error) {
+	return f.updateFile(ctx, name, maxSize, anyPath, update)
+}
+
+// UpdateFileExpect is [FS.UpdateFile] done only when name leads to one of
+// expect ([workspace.ExpectWriter]), at the same cost: the read's script
+// compares the resolved path with expect before it reads the content, in
+// the same exec.
+func (f *FS) UpdateFileExpect(ctx context.Context, name string, maxSize int64, expect []string, update func(old []byte) ([][]byte, error)) (workspace.WriteResult, error) {
+	want, err := f.expectArg(expect)
+	if err != nil {
+		return workspace.WriteResult{}, f.pathErr("update", name, err)
+	}
+	return f.updateFile(ctx, name, maxSize, want, update)
+}
+
+func (f *FS) updateFile(ctx context.Context, name string, maxSize int64, want string, update func(old []byte) ([][]byte, error)) (workspace.WriteResult, error) {
 	rel, err := f.writable(name)
 	if err != nil {
 		return workspace.WriteResult{}, f.pathErr("update", name, err)
 	}
 	defer f.lock(rel)()
-	old, ident, real, err := f.readAll(ctx, rel, maxSize)
+	old, ident, real, err := f.readAll(ctx, rel, maxSize, want)
 	if err != nil {
 		return workspace.WriteResult{}, f.pathErr("update", name, err)
 	}
@@ -58,24 +92,51 @@ func (f *FS) UpdateFile(ctx context.Context, name string, maxSize int64, update 
 	if err != nil {
 		return workspace.WriteResult{}, err
 	}
-	res, err := f.put(ctx, real, bytes.Join(pieces, nil), ident)
+	// The write expects the file read: a link swapped in on its way
+	// since is a change, as a new inode there is.
+	res, err := f.put(ctx, real, bytes.Join(pieces, nil), ident, expectOne(real))
+	if ue := (*workspace.UnexpectedPathError)(nil); errors.As(err, &ue) {
+		err = fmt.Errorf("%s now leads to %s: %w", real, ue.Path, workspace.ErrChanged)
+	}
 	if err != nil {
 		return res, f.pathErr("update", name, err)
 	}
 	return res, nil
 }
 
+// anyPath is the scripts' expectation argument that expects nothing in
+// particular.
+const anyPath = "any"
+
+// expectArg encodes expect for the scripts (see expected in prelude):
+// "=" and the paths joined with "//". Each must be a clean relative path
+// inside the root, as [workspace.WriteResult.Path] has it.
+func (f *FS) expectArg(expect []string) (string, error) {
+	for _, e := range expect {
+		if e == "" || path.Clean(e) != e || path.IsAbs(e) || e == ".." || strings.HasPrefix(e, "../") || strings.IndexByte(e, 0) >= 0 {
+			return "", fmt.Errorf("expected path %q: want a clean path relative to the root: %w", e, fs.ErrInvalid)
+		}
+		if f.opts.TextOnly && !utf8.ValidString(e) {
+			return "", fmt.Errorf("expected path is not valid UTF-8, which this workspace's exec cannot carry: %w", fs.ErrInvalid)
+		}
+	}
+	return "=" + strings.Join(expect, "//"), nil
+}
+
+// expectOne is the expectation argument of one clean path.
+func expectOne(p string) string { return "=" + p }
+
 // readAll reads the whole regular file rel, at most maxSize bytes when
 // maxSize > 0, and returns its content, its stat line and its resolved
 // path.
-func (f *FS) readAll(ctx context.Context, rel string, maxSize int64) (data []byte, ident, real string, err error) {
+func (f *FS) readAll(ctx context.Context, rel string, maxSize int64, want string) (data []byte, ident, real string, err error) {
 	blocks := int64(f.opts.ChunkSize / readBlock)
 	limit := int64(-1)
 	if maxSize > 0 {
 		// One exec for all of it: the caller's cap bounds the memory.
 		blocks, limit = maxSize/readBlock+1, maxSize
 	}
-	ident, real, data, err = f.read(ctx, rel, 0, blocks, limit)
+	ident, real, data, err = f.read(ctx, rel, 0, blocks, limit, want)
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -88,7 +149,7 @@ func (f *FS) readAll(ctx context.Context, rel string, maxSize int64) (data []byt
 		return nil, "", "", fmt.Errorf("%d bytes, over the limit of %d: %w", max(fi.size, int64(len(data))), maxSize, workspace.ErrTooLarge)
 	}
 	for k := int64(1); maxSize <= 0 && int64(len(data)) == k*blocks*readBlock; k++ {
-		id, r, more, err := f.read(ctx, real, k*blocks, blocks, -1)
+		id, r, more, err := f.read(ctx, real, k*blocks, blocks, -1, anyPath)
 		if err != nil {
 			return nil, "", "", err
 		}
@@ -108,8 +169,9 @@ func (f *FS) writable(name string) (string, error) {
 }
 
 // put writes data to rel through scriptWrite; ident, when not empty, is
-// the stat line the data was computed from (an update).
-func (f *FS) put(ctx context.Context, rel string, data []byte, ident string) (workspace.WriteResult, error) {
+// the stat line the data was computed from (an update); want is the
+// expectation argument (anyPath, or from expectArg).
+func (f *FS) put(ctx context.Context, rel string, data []byte, ident, want string) (workspace.WriteResult, error) {
 	mode := "w"
 	if ident != "" {
 		mode = "u"
@@ -122,11 +184,11 @@ func (f *FS) put(ctx context.Context, rel string, data []byte, ident string) (wo
 		if data == nil {
 			data = []byte{} // standard input, empty: not none
 		}
-		out, err = f.run(ctx, "write", []string{rel, "all", mode, ident, tmp, "stdin"}, data, replySlack)
+		out, err = f.run(ctx, "write", []string{rel, "all", mode, ident, tmp, "stdin", want}, data, replySlack)
 	case f.b64:
-		out, err = f.putArgs(ctx, []string{rel, "all", mode, ident, tmp, "b64"}, data)
+		out, err = f.putArgs(ctx, []string{rel, "all", mode, ident, tmp, "b64", want}, data)
 	default:
-		out, err = f.putArgs(ctx, []string{rel, "all", mode, ident, tmp, "esc"}, data)
+		out, err = f.putArgs(ctx, []string{rel, "all", mode, ident, tmp, "esc", want}, data)
 	}
 	if err != nil {
 		return workspace.WriteResult{}, err

@@ -23,3 +23,18 @@ const maxArgvBytes = 900 << 10
 func newFS(ctx context.Context, r execfs.Runner, root string) (workspace.FS, error) {
 	return execfs.New(ctx, r, root, &execfs.Options{NoStdin: true, TextOnly: true, MaxArgvBytes: maxArgvBytes})
 }
+
+// WriteFileExpect implements [workspace.ExpectWriter] with the workspace's
+// file system (held as a [workspace.FS], whose method set does not carry
+// it): the check is made in the write's own exec.
+func (w *Workspace) WriteFileExpect(ctx context.Context, name string, data []byte, expect []string) (workspace.WriteResult, error) {
+	return workspace.WriteFileExpect(ctx, w.FS, name, data, expect)
+}
+
+// UpdateFileExpect implements [workspace.ExpectWriter] as WriteFileExpect
+// does.
+func (w *Workspace) UpdateFileExpect(ctx context.Context, name string, maxSize int64, expect []string, update func(old []byte) ([][]byte, error)) (workspace.WriteResult, error) {
+	return workspace.UpdateFileExpect(ctx, w.FS, name, maxSize, expect, update)
+}
+
+var _ workspace.ExpectWriter = (*Workspace)(nil)

@@ -268,6 +268,35 @@ func confinement(t *testing.T, ws workspace.Workspace) {
 			t.Errorf("ReadDir through a directory link: %v entries, %v", len(ents), err)
 		}
 	})
+	t.Run("ExpectedWritesRefuseOtherFiles", func(t *testing.T) {
+		// What the file tools do when the permission check saw the path
+		// as written: a link a command made must not lead the write, or
+		// the update's read, to another file.
+		Sh(t, ws, "ln -s sub/in.txt exp-alias && ln -s sub exp-dir")
+		before := Sh(t, ws, "cat sub/in.txt")
+		_, err := workspace.WriteFileExpect(ctx, ws, "exp-alias", []byte("PWNED"), []string{"exp-alias"})
+		if ue := (*workspace.UnexpectedPathError)(nil); !errors.As(err, &ue) || ue.Path != "sub/in.txt" {
+			t.Errorf("WriteFileExpect through a file link: %v, want refused naming sub/in.txt", err)
+		}
+		_, err = workspace.WriteFileExpect(ctx, ws, "exp-dir/planted", []byte("PWNED"), []string{"exp-dir/planted"})
+		if ue := (*workspace.UnexpectedPathError)(nil); !errors.As(err, &ue) || ue.Path != "sub/planted" {
+			t.Errorf("WriteFileExpect through a directory link: %v, want refused naming sub/planted", err)
+		}
+		called := false
+		_, err = workspace.UpdateFileExpect(ctx, ws, "exp-alias", 1<<20, []string{"exp-alias"}, func(b []byte) ([][]byte, error) {
+			called = true
+			return [][]byte{[]byte("PWNED")}, nil
+		})
+		if ue := (*workspace.UnexpectedPathError)(nil); !errors.As(err, &ue) || ue.Path != "sub/in.txt" || called {
+			t.Errorf("UpdateFileExpect through a file link: %v (update called: %v), want refused naming sub/in.txt", err, called)
+		}
+		if got := Sh(t, ws, "cat sub/in.txt; test ! -e sub/planted && echo none"); got != before+"none\n" {
+			t.Errorf("after the refused writes: %q, want %q", got, before+"none\n")
+		}
+		if res, err := workspace.WriteFileExpect(ctx, ws, "exp-alias", []byte("ok\n"), []string{"sub/in.txt"}); err != nil || res.Path != "sub/in.txt" {
+			t.Errorf("WriteFileExpect expecting the real path: %+v, %v", res, err)
+		}
+	})
 }
 
 func errorCases(t *testing.T, ws workspace.Workspace, opts *Options) {
