@@ -10,4 +10,9 @@
 // They read OPENAI_API_KEY, and OPENAI_BASE_URL for an OpenAI-compatible
 // server, and OPENAI_MODEL for the model id. Their tests run them against a
 // local server that speaks OpenAI's wire format (provider/openai/openaitest).
+//
+// Each main.go reads alone and can be copied out of the repository: they
+// repeat their set-up (the model from the environment, the runner, the
+// error handling) rather than share a helper package that a copy could not
+// import.
 package examples

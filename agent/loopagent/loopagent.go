@@ -17,6 +17,7 @@ import (
 	"iter"
 
 	"github.com/paigasus/helikon/agent"
+	"github.com/paigasus/helikon/agent/internal/workflow"
 )
 
 // DefaultMaxIterations bounds a loop whose configuration gives no maximum.
@@ -62,29 +63,15 @@ func (a *Agent[C]) Description() string { return a.cfg.Description }
 
 // Run runs the loop.
 func (a *Agent[C]) Run(ctx context.Context, inv *agent.Invocation[C]) iter.Seq2[*agent.Event, error] {
-	return func(yield func(*agent.Event, error) bool) {
-		sub, err := inv.SubAgent()
-		if err != nil {
-			yield(nil, err)
-			return
+	actions := inv.RunContext().Actions()
+	return workflow.Run(ctx, inv, a.cfg.SubAgents, func(rounds int) (bool, error) {
+		if actions.Escalated() {
+			actions.Reset()
+			return false, nil
 		}
-		actions := inv.RunContext().Actions()
-		for range a.cfg.MaxIterations {
-			for _, s := range a.cfg.SubAgents {
-				for ev, err := range s.Run(ctx, sub) {
-					if !yield(ev, err) || err != nil {
-						return
-					}
-				}
-			}
-			if actions.Escalated() {
-				actions.Reset()
-				return
-			}
-			if ctx.Err() != nil {
-				yield(nil, ctx.Err())
-				return
-			}
+		if err := ctx.Err(); err != nil {
+			return false, err
 		}
-	}
+		return rounds < a.cfg.MaxIterations, nil
+	})
 }

@@ -21,6 +21,7 @@ import (
 	"iter"
 
 	"github.com/paigasus/helikon/agent"
+	"github.com/paigasus/helikon/agent/internal/workflow"
 )
 
 // Config configures a sequential agent.
@@ -58,18 +59,5 @@ func (a *Agent[C]) Description() string { return a.cfg.Description }
 
 // Run runs the sub-agents in order.
 func (a *Agent[C]) Run(ctx context.Context, inv *agent.Invocation[C]) iter.Seq2[*agent.Event, error] {
-	return func(yield func(*agent.Event, error) bool) {
-		sub, err := inv.SubAgent()
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		for _, s := range a.cfg.SubAgents {
-			for ev, err := range s.Run(ctx, sub) {
-				if !yield(ev, err) || err != nil {
-					return
-				}
-			}
-		}
-	}
+	return workflow.Run(ctx, inv, a.cfg.SubAgents, nil)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/egress"
+	"github.com/paigasus/helikon/internal/capture"
 )
 
 // Label is the Guarantees label of the forkd backend.
@@ -237,13 +238,7 @@ func (b *Backend) RunIn(ctx context.Context, id, dir string, req *backend.Reques
 		return nil, err
 	}
 	timeout := backend.EffectiveTimeout(b.opts.Timeout, req.Timeout)
-	outCap := b.opts.OutputCap
-	if outCap <= 0 {
-		outCap = backend.DefaultOutputCap
-	}
-	if req.OutputCap > 0 && req.OutputCap < outCap {
-		outCap = req.OutputCap // a request may lower the cap, never raise it
-	}
+	outCap := capture.Cap(b.opts.OutputCap, req.OutputCap)
 	secs := int((timeout + time.Second - 1) / time.Second)
 	execCtx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second+execGrace)
 	defer cancel()

@@ -55,6 +55,7 @@ import (
 	"time"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/internal/capture"
 	"github.com/paigasus/helikon/internal/proc"
 )
 
@@ -165,10 +166,6 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 	}
 	timeout := backend.EffectiveTimeout(b.timeout, req.Timeout)
 	limits := b.limits.Merge(req.Limits).WithDefaults(timeout)
-	outCap := b.outputCap
-	if req.OutputCap > 0 && req.OutputCap < outCap {
-		outCap = req.OutputCap
-	}
 	allow := b.allow
 	if len(req.Env) > 0 {
 		allow = append(slices.Clone(b.allow), req.Env...)
@@ -179,7 +176,7 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 		Stdin:     req.Stdin,
 		Stdout:    req.Stdout,
 		Stderr:    req.Stderr,
-		OutputCap: outCap,
+		OutputCap: capture.Cap(b.outputCap, req.OutputCap),
 		Timeout:   timeout,
 	}
 	if len(req.Argv) == 0 && req.Command != "" {

@@ -36,13 +36,13 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"os"
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/paigasus/helikon/model"
+	"github.com/paigasus/helikon/provider/internal/sdkoption"
 )
 
 // DefaultMaxTokens is the output-token limit sent when the settings give
@@ -87,35 +87,21 @@ func New(modelID string, opts *Options) (*Model, error) {
 	if modelID == "" {
 		return nil, errors.New("anthropic: no model id")
 	}
-	getenv := opts.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	key := opts.APIKey
-	if key == "" {
-		key = getenv("ANTHROPIC_API_KEY")
-	}
+	ropts, key := sdkoption.Build(sdkoption.Settings{
+		APIKey: opts.APIKey, KeyEnv: "ANTHROPIC_API_KEY",
+		BaseURL: opts.BaseURL, BaseURLEnv: "ANTHROPIC_BASE_URL",
+		MaxRetries: opts.MaxRetries, HTTPClient: opts.HTTPClient, Getenv: opts.Getenv,
+	}, sdkOptions)
 	if key == "" {
 		return nil, fmt.Errorf("anthropic: %w: set ANTHROPIC_API_KEY", ErrMissingAPIKey)
 	}
-	base := opts.BaseURL
-	if base == "" {
-		base = getenv("ANTHROPIC_BASE_URL")
-	}
-	ropts := []option.RequestOption{option.WithAPIKey(key)}
-	if base != "" {
-		ropts = append(ropts, option.WithBaseURL(base))
-	}
-	switch {
-	case opts.MaxRetries > 0:
-		ropts = append(ropts, option.WithMaxRetries(opts.MaxRetries))
-	case opts.MaxRetries < 0:
-		ropts = append(ropts, option.WithMaxRetries(0))
-	}
-	if opts.HTTPClient != nil {
-		ropts = append(ropts, option.WithHTTPClient(opts.HTTPClient))
-	}
 	return &Model{client: sdk.NewClient(ropts...), opts: *opts, id: modelID, name: "anthropic:" + modelID}, nil
+}
+
+// sdkOptions are the SDK's constructors for the options sdkoption builds.
+var sdkOptions = sdkoption.Constructors[option.RequestOption]{
+	APIKey: option.WithAPIKey, BaseURL: option.WithBaseURL, MaxRetries: option.WithMaxRetries,
+	HTTPClient: func(c *http.Client) option.RequestOption { return option.WithHTTPClient(c) },
 }
 
 // Name returns "anthropic:" followed by the model id.

@@ -40,7 +40,6 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -54,6 +53,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/paigasus/helikon/model"
+	"github.com/paigasus/helikon/provider/internal/sdkoption"
 )
 
 // API selects the OpenAI API a model speaks.
@@ -122,35 +122,21 @@ func New(modelID string, opts *Options) (*Model, error) {
 	if modelID == "" {
 		return nil, errors.New("openai: no model id")
 	}
-	getenv := opts.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	key := opts.APIKey
-	if key == "" {
-		key = getenv("OPENAI_API_KEY")
-	}
+	ropts, key := sdkoption.Build(sdkoption.Settings{
+		APIKey: opts.APIKey, KeyEnv: "OPENAI_API_KEY",
+		BaseURL: opts.BaseURL, BaseURLEnv: "OPENAI_BASE_URL",
+		MaxRetries: opts.MaxRetries, HTTPClient: opts.HTTPClient, Getenv: opts.Getenv,
+	}, sdkOptions)
 	if key == "" && !opts.NoAPIKey {
 		return nil, fmt.Errorf("openai: %w: set OPENAI_API_KEY (for a local server that needs no key, set any value)", ErrMissingAPIKey)
 	}
-	base := opts.BaseURL
-	if base == "" {
-		base = getenv("OPENAI_BASE_URL")
-	}
-	ropts := []option.RequestOption{option.WithAPIKey(key)}
-	if base != "" {
-		ropts = append(ropts, option.WithBaseURL(base))
-	}
-	switch {
-	case opts.MaxRetries > 0:
-		ropts = append(ropts, option.WithMaxRetries(opts.MaxRetries))
-	case opts.MaxRetries < 0:
-		ropts = append(ropts, option.WithMaxRetries(0))
-	}
-	if opts.HTTPClient != nil {
-		ropts = append(ropts, option.WithHTTPClient(opts.HTTPClient))
-	}
 	return &Model{client: oai.NewClient(ropts...), opts: *opts, id: modelID, name: "openai:" + modelID}, nil
+}
+
+// sdkOptions are the SDK's constructors for the options sdkoption builds.
+var sdkOptions = sdkoption.Constructors[option.RequestOption]{
+	APIKey: option.WithAPIKey, BaseURL: option.WithBaseURL, MaxRetries: option.WithMaxRetries,
+	HTTPClient: func(c *http.Client) option.RequestOption { return option.WithHTTPClient(c) },
 }
 
 // Name returns "openai:" followed by the model id.
@@ -395,23 +381,10 @@ func (m *Model) chatParams(req *model.Request) (oai.ChatCompletionNewParams, map
 		}
 		p.Tools = append(p.Tools, oai.ChatCompletionToolUnionParam{OfFunction: &oai.ChatCompletionFunctionToolParam{Function: fd}})
 	}
-	s := req.Settings
-	if s.Temperature != nil {
-		p.Temperature = oai.Float(*s.Temperature)
-	}
-	if s.TopP != nil {
-		p.TopP = oai.Float(*s.TopP)
-	}
-	if s.MaxOutputTokens > 0 {
-		p.MaxCompletionTokens = oai.Int(int64(s.MaxOutputTokens))
-	}
-	if len(p.Tools) > 0 {
-		if s.ToolChoice != model.ToolChoiceAuto {
-			p.ToolChoice = oai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: oai.String(string(s.ToolChoice))}
-		}
-		if s.NoParallelToolCalls {
-			p.ParallelToolCalls = oai.Bool(false)
-		}
+	sp := settingsFor(req.Settings, len(p.Tools) > 0)
+	p.Temperature, p.TopP, p.MaxCompletionTokens, p.ParallelToolCalls = sp.temperature, sp.topP, sp.maxTokens, sp.parallelToolCalls
+	if sp.toolChoice != model.ToolChoiceAuto {
+		p.ToolChoice = oai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: oai.String(string(sp.toolChoice))}
 	}
 	return p, strict, nil
 }
@@ -458,25 +431,45 @@ func (m *Model) responsesParams(req *model.Request) (responses.ResponseNewParams
 		}
 		p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: ft})
 	}
-	s := req.Settings
-	if s.Temperature != nil {
-		p.Temperature = oai.Float(*s.Temperature)
-	}
-	if s.TopP != nil {
-		p.TopP = oai.Float(*s.TopP)
-	}
-	if s.MaxOutputTokens > 0 {
-		p.MaxOutputTokens = oai.Int(int64(s.MaxOutputTokens))
-	}
-	if len(p.Tools) > 0 {
-		if s.ToolChoice != model.ToolChoiceAuto {
-			p.ToolChoice = responses.ResponseNewParamsToolChoiceUnion{OfToolChoiceMode: param.NewOpt(responses.ToolChoiceOptions(s.ToolChoice))}
-		}
-		if s.NoParallelToolCalls {
-			p.ParallelToolCalls = oai.Bool(false)
-		}
+	sp := settingsFor(req.Settings, len(p.Tools) > 0)
+	p.Temperature, p.TopP, p.MaxOutputTokens, p.ParallelToolCalls = sp.temperature, sp.topP, sp.maxTokens, sp.parallelToolCalls
+	if sp.toolChoice != model.ToolChoiceAuto {
+		p.ToolChoice = responses.ResponseNewParamsToolChoiceUnion{OfToolChoiceMode: param.NewOpt(responses.ToolChoiceOptions(sp.toolChoice))}
 	}
 	return p, strict, nil
+}
+
+// settingsParams are the request fields that both APIs take from
+// [model.Settings] alike; only their field names and the tool choice's type
+// differ. A zero field is omitted from the request.
+type settingsParams struct {
+	temperature, topP param.Opt[float64]
+	maxTokens         param.Opt[int64]
+	parallelToolCalls param.Opt[bool]
+	toolChoice        model.ToolChoice // ToolChoiceAuto: not sent
+}
+
+// settingsFor maps s to its request fields. The tool choice and parallel
+// tool calls are sent only with tools: OpenAI rejects them in a request
+// without tools.
+func settingsFor(s model.Settings, hasTools bool) settingsParams {
+	var sp settingsParams
+	if s.Temperature != nil {
+		sp.temperature = oai.Float(*s.Temperature)
+	}
+	if s.TopP != nil {
+		sp.topP = oai.Float(*s.TopP)
+	}
+	if s.MaxOutputTokens > 0 {
+		sp.maxTokens = oai.Int(int64(s.MaxOutputTokens))
+	}
+	if hasTools {
+		sp.toolChoice = s.ToolChoice
+		if s.NoParallelToolCalls {
+			sp.parallelToolCalls = oai.Bool(false)
+		}
+	}
+	return sp
 }
 
 func (m *Model) streamResponses(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {

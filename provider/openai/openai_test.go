@@ -364,3 +364,23 @@ func TestSettingsOnTheWire(t *testing.T) {
 		})
 	}
 }
+
+func TestSettingsWithoutToolsSendNoToolChoice(t *testing.T) {
+	settings := model.Settings{ToolChoice: model.ToolChoiceRequired, NoParallelToolCalls: true}
+	for _, api := range apis {
+		t.Run(api.name, func(t *testing.T) {
+			srv := openaitest.NewServer(openaitest.Reply{Text: "ok"})
+			defer srv.Close()
+			req := &model.Request{Messages: []model.Message{model.UserMessage("hi")}, Settings: settings}
+			if _, err := model.Generate(context.Background(), newModel(t, srv, api.api), req); err != nil {
+				t.Fatal(err)
+			}
+			b := srv.Requests()[0].Body
+			for _, k := range []string{"tool_choice", "parallel_tool_calls", "temperature", "top_p"} {
+				if v, ok := b[k]; ok {
+					t.Errorf("%s = %v sent in a request without tools", k, v)
+				}
+			}
+		})
+	}
+}

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/internal/capture"
 	"github.com/paigasus/helikon/workspace"
 	"github.com/paigasus/helikon/workspace/execfs"
 )
@@ -153,33 +154,13 @@ func (w *Workspace) Run(ctx context.Context, req *backend.Request) (*backend.Res
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	outCap := w.e.opts.OutputCap
-	if req.OutputCap > 0 && req.OutputCap < outCap {
-		outCap = req.OutputCap // a request may lower the cap, never raise it
-	}
-	var stdout, stderr *backend.CappedBuffer
-	var outw, errw io.Writer = req.Stdout, req.Stderr
-	if outw == nil {
-		stdout = backend.NewCappedBuffer(outCap)
-		outw = stdout
-	}
-	if errw == nil {
-		stderr = backend.NewCappedBuffer(outCap)
-		errw = stderr
-	}
+	out := capture.New(req, w.e.opts.OutputCap)
 	start := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, backend.EffectiveTimeout(w.e.opts.Timeout, req.Timeout))
 	defer cancel()
-	code, err := w.exec(rctx, w.wrap(req.SetEnv, cmd), req.Stdin, outw, errw)
+	code, err := w.exec(rctx, w.wrap(req.SetEnv, cmd), req.Stdin, out.Stdout, out.Stderr)
 	res := &backend.Result{Duration: time.Since(start)}
-	if stdout != nil {
-		res.Stdout = append([]byte(nil), stdout.Bytes()...)
-		res.Truncated = stdout.Truncated()
-	}
-	if stderr != nil {
-		res.Stderr = append([]byte(nil), stderr.Bytes()...)
-		res.Truncated = res.Truncated || stderr.Truncated()
-	}
+	out.Fill(res)
 	switch {
 	case err == nil:
 		res.ExitCode = &code

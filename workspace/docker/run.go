@@ -17,6 +17,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/internal/capture"
 	"github.com/paigasus/helikon/internal/locale"
 	"github.com/paigasus/helikon/internal/proc"
 	"github.com/paigasus/helikon/workspace/internal/pidline"
@@ -46,10 +47,6 @@ func (w *Workspace) Run(ctx context.Context, req *backend.Request) (*backend.Res
 	timeout := backend.EffectiveTimeout(w.timeout, req.Timeout)
 	limits := w.limits.Merge(req.Limits).WithDefaults(timeout)
 	limits.Processes = 0
-	outCap := w.outputCap
-	if req.OutputCap > 0 && req.OutputCap < outCap {
-		outCap = req.OutputCap
-	}
 	allow := w.allow
 	if len(req.Env) > 0 {
 		allow = append(slices.Clone(w.allow), req.Env...)
@@ -59,24 +56,15 @@ func (w *Workspace) Run(ctx context.Context, req *backend.Request) (*backend.Res
 	if len(argv) == 0 {
 		argv = []string{w.shell, "-c", req.Command}
 	}
-	var outBuf, errBuf *backend.CappedBuffer
-	stdout, stderr := req.Stdout, req.Stderr
-	if stdout == nil {
-		outBuf = backend.NewCappedBuffer(outCap)
-		stdout = outBuf
-	}
-	if stderr == nil {
-		errBuf = backend.NewCappedBuffer(outCap)
-		stderr = errBuf
-	}
+	out := capture.New(req, w.outputCap)
 	begin := time.Now()
 	o, err := w.exec(ctx, &execSpec{
 		script:  wrapper(proc.Prologue(limits, false), unsafeLocale(w.baseEnv, env)),
 		argv:    argv,
 		env:     env,
 		stdin:   req.Stdin,
-		stdout:  stdout,
-		stderr:  stderr,
+		stdout:  out.Stdout,
+		stderr:  out.Stderr,
 		timeout: timeout,
 	})
 	if o == nil {
@@ -89,14 +77,7 @@ func (w *Workspace) Run(ctx context.Context, req *backend.Request) (*backend.Res
 		code := o.exitCode
 		res.ExitCode = &code
 	}
-	if outBuf != nil {
-		res.Stdout = bytes.Clone(outBuf.Bytes())
-		res.Truncated = outBuf.Truncated()
-	}
-	if errBuf != nil {
-		res.Stderr = bytes.Clone(errBuf.Bytes())
-		res.Truncated = res.Truncated || errBuf.Truncated()
-	}
+	out.Fill(res)
 	return res, err
 }
 
