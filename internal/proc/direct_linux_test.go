@@ -56,7 +56,7 @@ func TestDirectStartRefusals(t *testing.T) {
 		want error
 	}{
 		{"reaper", Spec{Argv: argv, Path: sh, Limits: lim, Tracking: TrackReaper}, ErrNoDirectStart},
-		{"start function", Spec{Argv: argv, Path: sh, Limits: lim, Start: (*exec.Cmd).Start}, ErrNoDirectStart},
+		{"starter", Spec{Argv: argv, Path: sh, Limits: lim, Starter: startFunc((*exec.Cmd).Start)}, ErrNoDirectStart},
 		{"address space", Spec{Argv: argv, Path: sh, Limits: &backend.ResourceLimits{AddressSpace: 1 << 30}}, ErrNoDirectStart},
 		{"missing program", Spec{Argv: argv, Path: dir + "/missing", Limits: lim}, nil},
 	} {
