@@ -93,6 +93,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -430,36 +431,55 @@ func runWaiting(ctx context.Context, s *Spec, tr *tracker, cmd *exec.Cmd, timeou
 // watchdog kills a command when its timeout expires or its context is
 // done, until it is stopped.
 type watchdog struct {
-	halt, done chan struct{}
-	timedOut   bool
-	ctxErr     error
+	state    atomic.Int32 // watching, then stopped or fired, whichever came first
+	halt     chan struct{}
+	done     chan struct{} // closed once a kill that fired has returned
+	timedOut bool
+	ctxErr   error
 }
+
+const (
+	watching int32 = iota
+	stopped
+	fired
+)
 
 // watch starts a watchdog that calls kill once, when timeout has passed
 // or ctx is done, whichever comes first.
 func watch(ctx context.Context, timeout time.Duration, kill func()) *watchdog {
 	w := &watchdog{halt: make(chan struct{}), done: make(chan struct{})}
 	go func() {
-		defer close(w.done)
 		timer := time.NewTimer(timeout)
 		defer timer.Stop()
+		var timedOut bool
+		var ctxErr error
 		select {
 		case <-w.halt:
 			return
 		case <-timer.C:
-			w.timedOut = true
+			timedOut = true
 		case <-ctx.Done():
-			w.ctxErr = ctx.Err()
+			ctxErr = ctx.Err()
 		}
+		if !w.state.CompareAndSwap(watching, fired) {
+			return // stopped meanwhile: the command is gone
+		}
+		w.timedOut, w.ctxErr = timedOut, ctxErr
 		kill()
+		close(w.done)
 	}()
 	return w
 }
 
-// stop stops the watchdog, waits until a kill it began has returned, and
-// reports whether it fired for the timeout or for the context (its error).
+// stop stops the watchdog and reports whether it fired for the timeout or
+// for the context (its error); a kill it began has returned by then. A
+// watchdog that has not fired is not waited for: the command's way back
+// does not depend on another goroutine being scheduled.
 func (w *watchdog) stop() (timedOut bool, ctxErr error) {
-	close(w.halt)
+	if w.state.CompareAndSwap(watching, stopped) {
+		close(w.halt)
+		return false, nil
+	}
 	<-w.done
 	return w.timedOut, w.ctxErr
 }
