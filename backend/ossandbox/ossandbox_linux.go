@@ -89,54 +89,23 @@ func New(root string, opts *Options) (*Backend, error) {
 	if opts != nil {
 		o = *opts
 	}
-	arch, err := seccomp.Native()
+	arch, abi, err := kernelSupport()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", backend.ErrUnavailable, err)
-	}
-	abi, err := landlockABI()
-	if err != nil {
-		return nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
-	}
-	if abi < landlock.MinABI {
-		return nil, fmt.Errorf("%w: os sandbox: Landlock ABI %d is below the minimum %d (Linux 6.2): truncation could not be confined", backend.ErrUnavailable, abi, landlock.MinABI)
-	}
-	if err := seccomp.Available(); err != nil {
-		return nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
+		return nil, err
 	}
 	croot, err := cleanRoot(root)
 	if err != nil {
 		return nil, err
 	}
 	b := &Backend{root: croot, opts: o, abi: abi, log: o.Logger, srv: &servers{}}
-	if o.Egress != nil {
-		if o.AllowNetwork {
-			return nil, errEgressAndNetwork
-		}
-		if err := o.Egress.Policy.Validate(); err != nil {
-			return nil, fmt.Errorf("ossandbox: egress policy: %w", err)
-		}
-		if os.Geteuid() != 0 {
-			// Landlock's TCP rules filter ports, not addresses, and seccomp
-			// cannot read connect's address: without a network namespace
-			// (root only, from a multi-threaded program) any host on the
-			// proxy's port would be reachable. Fail closed.
-			return nil, fmt.Errorf("%w: os sandbox: network through the egress proxy needs a network namespace per command, which only a root caller can create here; an unprivileged program cannot confine connect(2) by address (Landlock filters TCP by port only). Run as root, or use --allow-network or no network", backend.ErrUnavailable)
-		}
-		e := *o.Egress
-		b.egress = &e
+	if b.egress, err = checkEgress(&o); err != nil {
+		return nil, err
 	}
 	if b.log == nil {
 		b.log = slog.Default()
 	}
-	for _, p := range o.ReadPaths {
-		abs, err := filepath.Abs(p)
-		if err == nil {
-			abs, err = filepath.EvalSymlinks(abs)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("ossandbox: read path: %w", err)
-		}
-		b.readPaths = append(b.readPaths, abs)
+	if b.readPaths, err = resolveReadPaths(o.ReadPaths); err != nil {
+		return nil, err
 	}
 	b.privileged = os.Geteuid() == 0
 	// Root callers' commands are the first process of their pid namespace,
@@ -155,50 +124,143 @@ func New(root string, opts *Options) (*Backend, error) {
 		return nil, err
 	}
 	if b.privileged {
-		if b.lastCap, err = capLastCap(); err != nil {
-			return nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
-		}
-		b.rootRW = mountWritable(croot)
-		b.tmpRW = mountWritable(os.TempDir())
-		b.tmpBase = b.tmpfsMountPoint()
-		b.pids = pidsCgroupDir()
-		if b.pids != "" {
-			sweepCgroups(b.pids)
-		}
-		b.tracking = proc.TrackPidNamespace // the namespace ends with its first process
+		err = b.setUpPrivileged()
 	} else {
-		b.tracking = proc.TrackReaper
-		if b.exe, err = os.Executable(); err == nil {
-			b.exe, err = filepath.EvalSymlinks(b.exe)
+		err = b.setUpUnprivileged(arch)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := b.probeConfinement(); err != nil {
+		return nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
+	}
+	b.g = b.guarantees()
+	return b, nil
+}
+
+// kernelSupport returns the native seccomp architecture and the Landlock
+// ABI, or an error wrapping [backend.ErrUnavailable] when either is
+// missing or too old to confine a command.
+func kernelSupport() (*seccomp.Arch, int, error) {
+	arch, err := seccomp.Native()
+	if err != nil {
+		return arch, 0, fmt.Errorf("%w: %w", backend.ErrUnavailable, err)
+	}
+	abi, err := landlockABI()
+	if err != nil {
+		return arch, 0, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
+	}
+	if abi < landlock.MinABI {
+		return arch, 0, fmt.Errorf("%w: os sandbox: Landlock ABI %d is below the minimum %d (Linux 6.2): truncation could not be confined", backend.ErrUnavailable, abi, landlock.MinABI)
+	}
+	if err := seccomp.Available(); err != nil {
+		return arch, 0, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
+	}
+	return arch, abi, nil
+}
+
+// checkEgress returns a copy of o.Egress once it is known to be
+// enforceable here, or nil without one.
+func checkEgress(o *Options) (*Egress, error) {
+	if o.Egress == nil {
+		return nil, nil
+	}
+	if o.AllowNetwork {
+		return nil, errEgressAndNetwork
+	}
+	if err := o.Egress.Policy.Validate(); err != nil {
+		return nil, fmt.Errorf("ossandbox: egress policy: %w", err)
+	}
+	if os.Geteuid() != 0 {
+		// Landlock's TCP rules filter ports, not addresses, and seccomp
+		// cannot read connect's address: without a network namespace
+		// (root only, from a multi-threaded program) any host on the
+		// proxy's port would be reachable. Fail closed.
+		return nil, fmt.Errorf("%w: os sandbox: network through the egress proxy needs a network namespace per command, which only a root caller can create here; an unprivileged program cannot confine connect(2) by address (Landlock filters TCP by port only). Run as root, or use --allow-network or no network", backend.ErrUnavailable)
+	}
+	e := *o.Egress
+	return &e, nil
+}
+
+// resolveReadPaths returns the read paths absolute, their symbolic links
+// resolved (Landlock grants what they resolve to).
+func resolveReadPaths(paths []string) ([]string, error) {
+	var abs []string
+	for _, p := range paths {
+		a, err := filepath.Abs(p)
+		if err == nil {
+			a, err = filepath.EvalSymlinks(a)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: os sandbox: locate this program for the reaper: %w", backend.ErrUnavailable, err)
+			return nil, fmt.Errorf("ossandbox: read path: %w", err)
 		}
-		if b.lastCap, err = capLastCap(); err != nil {
-			return nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
-		}
-		b.rootRW = mountWritable(croot)
-		b.tmpRW = mountWritable(os.TempDir())
-		// The launcher's configuration is probed when first needed (see
-		// settle): a program that runs one command, as the CLI does, then
-		// starts the launcher once, not twice.
-		b.userns, b.pidNS, b.tmpBase, b.unsettled = true, true, b.tmpfsMountPoint(), true
-		b.server = b.tmpBase != ""
-		b.serverTraceMe = traceMeAllowed()
-		if b.serverFilter, err = seccomp.Assemble(arch, seccomp.Policy{
-			AllowNetwork:     o.AllowNetwork,
-			AllowUnixSockets: abi >= 9,
-			TraceMe:          b.serverTraceMe,
-		}); err != nil {
-			return nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
-		}
-		// The launcher dies with the backend (its socket's end closes
-		// when this program exits, too).
-		runtime.AddCleanup(b, func(s *servers) { s.close() }, b.srv)
-		if launcherUnavailable != nil {
-			b.settle()
-		}
+		abs = append(abs, a)
 	}
+	return abs, nil
+}
+
+// setUpPrivileged configures a root caller's backend: its commands start
+// from a confined thread of this program, each the first process of its
+// own pid namespace, in a pids cgroup where one can be made.
+func (b *Backend) setUpPrivileged() error {
+	var err error
+	if b.lastCap, err = capLastCap(); err != nil {
+		return fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
+	}
+	b.rootRW = mountWritable(b.root)
+	b.tmpRW = mountWritable(os.TempDir())
+	b.tmpBase = b.tmpfsMountPoint()
+	b.pids = pidsCgroupDir()
+	if b.pids != "" {
+		sweepCgroups(b.pids)
+	}
+	b.tracking = proc.TrackPidNamespace // the namespace ends with its first process
+	return nil
+}
+
+// setUpUnprivileged configures an unprivileged caller's backend: its
+// commands start through the launcher, in the strongest configuration
+// until settle has probed which works, under a reaper.
+func (b *Backend) setUpUnprivileged(arch *seccomp.Arch) error {
+	b.tracking = proc.TrackReaper
+	var err error
+	if b.exe, err = os.Executable(); err == nil {
+		b.exe, err = filepath.EvalSymlinks(b.exe)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: os sandbox: locate this program for the reaper: %w", backend.ErrUnavailable, err)
+	}
+	if b.lastCap, err = capLastCap(); err != nil {
+		return fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
+	}
+	b.rootRW = mountWritable(b.root)
+	b.tmpRW = mountWritable(os.TempDir())
+	// The launcher's configuration is probed when first needed (see
+	// settle): a program that runs one command, as the CLI does, then
+	// starts the launcher once, not twice.
+	b.userns, b.pidNS, b.tmpBase, b.unsettled = true, true, b.tmpfsMountPoint(), true
+	b.server = b.tmpBase != ""
+	b.serverTraceMe = traceMeAllowed()
+	if b.serverFilter, err = seccomp.Assemble(arch, seccomp.Policy{
+		AllowNetwork:     b.opts.AllowNetwork,
+		AllowUnixSockets: b.abi >= 9,
+		TraceMe:          b.serverTraceMe,
+	}); err != nil {
+		return fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
+	}
+	// The launcher dies with the backend (its socket's end closes when
+	// this program exits, too).
+	runtime.AddCleanup(b, func(s *servers) { s.close() }, b.srv)
+	if launcherUnavailable != nil {
+		b.settle()
+	}
+	return nil
+}
+
+// probeConfinement confines a throwaway thread as a command's would be
+// (see probe), falling back to per-command temporary directories where the
+// tmpfs cannot be mounted.
+func (b *Backend) probeConfinement() error {
 	// os/exec checks once per process whether pidfds work by forking a
 	// throwaway child. Done from a confining thread, that child would be
 	// the first process of the new pid namespace, and its exit would end
@@ -207,16 +269,12 @@ func New(root string, opts *Options) (*Backend, error) {
 	if p, err := os.FindProcess(os.Getpid()); err == nil {
 		_ = p.Release()
 	}
-	err = b.probe()
+	err := b.probe()
 	if err != nil && b.tmpBase != "" {
 		b.tmpBase = "" // per-command directories instead of a tmpfs
 		err = b.probe()
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
-	}
-	b.g = b.guarantees()
-	return b, nil
+	return err
 }
 
 // settle probes an unprivileged caller's launcher, once: with everything
@@ -713,7 +771,6 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, d
 		return nil, err, true
 	}
 	defer td.remove()
-	tmp := td.path
 	// The long-lived launcher needs the tmpfs: the view it holds for
 	// every command has no per-command directory in it.
 	server := v.server && v.userns && v.pidNS && td.tmpfs
@@ -724,59 +781,19 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, d
 		}
 		defer rs.Close()
 	}
-
-	procs := limits.Processes
-	cgroup := ""
-	if b.pids != "" {
-		cgroup, err = b.newPidsCgroup(procs)
-		if err != nil {
-			return nil, err, true
-		}
-		// The confining thread leaves the cgroup when the runtime has
-		// terminated it, shortly after the command started: by the time
-		// the command has ended it is nearly always gone, and removing
-		// the empty cgroup costs microseconds. Only when it is not is the
-		// cgroup removed in the background; a program that exits before
-		// that leaves it to the sweep of the next backend (sweepCgroups).
-		defer func() {
-			if unix.Rmdir(cgroup) != nil {
-				go removeCgroup(b.log, cgroup)
-			}
-		}()
-		procs = -1 // capped by the cgroup instead of RLIMIT_NPROC
-	} else if b.privileged {
-		procs = -1 // RLIMIT_NPROC does not apply to uid 0
+	cgroup, procs, err := b.commandCgroup(limits.Processes)
+	if err != nil {
+		return nil, err, true
 	}
-	var argv []string
-	var rl []rlimit
+	if cgroup != "" {
+		defer b.dropCgroup(cgroup)
+	}
 	traceMe := b.traceMe && !traced()
 	if server {
 		traceMe = b.serverTraceMe && !traced()
 	}
-	switch {
-	case traceMe:
-		rl = rlimits(limits, procs)
-		if req.Command != "" {
-			argv = []string{b.shell, "-c", req.Command}
-		} else {
-			argv = req.Argv
-		}
-	case req.Command != "":
-		argv = []string{b.shell, "-c", prologue(b.shellKind, limits, procs, currentHard) + req.Command}
-	default:
-		// A program without a shell command line only needs a shell for
-		// ulimit; sh (dash on Debian) starts several times faster than
-		// bash, but its ulimit has no -u, which a process cap needs.
-		sh, kind := b.shell, b.shellKind
-		if _, err := os.Stat("/bin/sh"); err == nil && procs <= 0 {
-			sh, kind = "/bin/sh", kindSh
-		}
-		argv = append([]string{sh, "-c", prologue(kind, limits, procs, currentHard) + `exec "$@"`, "helikon"}, req.Argv...)
-	}
-
-	h := none
-	var proxy *egress.Proxy
-	env := b.env(req, tmp)
+	argv, rl := b.argv(req, limits, procs, traceMe)
+	env := b.env(req, td.path)
 	path := ""
 	if direct && traceMe && (b.privileged || server) && req.Command != "" && req.Stdin == nil && limits.AddressSpace <= 0 && td.tmpfs {
 		// Where the limits are set at exec, a literal command runs as
@@ -800,48 +817,95 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, d
 		OutputCap: outCap,
 		Timeout:   timeout,
 		Tracking:  b.tracking,
-		Start: func(cmd *exec.Cmd) error {
-			if v.userns {
-				if err := b.startLauncherNS(cmd, td, false, v.pidNS); err != nil {
-					return err
-				}
-				// Hold the launcher's mount namespace, as for root
-				// callers (see held.mntNS): its teardown then happens
-				// off the command's exit path. Best effort: a launcher
-				// that already failed has nothing left to hold.
-				fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-				if err == nil {
-					h.mntNS = fd
-				}
-				return nil
-			}
-			var err error
-			h, proxy, err = b.startConfined(cmd, rs, td, cgroup, traceMe, rl)
-			return err
-		},
 	}
+	st := &confinedStart{b: b, v: v, td: td, rs: rs, cgroup: cgroup, traceMe: traceMe, limits: rl, h: none}
 	if server {
-		spec.Start = nil
-		spec.Spawn = func(path string, stdio [3]*os.File) (proc.Remote, error) {
-			c, err := b.srv.get(b)
-			if err != nil {
-				return nil, err
-			}
-			r := &launcher.Request{Path: path, Argv: argv, Env: env, TmpSize: td.size, TraceMe: traceMe}
-			if traceMe {
-				r.Limits = rl
-			}
-			rc, err := c.spawn(r, stdio)
-			if err != nil {
-				return nil, err
-			}
-			return rc, nil
-		}
+		spec.Spawn = b.spawner(&launcher.Request{Argv: argv, Env: env, TmpSize: td.size, TraceMe: traceMe}, rl)
+	} else {
+		spec.Starter = st
 	}
 	b.log.DebugContext(ctx, "ossandbox: run", "argv0", argv[0], "timeout", timeout, "privileged", b.privileged, "direct", spec.Path != "")
 	res, err = proc.Run(ctx, spec)
-	stopProxy(proxy)
-	go h.close() // the namespaces' teardown, off the caller's path
+	st.release()
+	return b.outcome(spec, res, err)
+}
+
+// commandCgroup returns the pids cgroup of one command capped at procs
+// processes, or "" where there is none, and the process cap left to
+// RLIMIT_NPROC (-1 for none).
+func (b *Backend) commandCgroup(procs int64) (cgroup string, nproc int64, err error) {
+	if b.pids == "" {
+		if b.privileged {
+			return "", -1, nil // RLIMIT_NPROC does not apply to uid 0
+		}
+		return "", procs, nil
+	}
+	if cgroup, err = b.newPidsCgroup(procs); err != nil {
+		return "", 0, err
+	}
+	return cgroup, -1, nil // capped by the cgroup instead of RLIMIT_NPROC
+}
+
+// dropCgroup removes a command's pids cgroup once the command has ended.
+// The confining thread leaves the cgroup when the runtime has terminated
+// it, shortly after the command started: by then it is nearly always
+// gone, and removing the empty cgroup costs microseconds. Only when it is
+// not is the cgroup removed in the background; a program that exits before
+// that leaves it to the sweep of the next backend (sweepCgroups).
+func (b *Backend) dropCgroup(cgroup string) {
+	if unix.Rmdir(cgroup) != nil {
+		go removeCgroup(b.log, cgroup)
+	}
+}
+
+// argv returns the argument vector that runs req under limits, with procs
+// the process cap left to RLIMIT_NPROC: with traceMe the command itself
+// and the limits set at its exec (rl); otherwise through a shell whose
+// ulimit prologue sets them.
+func (b *Backend) argv(req *backend.Request, limits backend.ResourceLimits, procs int64, traceMe bool) (argv []string, rl []rlimit) {
+	switch {
+	case traceMe:
+		if req.Command != "" {
+			return []string{b.shell, "-c", req.Command}, rlimits(limits, procs)
+		}
+		return req.Argv, rlimits(limits, procs)
+	case req.Command != "":
+		return []string{b.shell, "-c", prologue(b.shellKind, limits, procs, currentHard) + req.Command}, nil
+	}
+	// A program without a shell command line only needs a shell for
+	// ulimit; sh (dash on Debian) starts several times faster than bash,
+	// but its ulimit has no -u, which a process cap needs.
+	sh, kind := b.shell, b.shellKind
+	if _, err := os.Stat("/bin/sh"); err == nil && procs <= 0 {
+		sh, kind = "/bin/sh", kindSh
+	}
+	return append([]string{sh, "-c", prologue(kind, limits, procs, currentHard) + `exec "$@"`, "helikon"}, req.Argv...), nil
+}
+
+// spawner returns the proc.Spec Spawn that runs r, completed with the
+// program and, when r is traced, the limits rl, through the long-lived
+// launcher.
+func (b *Backend) spawner(r *launcher.Request, rl []rlimit) func(string, [3]*os.File) (proc.Remote, error) {
+	if r.TraceMe {
+		r.Limits = rl
+	}
+	return func(path string, stdio [3]*os.File) (proc.Remote, error) {
+		c, err := b.srv.get(b)
+		if err != nil {
+			return nil, err
+		}
+		r.Path = path
+		rc, err := c.spawn(r, stdio)
+		if err != nil {
+			return nil, err
+		}
+		return rc, nil
+	}
+}
+
+// outcome is run's answer for spec's run, which proc.Run answered with res
+// and err: ran is false when a direct start failed and nothing ran.
+func (b *Backend) outcome(spec *proc.Spec, res *backend.Result, err error) (*backend.Result, error, bool) {
 	if errors.Is(err, backend.ErrUnavailable) {
 		return nil, fmt.Errorf("ossandbox: %w", err), true // nothing ran
 	}
@@ -853,6 +917,52 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, d
 		b.directRuns.Add(1)
 	}
 	return res, err, true
+}
+
+// confinedStart is the proc.Starter of one command that does not go
+// through the long-lived launcher: it starts the command from a thread it
+// confined (startConfined), or, with a user namespace, as a launcher of
+// its own (startLauncherNS). What the start leaves behind (held, the
+// egress proxy) stays here until release.
+type confinedStart struct {
+	b       *Backend
+	v       launchView
+	td      tempDir
+	rs      *landlock.Ruleset
+	cgroup  string
+	traceMe bool
+	limits  []rlimit // set at exec with traceMe
+	h       held
+	proxy   *egress.Proxy
+}
+
+// Start starts cmd confined.
+func (c *confinedStart) Start(cmd *exec.Cmd) error {
+	if c.v.userns {
+		if err := c.b.startLauncherNS(cmd, c.td, false, c.v.pidNS); err != nil {
+			return err
+		}
+		// Hold the launcher's mount namespace, as for root callers (see
+		// held.mntNS): its teardown then happens off the command's exit
+		// path. Best effort: a launcher that already failed has nothing
+		// left to hold.
+		fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			c.h.mntNS = fd
+		}
+		return nil
+	}
+	var err error
+	c.h, c.proxy, err = c.b.startConfined(cmd, c.rs, c.td, c.cgroup, c.traceMe, c.limits)
+	return err
+}
+
+// release stops the command's egress proxy and lets go of what its start
+// held, once the command is gone; the namespaces' teardown happens off the
+// caller's path.
+func (c *confinedStart) release() {
+	stopProxy(c.proxy)
+	go c.h.close()
 }
 
 // env is the environment of req's command, whose temporary directory is tmp.

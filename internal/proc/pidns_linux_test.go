@@ -25,10 +25,10 @@ func TestPidNamespaceTracking(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("creating a pid namespace needs root")
 	}
-	newPID := func(cmd *exec.Cmd) error {
+	newPID := startFunc(func(cmd *exec.Cmd) error {
 		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWPID
-		return nil
-	}
+		return cmd.Start()
+	})
 	for _, tc := range []struct {
 		name    string
 		tail    string
@@ -43,7 +43,7 @@ func TestPidNamespaceTracking(t *testing.T) {
 			marker := fmt.Sprintf("7%d.25", time.Now().UnixNano()%1_000_000)
 			command := fmt.Sprintf("sleep %[1]s & setsid sleep %[1]s & (sleep %[1]s &); %s", marker, tc.tail)
 			s := spec(t, TrackPidNamespace, command, tc.timeout)
-			s.Prepare = newPID
+			s.Starter = newPID
 			ctx := context.Background()
 			if tc.cancel {
 				c, cancel := context.WithTimeout(ctx, 300*time.Millisecond)

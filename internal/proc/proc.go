@@ -23,7 +23,7 @@
 //     that calls setsid and double-forks escapes it.
 //   - [TrackPidNamespace] (Linux, chosen explicitly, never by [TrackAuto]):
 //     the caller starts the command as the first process of a new pid
-//     namespace (see [Spec].Start). When that process exits the kernel has
+//     namespace (see [Starter]). When that process exits the kernel has
 //     already killed and released every other process of the namespace, so
 //     nothing is scanned or waited for: the cheapest mode, and as strong as
 //     cgroup tracking.
@@ -71,7 +71,7 @@
 //
 // On Linux, Run waits for the command's exit (its pidfd), its output, the
 // timeout and the context with one poll(2) in the calling goroutine, unless
-// the command is started through a reaper or by [Spec].Start, or reads its
+// the command is started through a reaper or by a [Starter], or reads its
 // input from a reader that is not a file: then it waits with goroutines.
 // The guarantees are the same either way.
 //
@@ -93,6 +93,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -174,14 +175,10 @@ type Spec struct {
 	// An explicit choice that is unavailable fails Run with an error
 	// wrapping [backend.ErrUnavailable].
 	Tracking Tracking
-	// Prepare, when set, is called with the command just before it starts,
-	// after Run has set its fields (SysProcAttr included). A backend uses it
-	// to add its own settings.
-	Prepare func(cmd *exec.Cmd) error
-	// Start, when set, starts the command instead of cmd.Start; the
-	// OS-sandbox backend uses it to start the command from a restricted
-	// thread. It must call cmd.Start (or fail).
-	Start func(cmd *exec.Cmd) error
+	// Starter, when set, starts the command instead of cmd.Start (see
+	// [Starter]); the OS-sandbox backend's starts it from a thread it
+	// confined.
+	Starter Starter
 	// Path, when set, is the file executed, and Argv[0] is passed to the
 	// program unchanged as the name it was invoked by (as a shell does).
 	// It cannot be combined with [TrackReaper] (Run fails with an error
@@ -194,7 +191,7 @@ type Spec struct {
 	// run its first instruction; it is detached at once, so the program
 	// can use ptrace itself. AddressSpace must be unset (≤ 0): exec itself
 	// is subject to it. Where this is not possible (another system,
-	// [TrackReaper], Start set, ptrace refused) Run fails with an error
+	// [TrackReaper], Starter set, ptrace refused) Run fails with an error
 	// wrapping [ErrNoDirectStart] and nothing ran: run the command through
 	// [ShellArgv] instead.
 	Limits *backend.ResourceLimits
@@ -207,9 +204,23 @@ type Spec struct {
 	// nothing was started Run fails: with a *[StartError] when the
 	// program could not be executed, with an error wrapping
 	// [backend.ErrUnavailable] when it could not be confined. The spawner
-	// tracks the command (Tracking is ignored); Start, Prepare and Limits
-	// must be unset.
+	// tracks the command (Tracking is ignored); Starter and Limits must
+	// be unset.
 	Spawn func(path string, stdio [3]*os.File) (Remote, error)
+}
+
+// Starter starts a command that [Run] has prepared, in place of
+// cmd.Start: its program, arguments, directory, environment, standard
+// streams and SysProcAttr (session, tracking) are set, and Run tracks,
+// waits for and kills whatever Start started. A backend implements it to
+// start the command its own way (the OS sandbox from a thread it confined
+// first, or through its launcher) while Run keeps the process handling:
+// the command flows to the Starter and only an error flows back; what the
+// start leaves behind stays with the Starter.
+type Starter interface {
+	// Start starts cmd, through cmd.Start or by changing cmd and then
+	// calling cmd.Start, or fails with nothing started.
+	Start(cmd *exec.Cmd) error
 }
 
 // ErrNoDirectStart is wrapped by the error Run returns when a [Spec] with
@@ -253,31 +264,62 @@ func Run(ctx context.Context, s *Spec) (*backend.Result, error) {
 	if s.Spawn != nil {
 		return runRemote(ctx, s, timeout, outCap)
 	}
-	if s.Limits != nil && s.Limits.AddressSpace > 0 {
-		return nil, fmt.Errorf("proc: an address-space limit cannot be applied after exec: %w", ErrNoDirectStart)
+	if err := checkDirect(s); err != nil {
+		return nil, err
 	}
-	if s.Limits != nil && s.Start != nil || (s.Limits != nil || s.Path != "") && s.Tracking == TrackReaper {
-		return nil, fmt.Errorf("proc: a direct start needs this program to start the command itself: %w", ErrNoDirectStart)
+	argv, err := resolveArgv(s)
+	if err != nil {
+		return nil, err
 	}
-	argv := s.Argv
-	if s.Path != "" {
-		argv = nil // the tracker's command is built from Path and Argv below
-	} else if !strings.Contains(argv[0], "/") {
-		// Resolve here, in every tracking mode alike: the reaper would
-		// otherwise search the command's PATH instead of this program's.
-		p, err := exec.LookPath(argv[0])
-		if err != nil {
-			return nil, fmt.Errorf("proc: %w", err)
-		}
-		argv = append([]string{p}, argv[1:]...)
-	}
-
 	tr, err := newTracker(s.Tracking)
 	if err != nil {
 		return nil, err
 	}
 	defer tr.close()
+	cmd, err := newCommand(s, tr, argv)
+	if err != nil {
+		return nil, err
+	}
+	if loopSupported(s, tr) {
+		return runLoop(ctx, s, tr, cmd, timeout, outCap)
+	}
+	return runWaiting(ctx, s, tr, cmd, timeout, outCap)
+}
 
+// checkDirect refuses, before anything is set up, a direct start (Limits
+// or Path) that s's other fields rule out.
+func checkDirect(s *Spec) error {
+	if s.Limits != nil && s.Limits.AddressSpace > 0 {
+		return fmt.Errorf("proc: an address-space limit cannot be applied after exec: %w", ErrNoDirectStart)
+	}
+	if s.Limits != nil && s.Starter != nil || (s.Limits != nil || s.Path != "") && s.Tracking == TrackReaper {
+		return fmt.Errorf("proc: a direct start needs this program to start the command itself: %w", ErrNoDirectStart)
+	}
+	return nil
+}
+
+// resolveArgv returns s.Argv with its program looked up in this program's
+// PATH, in every tracking mode alike (the reaper would otherwise search the
+// command's PATH), or nil when s.Path names the program.
+func resolveArgv(s *Spec) ([]string, error) {
+	if s.Path != "" {
+		return nil, nil // the command is built from Path and Argv
+	}
+	if strings.Contains(s.Argv[0], "/") {
+		return s.Argv, nil
+	}
+	p, err := ownPath(s.Argv[0])
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{p}, s.Argv[1:]...), nil
+}
+
+// newCommand builds the command of s, whose resolved argv is argv, as tr
+// runs it: the program (through the reaper, or Path directly), the
+// directory, the environment, a session of its own and standard input.
+// The output is left to the caller.
+func newCommand(s *Spec, tr *tracker, argv []string) (*exec.Cmd, error) {
 	var cmd *exec.Cmd
 	if s.Path != "" || s.Limits != nil {
 		if tr.mode == TrackReaper {
@@ -288,8 +330,11 @@ func Run(ctx context.Context, s *Spec) (*backend.Result, error) {
 	}
 	if s.Path != "" {
 		cmd = &exec.Cmd{Path: s.Path, Args: s.Argv}
-	} else if cmd, err = tr.command(argv); err != nil {
-		return nil, err
+	} else {
+		var err error
+		if cmd, err = tr.command(argv); err != nil {
+			return nil, err
+		}
 	}
 	cmd.Dir = s.Dir
 	cmd.Env = s.Env
@@ -314,130 +359,129 @@ func Run(ctx context.Context, s *Spec) (*backend.Result, error) {
 			cmd.WaitDelay = PipeGrace
 		}
 	}
+	return cmd, nil
+}
 
-	if loopSupported(s, tr) {
-		return runLoop(ctx, s, tr, cmd, timeout, outCap)
+// ownPath returns name when it holds a slash, and otherwise the program
+// it names in this program's PATH.
+func ownPath(name string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
 	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("proc: %w", err)
+	}
+	return p, nil
+}
 
+// runWaiting is Run where runLoop cannot run s: output read by a
+// goroutine per stream, the exit waited for by the calling goroutine, the
+// timeout and the context watched by another that kills the tree.
+func runWaiting(ctx context.Context, s *Spec, tr *tracker, cmd *exec.Cmd, timeout time.Duration, outCap int64) (*backend.Result, error) {
 	var (
-		outBuf, errBuf *backend.CappedBuffer
-		readers        sync.WaitGroup
-		readEnds       []*os.File
+		out       outputs
+		writeEnds []*os.File // the pipes' ends the command writes to
 	)
-	stream := func(w io.Writer, dst *io.Writer, buf **backend.CappedBuffer) error {
-		if f, ok := w.(*os.File); ok {
-			*dst = f
-			return nil
-		}
-		if w == nil {
-			*buf = backend.NewCappedBuffer(outCap)
-			w = *buf
-		}
-		r, pw, err := os.Pipe()
-		if err != nil {
-			return err
-		}
-		*dst = pw
-		readEnds = append(readEnds, r)
-		readers.Go(func() {
-			// A fixed 64 KiB buffer keeps a flood cheap in syscalls and
-			// bounded in memory; pooled, so that short commands do not
-			// allocate and clear it every time.
-			bp := readBufs.Get().(*[]byte)
-			defer readBufs.Put(bp)
-			b := *bp
-			for {
-				n, err := r.Read(b)
-				if n > 0 {
-					_, _ = w.Write(b[:n])
-				}
-				if err != nil {
-					return
-				}
-			}
-		})
-		return nil
-	}
 	closeWriteEnds := func() {
-		for _, w := range []io.Writer{cmd.Stdout, cmd.Stderr} {
-			if f, ok := w.(*os.File); ok && f != s.Stdout && f != s.Stderr {
-				f.Close()
-			}
+		for _, f := range writeEnds {
+			f.Close()
 		}
 	}
-	closeReadEnds := func() {
-		for _, r := range readEnds {
-			r.Close()
+	for i, w := range []io.Writer{s.Stdout, s.Stderr} {
+		f, err := out.add(w, outCap)
+		if err != nil {
+			closeWriteEnds()
+			out.abandon()
+			return nil, fmt.Errorf("proc: output pipe: %w", err)
+		}
+		if f != w {
+			writeEnds = append(writeEnds, f)
+		}
+		if i == 0 {
+			cmd.Stdout = f
+		} else {
+			cmd.Stderr = f
 		}
 	}
-	if err := stream(s.Stdout, &cmd.Stdout, &outBuf); err != nil {
-		return nil, fmt.Errorf("proc: output pipe: %w", err)
-	}
-	if err := stream(s.Stderr, &cmd.Stderr, &errBuf); err != nil {
-		closeWriteEnds()
-		closeReadEnds()
-		readers.Wait()
-		return nil, fmt.Errorf("proc: output pipe: %w", err)
-	}
-
-	if err := prepare(s, tr, cmd); err != nil {
-		closeWriteEnds()
-		closeReadEnds()
-		readers.Wait()
-		return nil, err
-	}
-	begin := time.Now()
-	err = startCommand(s, cmd)
+	begin, err := start(s, tr, cmd)
 	closeWriteEnds()
 	if err != nil {
-		closeReadEnds()
-		readers.Wait()
-		if retry := startFailed(s, tr, err); retry != nil {
+		out.abandon()
+		if err == errRetry {
 			return Run(ctx, s)
 		}
-		return nil, &StartError{Program: s.Argv[0], Err: err}
+		return nil, err
 	}
 	tr.started(cmd.Process.Pid)
 
-	exited := make(chan struct{})
-	go func() {
-		tr.waitExit(cmd)
-		close(exited)
-	}()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	var timedOut bool
-	var ctxErr error
-	select {
-	case <-exited:
-	case <-timer.C:
-		timedOut = true
-		tr.kill()
-	case <-ctx.Done():
-		ctxErr = ctx.Err()
-		tr.kill()
-	}
-	<-exited
+	w := watch(ctx, timeout, tr.kill)
+	tr.waitExit(cmd)
+	timedOut, ctxErr := w.stop()
 	// The main process is a zombie now: its process group cannot be
 	// reused until it is reaped, so killing the rest of the tree by group
 	// is safe. Background children die with it.
 	tr.kill()
 	waitErr := tr.reap(cmd)
 	goneErr := tr.waitGone(KillTimeout)
+	out.wait()
+	return result(tr, cmd, waitErr, goneErr, ctxErr, timedOut, out.bufs[0], out.bufs[1], begin)
+}
 
-	done := make(chan struct{})
-	go func() { readers.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(PipeGrace):
-		// A process outside the tree holds a pipe (it was handed the
-		// descriptor somehow); stop reading.
-		closeReadEnds()
-		<-done
+// watchdog kills a command when its timeout expires or its context is
+// done, until it is stopped.
+type watchdog struct {
+	state    atomic.Int32 // watching, then stopped or fired, whichever came first
+	halt     chan struct{}
+	done     chan struct{} // closed once a kill that fired has returned
+	timedOut bool
+	ctxErr   error
+}
+
+const (
+	watching int32 = iota
+	stopped
+	fired
+)
+
+// watch starts a watchdog that calls kill once, when timeout has passed
+// or ctx is done, whichever comes first.
+func watch(ctx context.Context, timeout time.Duration, kill func()) *watchdog {
+	w := &watchdog{halt: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		timer := time.NewTimer(timeout)
+		defer timer.Stop()
+		var timedOut bool
+		var ctxErr error
+		select {
+		case <-w.halt:
+			return
+		case <-timer.C:
+			timedOut = true
+		case <-ctx.Done():
+			ctxErr = ctx.Err()
+		}
+		if !w.state.CompareAndSwap(watching, fired) {
+			return // stopped meanwhile: the command is gone
+		}
+		w.timedOut, w.ctxErr = timedOut, ctxErr
+		kill()
+		close(w.done)
+	}()
+	return w
+}
+
+// stop stops the watchdog and reports whether it fired for the timeout or
+// for the context (its error); a kill it began has returned by then. A
+// watchdog that has not fired is not waited for: the command's way back
+// does not depend on another goroutine being scheduled.
+func (w *watchdog) stop() (timedOut bool, ctxErr error) {
+	if w.state.CompareAndSwap(watching, stopped) {
+		close(w.halt)
+		return false, nil
 	}
-	closeReadEnds()
-
-	return result(tr, cmd, waitErr, goneErr, ctxErr, timedOut, outBuf, errBuf, begin)
+	<-w.done
+	return w.timedOut, w.ctxErr
 }
 
 // result builds the Result of a command that ran, and Run's error.
@@ -454,12 +498,7 @@ func result(tr *tracker, cmd *exec.Cmd, waitErr, goneErr, ctxErr error, timedOut
 	} else if waitErr != nil {
 		return nil, fmt.Errorf("proc: wait: %w", waitErr)
 	}
-	if timedOut || ctxErr != nil {
-		res.ExitCode = nil // killed, whatever the shell reported on its way out
-		if res.Signal == 0 {
-			res.Signal = int(syscall.SIGKILL)
-		}
-	}
+	markKilled(res, timedOut || ctxErr != nil)
 	if outBuf != nil {
 		res.Stdout = outBuf.Bytes()
 		res.Truncated = outBuf.Truncated()
@@ -474,28 +513,43 @@ func result(tr *tracker, cmd *exec.Cmd, waitErr, goneErr, ctxErr error, timedOut
 	return res, ctxErr
 }
 
-// prepare lets the tracker and then s.Prepare set up cmd.
-func prepare(s *Spec, tr *tracker, cmd *exec.Cmd) error {
-	if err := tr.prepare(cmd); err != nil {
-		return err
+// markKilled makes res the result of a command that was killed, when it
+// was, whatever the command reported on its way out.
+func markKilled(res *backend.Result, killed bool) {
+	if !killed {
+		return
 	}
-	if s.Prepare != nil {
-		if err := s.Prepare(cmd); err != nil {
-			return fmt.Errorf("proc: prepare: %w", err)
-		}
+	res.ExitCode = nil
+	if res.Signal == 0 {
+		res.Signal = int(syscall.SIGKILL)
 	}
-	return nil
 }
 
-// startCommand starts cmd as s asks.
-func startCommand(s *Spec, cmd *exec.Cmd) error {
+// start lets the tracker set up cmd and starts it as s asks, and returns
+// the time of the start. When it fails nothing runs, and the error is
+// errRetry where Run runs s again with the next tracking (see startFailed),
+// a *StartError where the program could not be started, or the tracker's.
+func start(s *Spec, tr *tracker, cmd *exec.Cmd) (time.Time, error) {
+	if err := tr.prepare(cmd); err != nil {
+		return time.Time{}, err
+	}
+	begin := time.Now()
+	var err error
 	switch {
 	case s.Limits != nil:
-		return startLimited(cmd, rlimits(*s.Limits, true))
-	case s.Start != nil:
-		return s.Start(cmd)
+		err = startLimited(cmd, rlimits(*s.Limits, true))
+	case s.Starter != nil:
+		err = s.Starter.Start(cmd)
+	default:
+		err = cmd.Start()
 	}
-	return cmd.Start()
+	if err == nil {
+		return begin, nil
+	}
+	if startFailed(s, tr, err) != nil {
+		return begin, errRetry
+	}
+	return begin, &StartError{Program: s.Argv[0], Err: err}
 }
 
 // startFailed returns errRetry when the start failed because of the

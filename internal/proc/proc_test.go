@@ -299,13 +299,13 @@ func TestCgroupStartFailureFallsBackToReaper(t *testing.T) {
 	var refused bool
 	res, err := Run(context.Background(), &Spec{
 		Argv: []string{"sh", "-c", "echo ran"},
-		Start: func(cmd *exec.Cmd) error {
+		Starter: startFunc(func(cmd *exec.Cmd) error {
 			if cmd.SysProcAttr.UseCgroupFD {
 				refused = true
 				return &os.PathError{Op: "fork/exec", Path: cmd.Path, Err: syscall.ENOSYS}
 			}
 			return cmd.Start()
-		},
+		}),
 	})
 	if err != nil || string(res.Stdout) != "ran\n" || !refused {
 		t.Fatalf("res %+v err %v refused %v", res, err, refused)
@@ -314,3 +314,8 @@ func TestCgroupStartFailureFallsBackToReaper(t *testing.T) {
 		t.Errorf("Available() = %s, %q after the failure", got, why)
 	}
 }
+
+// startFunc is a Starter that calls itself.
+type startFunc func(cmd *exec.Cmd) error
+
+func (f startFunc) Start(cmd *exec.Cmd) error { return f(cmd) }

@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/paigasus/helikon/backend"
@@ -34,18 +31,14 @@ type Remote interface {
 // capped output, timeout and cancellation, with the command's start, wait
 // and kill left to the spawner.
 func runRemote(ctx context.Context, s *Spec, timeout time.Duration, outCap int64) (*backend.Result, error) {
-	if s.Start != nil || s.Prepare != nil || s.Limits != nil {
-		return nil, fmt.Errorf("proc: Spawn cannot be combined with Start, Prepare or Limits: %w", ErrNoDirectStart)
+	if s.Starter != nil || s.Limits != nil {
+		return nil, fmt.Errorf("proc: Spawn cannot be combined with Starter or Limits: %w", ErrNoDirectStart)
 	}
 	path := s.Path
 	if path == "" {
-		path = s.Argv[0]
-		if !strings.Contains(path, "/") {
-			p, err := exec.LookPath(path)
-			if err != nil {
-				return nil, fmt.Errorf("proc: %w", err)
-			}
-			path = p
+		var err error
+		if path, err = ownPath(s.Argv[0]); err != nil {
+			return nil, err
 		}
 	}
 	var (
@@ -58,29 +51,13 @@ func runRemote(ctx context.Context, s *Spec, timeout time.Duration, outCap int64
 			f.Close()
 		}
 	}()
-	switch in := s.Stdin.(type) {
-	case nil:
-		f, err := devNull()
-		if err != nil {
-			return nil, fmt.Errorf("proc: %w", err)
-		}
-		stdio[0] = f
-	case *os.File:
-		stdio[0] = in
-	default:
-		r, w, err := os.Pipe()
-		if err != nil {
-			return nil, fmt.Errorf("proc: input pipe: %w", err)
-		}
-		stdio[0] = r
+	in, r, err := remoteStdin(s.Stdin)
+	if err != nil {
+		return nil, err
+	}
+	stdio[0] = in
+	if r != nil {
 		ours = append(ours, r)
-		// Like os/exec's copy: it ends when the command is gone (the
-		// write fails) or the reader ends; a reader that never returns
-		// is abandoned.
-		go func() {
-			_, _ = io.Copy(w, in)
-			w.Close()
-		}()
 	}
 	for i, w := range []io.Writer{s.Stdout, s.Stderr} {
 		f, err := out.add(w, outCap)
@@ -105,28 +82,9 @@ func runRemote(ctx context.Context, s *Spec, timeout time.Duration, outCap int64
 	}
 	// The command's end is waited for here, the timeout and the context
 	// by a goroutine that kills it: one hand-off less on the way back.
-	var (
-		timedOut bool
-		ctxErr   error
-	)
-	stop, killed := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(killed)
-		timer := time.NewTimer(timeout)
-		defer timer.Stop()
-		select {
-		case <-stop:
-			return
-		case <-timer.C:
-			timedOut = true
-		case <-ctx.Done():
-			ctxErr = ctx.Err()
-		}
-		rem.Kill()
-	}()
+	w := watch(ctx, timeout, rem.Kill)
 	code, sig, werr := rem.Wait()
-	close(stop)
-	<-killed
+	timedOut, ctxErr := w.stop()
 	out.wait()
 	var se *StartError
 	if errors.As(werr, &se) {
@@ -136,14 +94,37 @@ func runRemote(ctx context.Context, s *Spec, timeout time.Duration, outCap int64
 		return nil, fmt.Errorf("proc: %w", werr)
 	}
 	res := &backend.Result{ExitCode: code, Signal: sig, TimedOut: timedOut, Duration: time.Since(begin)}
-	if timedOut || ctxErr != nil {
-		res.ExitCode = nil // killed, whatever the command reported on its way out
-		if res.Signal == 0 {
-			res.Signal = int(syscall.SIGKILL)
-		}
-	}
+	markKilled(res, timedOut || ctxErr != nil)
 	res.Stdout, res.Stderr, res.Truncated = out.result()
 	return res, ctxErr
+}
+
+// remoteStdin returns the file a spawned command reads its standard input
+// from: in itself when it is a file, /dev/null when it is nil, otherwise
+// the read end of a pipe that a goroutine copies in to, which is returned
+// as r too, for the caller to close once the command holds its own copy.
+func remoteStdin(in io.Reader) (f, r *os.File, err error) {
+	switch in := in.(type) {
+	case nil:
+		f, err := devNull()
+		if err != nil {
+			return nil, nil, fmt.Errorf("proc: %w", err)
+		}
+		return f, nil, nil
+	case *os.File:
+		return in, nil, nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("proc: input pipe: %w", err)
+	}
+	// Like os/exec's copy: it ends when the command is gone (the write
+	// fails) or the reader ends; a reader that never returns is abandoned.
+	go func() {
+		_, _ = io.Copy(w, in)
+		w.Close()
+	}()
+	return r, r, nil
 }
 
 // outputs are a command's output streams as runRemote reads them.

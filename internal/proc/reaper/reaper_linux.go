@@ -76,11 +76,6 @@ func Main(argv []string, wrap func(fork func() error) error) int {
 			_, _ = status.WriteString(s)
 		}
 	}
-	fail := func(code int, format string, args ...any) int {
-		fmt.Fprintf(os.Stderr, "helikon: "+format+"\n", args...)
-		report("exit " + strconv.Itoa(code))
-		return 0
-	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		report(UnavailablePrefix + "cannot become a child subreaper: " + err.Error())
 		fmt.Fprintf(os.Stderr, "helikon: cannot become a child subreaper: %v\n", err)
@@ -90,6 +85,24 @@ func Main(argv []string, wrap func(fork func() error) error) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
 
+	child, code, failed := startChild(argv, wrap, report)
+	if failed {
+		return code
+	}
+	childStatus, allGone := reapChildren(child)
+	waitForEnd(childStatus, sigs, ppid)
+	return killUntilGone(childStatus, allGone, report)
+}
+
+// startChild starts argv in its own process group, through wrap when it
+// is set, and returns its pid. When nothing started, failed is true and
+// code is what Main returns, the status reported.
+func startChild(argv []string, wrap func(fork func() error) error, report func(string)) (child, code int, failed bool) {
+	fail := func(code int, format string, args ...any) (int, int, bool) {
+		fmt.Fprintf(os.Stderr, "helikon: "+format+"\n", args...)
+		report("exit " + strconv.Itoa(code))
+		return 0, 0, true
+	}
 	path, err := lookPath(argv[0])
 	if err != nil {
 		return fail(127, "%s: %v", argv[0], err)
@@ -109,20 +122,25 @@ func Main(argv []string, wrap func(fork func() error) error) int {
 		forked := false
 		err = wrap(func() error { forked = true; return fork() })
 		if err != nil && !forked {
-			return ReportUnavailable(err.Error())
+			return 0, ReportUnavailable(err.Error()), true
 		}
 	}
 	if err != nil {
 		return fail(126, "%s: %v", argv[0], err)
 	}
-	child := p.Pid
+	child = p.Pid
 	_ = p.Release()
+	return child, 0, false
+}
 
-	// One goroutine reaps every child, the command and re-parented
-	// orphans alike. ECHILD means no descendant is left: an orphan is
-	// re-parented to us before its parent becomes reapable.
-	childStatus := make(chan unix.WaitStatus, 1)
-	allGone := make(chan struct{})
+// reapChildren starts the one goroutine that reaps every child, the
+// command and re-parented orphans alike: the command's status arrives on
+// childStatus, and allGone is closed when no descendant is left (ECHILD:
+// an orphan is re-parented to the reaper before its parent becomes
+// reapable).
+func reapChildren(child int) (childStatus chan unix.WaitStatus, allGone chan struct{}) {
+	childStatus = make(chan unix.WaitStatus, 1)
+	allGone = make(chan struct{})
 	go func() {
 		defer close(allGone)
 		for {
@@ -137,23 +155,34 @@ func Main(argv []string, wrap func(fork func() error) error) int {
 			}
 		}
 	}()
+	return childStatus, allGone
+}
 
+// waitForEnd returns when the command has exited (its status is left on
+// childStatus), on one of sigs, or when the reaper's parent, ppid, died:
+// nobody would kill the tree for it then.
+func waitForEnd(childStatus chan unix.WaitStatus, sigs <-chan os.Signal, ppid int) {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
-wait:
 	for {
 		select {
 		case ws := <-childStatus:
 			childStatus <- ws
-			break wait
+			return
 		case <-sigs:
-			break wait
+			return
 		case <-tick.C:
 			if os.Getppid() != ppid {
-				break wait // our parent died: nobody will kill the tree for it
+				return
 			}
 		}
 	}
+}
+
+// killUntilGone kills every descendant until none is left, at most
+// [KillTimeout], reports the command's status (or that processes
+// survived) and returns the reaper's exit code.
+func killUntilGone(childStatus <-chan unix.WaitStatus, allGone <-chan struct{}, report func(string)) int {
 	deadline := time.Now().Add(KillTimeout)
 	for {
 		killDescendants(os.Getpid())
