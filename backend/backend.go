@@ -116,7 +116,7 @@ type Request struct {
 	// A backend never lets it exceed its own maximum.
 	Timeout time.Duration
 	// OutputCap is the cap in bytes per captured stream; zero means the
-	// backend's default.
+	// backend's own. A backend never lets it exceed its own cap.
 	OutputCap int64
 	// Env names extra environment variables to pass through in addition to
 	// the backend's allowlist.

@@ -357,3 +357,22 @@ func TestTraceMeThreadDoesNotHang(t *testing.T) {
 		t.Fatalf("processes outlived the call: %v", left)
 	}
 }
+
+// A request may lower the backend's output cap, never raise it: the cap is
+// the operator's bound on what a command can make the caller hold.
+func TestRequestCannotRaiseTheOutputCap(t *testing.T) {
+	b, _ := newTestBackend(t, Options{OutputCap: 1000})
+	for _, requested := range []int64{0, 500, 1 << 30} {
+		res, err := b.Run(context.Background(), &backend.Request{Command: "head -c 5000 /dev/zero", OutputCap: requested})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(1000)
+		if requested > 0 && requested < want {
+			want = requested
+		}
+		if !res.Truncated || int64(len(res.Stdout)) != want {
+			t.Errorf("request cap %d: Truncated %v with %d bytes, want true and %d", requested, res.Truncated, len(res.Stdout), want)
+		}
+	}
+}

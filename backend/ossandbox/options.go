@@ -36,7 +36,8 @@ type Options struct {
 	// Timeout is the longest a command may run; a request can only
 	// shorten it. Zero means [backend.DefaultTimeout].
 	Timeout time.Duration
-	// OutputCap is the default cap per captured stream.
+	// OutputCap is the cap per captured stream in bytes; zero means
+	// [backend.DefaultOutputCap]. A request may lower it, not raise it.
 	OutputCap int64
 	// EnvAllowlist names the variables passed to commands (see
 	// [backend.ScrubEnv]); nil means [backend.DefaultEnvAllowlist]. HOME

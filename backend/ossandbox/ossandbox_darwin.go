@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/internal/capture"
 	"github.com/paigasus/helikon/internal/proc"
 )
 
@@ -115,10 +116,7 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 	}
 	timeout := backend.EffectiveTimeout(b.opts.Timeout, req.Timeout)
 	limits := tighten(b.opts.Limits.WithDefaults(timeout), req.Limits)
-	outCap := b.opts.OutputCap
-	if req.OutputCap > 0 {
-		outCap = req.OutputCap
-	}
+	outCap := capture.Cap(b.opts.OutputCap, req.OutputCap) // a request may lower it, not raise it
 	tmp, err := os.MkdirTemp("", "helikon-os-")
 	if err != nil {
 		return nil, fmt.Errorf("ossandbox: create the command's temporary directory: %w", err)

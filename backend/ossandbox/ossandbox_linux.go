@@ -23,6 +23,7 @@ import (
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/backend/ossandbox/internal/launcher"
 	"github.com/paigasus/helikon/egress"
+	"github.com/paigasus/helikon/internal/capture"
 	"github.com/paigasus/helikon/internal/landlock"
 	"github.com/paigasus/helikon/internal/proc"
 	"github.com/paigasus/helikon/internal/seccomp"
@@ -761,10 +762,7 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, d
 		base.Processes = DefaultProcesses
 	}
 	limits := tighten(base, req.Limits)
-	outCap := b.opts.OutputCap
-	if req.OutputCap > 0 {
-		outCap = req.OutputCap
-	}
+	outCap := capture.Cap(b.opts.OutputCap, req.OutputCap) // a request may lower it, not raise it
 
 	td, err := b.tempDir(limits.FileSize, v.tmpBase)
 	if err != nil {
