@@ -269,3 +269,37 @@ func TestKillWhileStarting(t *testing.T) {
 		t.Fatal("a command killed while it was being started ran to its end")
 	}
 }
+
+// TestCommandSentBeforeReadyRefused: a command is sent to a new launcher
+// before it is ready; when the launcher's set-up then fails (here its
+// Landlock paths cannot be opened), the command was never read: it is
+// refused as unavailable, which lets the first command fall back, and
+// nothing of it ran.
+func TestCommandSentBeforeReadyRefused(t *testing.T) {
+	b := serverBackend(t)
+	b.Close()
+	b.readPaths = append(b.readPaths, "/nonexistent-helikon-read-path")
+	c, err := b.srv.get(b)
+	if err != nil {
+		t.Fatalf("get = %v; want the launcher started, unprobed", err)
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	marker := filepath.Join(b.Dir(), "ran")
+	rc, err := c.spawn(&launcher.Request{Path: "/bin/sh", Argv: []string{"sh", "-c", "touch " + marker}, Env: []string{"PATH=/usr/bin:/bin"}}, [3]*os.File{devnull, devnull, devnull})
+	if err == nil {
+		_, _, err = rc.Wait()
+	}
+	if !errors.Is(err, backend.ErrUnavailable) || !strings.Contains(err.Error(), "did not start") {
+		t.Errorf("a command sent to a launcher whose set-up fails: %v; want unavailable, the launcher did not start", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the command ran")
+	}
+	if !c.isDead() {
+		t.Error("the launcher that did not start is not marked dead")
+	}
+}
