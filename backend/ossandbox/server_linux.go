@@ -69,6 +69,12 @@ func (s *servers) get(b *Backend) (*serverConn, error) {
 	if s.cur != nil && !s.cur.isDead() {
 		return s.cur, nil
 	}
+	if l := b.opts.Launcher; l != nil && s.cur == nil {
+		if c := l.take(b); c != nil {
+			s.cur = c
+			return c, nil
+		}
+	}
 	// No probe: the command about to be sent is confined as the probe's
 	// thread would be, and is refused as unavailable where that fails.
 	c, err := b.launchServer(false)
@@ -88,6 +94,75 @@ func (s *servers) close() {
 	if c != nil {
 		c.kill()
 	}
+}
+
+// Launcher is a long-lived launcher started ahead of the backend that is
+// to use it ([Options].Launcher), so that its start, a second Go runtime
+// in new namespaces, overlaps the caller's own work: a program that runs
+// one command, as helikon exec does, starts it before building the
+// backend. It waits, having done nothing else, until the first command of
+// a backend over the same root hands it that backend's policy, and is
+// then that backend's (killed by its Close, or when it is garbage). One
+// that no backend took must be closed; it also exits when this program
+// does. Unprivileged callers only: root callers need no launcher.
+type Launcher struct {
+	started chan struct{} // closed once the start is done
+	root    string        // the root it was started in, cleaned
+	c       *serverConn   // nil if it did not start
+	cfg     *os.File      // its configuration pipe
+
+	mu    sync.Mutex
+	taken bool // by a backend, or closed
+}
+
+// StartLauncher starts, in the background, a long-lived launcher for a
+// backend over root (see [Launcher]). Where it does not start (root
+// callers, no user namespaces), the backend starts its own as it would
+// without it.
+func StartLauncher(root string) *Launcher {
+	l := &Launcher{started: make(chan struct{})}
+	go func() {
+		defer close(l.started)
+		if os.Geteuid() == 0 || launcherUnavailable != nil {
+			return
+		}
+		croot, err := cleanRoot(root)
+		if err != nil {
+			return
+		}
+		if l.c, l.cfg, err = startLauncherProcess(croot); err == nil {
+			l.root = croot
+		}
+	}()
+	return l
+}
+
+// take hands the launcher to b, configured with b's policy, unprobed (the
+// first command's confinement is the check), or returns nil if it cannot
+// serve b: not started, already taken, or another root.
+func (l *Launcher) take(b *Backend) *serverConn {
+	<-l.started
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.taken || l.c == nil || l.root != b.root {
+		return nil
+	}
+	l.taken = true
+	writeConfig(l.cfg, b.serverConfig(false))
+	return l.c
+}
+
+// Close kills the launcher unless a backend took it.
+func (l *Launcher) Close() error {
+	<-l.started
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.taken && l.c != nil {
+		l.cfg.Close()
+		l.c.kill()
+	}
+	l.taken = true
+	return nil
 }
 
 // Close stops the backend's long-lived launcher (unprivileged callers),
@@ -110,20 +185,28 @@ func (b *Backend) launchServer(probe bool) (*serverConn, error) {
 	if launcherUnavailable != nil {
 		return nil, launcherUnavailable
 	}
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	c, cfg, err := startLauncherProcess(b.root)
 	if err != nil {
-		return nil, fmt.Errorf("%w: os sandbox: launcher socket: %w", backend.ErrUnavailable, err)
+		return nil, err
 	}
-	ours, theirs := os.NewFile(uintptr(fds[0]), "launcher"), os.NewFile(uintptr(fds[1]), "launcher")
-	defer theirs.Close()
-	fc, err := net.FileConn(ours)
-	ours.Close()
-	if err != nil {
-		return nil, fmt.Errorf("%w: os sandbox: launcher socket: %w", backend.ErrUnavailable, err)
+	writeConfig(cfg, b.serverConfig(probe))
+	if probe {
+		<-c.ready
+		if why := c.notStarted(); why != "" {
+			return nil, fmt.Errorf("%w: %s", backend.ErrUnavailable, why)
+		}
 	}
-	conn := fc.(*net.UnixConn)
+	// Otherwise commands are sent at once: the launcher reads them once
+	// it is ready, and if it never is, they are refused as unavailable
+	// (see markDead), having never been read.
+	return c, nil
+}
+
+// serverConfig is the encoded configuration of the backend's long-lived
+// launcher.
+func (b *Backend) serverConfig(probe bool) []byte {
 	tmp := tempDir{path: b.tmpBase, tmpfs: true}
-	data := (&launcher.Config{
+	return (&launcher.Config{
 		Serve:   true,
 		Probe:   probe,
 		Root:    b.root,
@@ -137,21 +220,36 @@ func (b *Backend) launchServer(probe bool) (*serverConn, error) {
 		Rules:   b.rules(tmp),
 		Filter:  b.serverFilter,
 	}).Encode()
+}
+
+// startLauncherProcess starts a long-lived launcher in root, in a new
+// user, mount and pid namespace, and returns it with the write end of its
+// configuration pipe: until the configuration is written (configure) it
+// waits, having done nothing but start its Go runtime.
+func startLauncherProcess(root string) (*serverConn, *os.File, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: os sandbox: launcher socket: %w", backend.ErrUnavailable, err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "launcher"), os.NewFile(uintptr(fds[1]), "launcher")
+	defer theirs.Close()
+	fc, err := net.FileConn(ours)
+	ours.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: os sandbox: launcher socket: %w", backend.ErrUnavailable, err)
+	}
+	conn := fc.(*net.UnixConn)
 	r, w, err := os.Pipe()
 	if err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("%w: os sandbox: launcher configuration pipe: %w", backend.ErrUnavailable, err)
+		return nil, nil, fmt.Errorf("%w: os sandbox: launcher configuration pipe: %w", backend.ErrUnavailable, err)
 	}
 	defer r.Close()
-	go func() {
-		_, _ = w.Write(data)
-		w.Close()
-	}()
 	cmd := &exec.Cmd{
 		Path:       "/proc/self/exe",
 		Args:       []string{launcher.Arg0, "serve"},
 		Env:        launcherEnv(),
-		Dir:        b.root,
+		Dir:        root,
 		ExtraFiles: []*os.File{theirs, r},
 		SysProcAttr: &syscall.SysProcAttr{
 			Setsid:                     true, // no terminal's signals
@@ -166,21 +264,23 @@ func (b *Backend) launchServer(probe bool) (*serverConn, error) {
 	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	if err := cmd.Start(); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("%w: os sandbox: start the launcher: %w", backend.ErrUnavailable, err)
+		w.Close()
+		return nil, nil, fmt.Errorf("%w: os sandbox: start the launcher: %w", backend.ErrUnavailable, err)
 	}
 	theirs.Close()
 	c := &serverConn{cmd: cmd, conn: conn, calls: map[uint64]*remoteCmd{}, ready: make(chan struct{})}
 	go c.receive()
-	if probe {
-		<-c.ready
-		if why := c.notStarted(); why != "" {
-			return nil, fmt.Errorf("%w: %s", backend.ErrUnavailable, why)
-		}
-	}
-	// Otherwise commands are sent at once: the launcher reads them once
-	// it is ready, and if it never is, they are refused as unavailable
-	// (see markDead), having never been read.
-	return c, nil
+	return c, w, nil
+}
+
+// writeConfig writes a launcher's configuration and closes the pipe, in a
+// goroutine: a configuration larger than the pipe's buffer would block
+// until the launcher reads it.
+func writeConfig(w *os.File, data []byte) {
+	go func() {
+		_, _ = w.Write(data)
+		w.Close()
+	}()
 }
 
 // launcherEnv is the long-lived launcher's environment (its commands get

@@ -303,3 +303,52 @@ func TestCommandSentBeforeReadyRefused(t *testing.T) {
 		t.Error("the launcher that did not start is not marked dead")
 	}
 }
+
+// TestStartedLauncherTaken: a launcher started ahead of its backend
+// (Options.Launcher) is the one the backend's first command goes through,
+// confined by that backend's policy; one started in another root is not
+// used (its working directory and mounts are that root's), and Close
+// kills it.
+func TestStartedLauncherTaken(t *testing.T) {
+	b := serverBackend(t)
+	b.Close()
+	opts := b.opts
+	opts.Launcher = StartLauncher(b.Dir())
+	t.Cleanup(func() { opts.Launcher.Close() })
+	taken, err := New(b.Dir(), &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { taken.Close() })
+	if got := sandboxed(t, taken, nil, "write", filepath.Join(t.TempDir(), "x")); got.code != attackBlocked {
+		t.Errorf("through the launcher started ahead, a write outside the root: %v; want blocked", got)
+	}
+	<-opts.Launcher.started
+	if opts.Launcher.c == nil {
+		t.Fatal("the launcher started ahead did not start")
+	}
+	if got, want := launcherPid(taken), opts.Launcher.c.cmd.Process.Pid; got != want {
+		t.Errorf("the backend's launcher is %d; want %d, the one started ahead", got, want)
+	}
+
+	other := StartLauncher(t.TempDir())
+	opts.Launcher = other
+	elsewhere, err := New(b.Dir(), &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { elsewhere.Close() })
+	runOK(t, elsewhere, "true")
+	<-other.started
+	if other.c == nil {
+		t.Fatal("the second launcher started ahead did not start")
+	}
+	pid := other.c.cmd.Process.Pid
+	if launcherPid(elsewhere) == pid {
+		t.Error("a backend took a launcher started in another root")
+	}
+	other.Close()
+	if alive(pid) {
+		t.Errorf("the launcher no backend took (pid %d) outlived Close", pid)
+	}
+}
