@@ -139,12 +139,12 @@ func StartLauncher(root string) *Launcher {
 
 // take hands the launcher to b, configured with b's policy, unprobed (the
 // first command's confinement is the check), or returns nil if it cannot
-// serve b: not started, already taken, or another root.
+// serve b: not started, died, already taken, or another root.
 func (l *Launcher) take(b *Backend) *serverConn {
 	<-l.started
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.taken || l.c == nil || l.root != b.root {
+	if l.taken || l.c == nil || l.c.isDead() || l.root != b.root {
 		return nil
 	}
 	l.taken = true
@@ -224,7 +224,7 @@ func (b *Backend) serverConfig(probe bool) []byte {
 
 // startLauncherProcess starts a long-lived launcher in root, in a new
 // user, mount and pid namespace, and returns it with the write end of its
-// configuration pipe: until the configuration is written (configure) it
+// configuration pipe: until the configuration is written (writeConfig) it
 // waits, having done nothing but start its Go runtime.
 func startLauncherProcess(root string) (*serverConn, *os.File, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
