@@ -235,7 +235,10 @@
 // backend: a command then costs about twice a plain spawn, whatever the
 // program's size (BENCHMARKS.md); a launcher per command (the namespaces,
 // their id maps, the mount changes, a Go runtime start) costs several
-// milliseconds.
+// milliseconds. A program that runs one command and exits can start the
+// launcher before it builds the backend ([StartLauncher],
+// [Options].Launcher), so that this start overlaps its own work: the
+// launcher waits for the policy, which the backend's first command sends.
 //
 // # Not guaranteed
 //

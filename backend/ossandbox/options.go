@@ -50,6 +50,11 @@ type Options struct {
 	// Logger receives a debug line per command and warnings; nil means
 	// slog.Default(), as everywhere in helikon.
 	Logger *slog.Logger
+	// Launcher, when set, is a launcher started ahead of the backend
+	// ([StartLauncher]; Linux, unprivileged callers): the backend's
+	// first command takes it, if it runs over the same root, instead of
+	// starting one. The caller closes it (Close does nothing once taken).
+	Launcher *Launcher
 }
 
 // Egress configures network access through the egress proxy

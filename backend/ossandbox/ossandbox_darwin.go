@@ -181,3 +181,13 @@ func Probe() Support {
 	s.Available = true
 	return s
 }
+
+// Launcher is the unprivileged launcher started ahead of its backend
+// (Linux only; see [StartLauncher]).
+type Launcher struct{}
+
+// StartLauncher returns a launcher no backend uses: Seatbelt needs none.
+func StartLauncher(string) *Launcher { return &Launcher{} }
+
+// Close does nothing.
+func (*Launcher) Close() error { return nil }

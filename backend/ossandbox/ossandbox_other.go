@@ -35,3 +35,14 @@ func (b *Backend) Guarantees() backend.Guarantees {
 func Probe() Support {
 	return Support{OS: runtime.GOOS, Reason: "the OS sandbox needs Linux or macOS"}
 }
+
+// Launcher is the unprivileged launcher started ahead of its backend
+// (Linux only; see [StartLauncher]).
+type Launcher struct{}
+
+// StartLauncher returns a launcher no backend uses: there is no OS
+// sandbox on this platform.
+func StartLauncher(string) *Launcher { return &Launcher{} }
+
+// Close does nothing.
+func (*Launcher) Close() error { return nil }

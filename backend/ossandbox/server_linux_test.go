@@ -269,3 +269,86 @@ func TestKillWhileStarting(t *testing.T) {
 		t.Fatal("a command killed while it was being started ran to its end")
 	}
 }
+
+// TestCommandSentBeforeReadyRefused: a command is sent to a new launcher
+// before it is ready; when the launcher's set-up then fails (here its
+// Landlock paths cannot be opened), the command was never read: it is
+// refused as unavailable, which lets the first command fall back, and
+// nothing of it ran.
+func TestCommandSentBeforeReadyRefused(t *testing.T) {
+	b := serverBackend(t)
+	b.Close()
+	b.readPaths = append(b.readPaths, "/nonexistent-helikon-read-path")
+	c, err := b.srv.get(b)
+	if err != nil {
+		t.Fatalf("get = %v; want the launcher started, unprobed", err)
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	marker := filepath.Join(b.Dir(), "ran")
+	rc, err := c.spawn(&launcher.Request{Path: "/bin/sh", Argv: []string{"sh", "-c", "touch " + marker}, Env: []string{"PATH=/usr/bin:/bin"}}, [3]*os.File{devnull, devnull, devnull})
+	if err == nil {
+		_, _, err = rc.Wait()
+	}
+	if !errors.Is(err, backend.ErrUnavailable) || !strings.Contains(err.Error(), "did not start") {
+		t.Errorf("a command sent to a launcher whose set-up fails: %v; want unavailable, the launcher did not start", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the command ran")
+	}
+	if !c.isDead() {
+		t.Error("the launcher that did not start is not marked dead")
+	}
+}
+
+// TestStartedLauncherTaken: a launcher started ahead of its backend
+// (Options.Launcher) is the one the backend's first command goes through,
+// confined by that backend's policy; one started in another root is not
+// used (its working directory and mounts are that root's), and Close
+// kills it.
+func TestStartedLauncherTaken(t *testing.T) {
+	b := serverBackend(t)
+	b.Close()
+	opts := b.opts
+	opts.Launcher = StartLauncher(b.Dir())
+	t.Cleanup(func() { opts.Launcher.Close() })
+	taken, err := New(b.Dir(), &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { taken.Close() })
+	if got := sandboxed(t, taken, nil, "write", filepath.Join(t.TempDir(), "x")); got.code != attackBlocked {
+		t.Errorf("through the launcher started ahead, a write outside the root: %v; want blocked", got)
+	}
+	<-opts.Launcher.started
+	if opts.Launcher.c == nil {
+		t.Fatal("the launcher started ahead did not start")
+	}
+	if got, want := launcherPid(taken), opts.Launcher.c.cmd.Process.Pid; got != want {
+		t.Errorf("the backend's launcher is %d; want %d, the one started ahead", got, want)
+	}
+
+	other := StartLauncher(t.TempDir())
+	opts.Launcher = other
+	elsewhere, err := New(b.Dir(), &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { elsewhere.Close() })
+	runOK(t, elsewhere, "true")
+	<-other.started
+	if other.c == nil {
+		t.Fatal("the second launcher started ahead did not start")
+	}
+	pid := other.c.cmd.Process.Pid
+	if launcherPid(elsewhere) == pid {
+		t.Error("a backend took a launcher started in another root")
+	}
+	other.Close()
+	if alive(pid) {
+		t.Errorf("the launcher no backend took (pid %d) outlived Close", pid)
+	}
+}

@@ -15,7 +15,11 @@ import (
 // command, and decoding JSON (reflection over the rules and the filter)
 // cost more than everything else the launcher reads.
 type Config struct {
-	Probe bool // confine a thread, start nothing, exit 0
+	// Probe: confine a thread, start nothing, exit 0. With Serve: confine
+	// a throwaway thread as a command's would be before reporting ready
+	// (without it, the first command's confinement is the check: if it
+	// fails, that command is refused as unavailable and nothing ran).
+	Probe bool
 	// Serve: the long-lived launcher (see serve), which confines and
 	// starts each command the backend sends over [SocketFD].
 	Serve   bool

@@ -78,8 +78,11 @@ func serve(c *Config) int {
 	return s.loop()
 }
 
-// setUp prepares the launcher's view and checks, by confining a throwaway
-// thread as a command's would be, that commands can be confined here.
+// setUp prepares the launcher's view and, with [Config].Probe, checks by
+// confining a throwaway thread as a command's would be that commands can
+// be confined here (about half a millisecond, which a caller that starts
+// the launcher for a command of its own need not wait for: that command's
+// confinement is the same check).
 func (s *server) setUp() error {
 	c := s.c
 	if !c.TmpFS || !c.PidNS {
@@ -109,6 +112,9 @@ func (s *server) setUp() error {
 	// would end the namespace. FindProcess runs the check here.
 	if p, err := os.FindProcess(os.Getpid()); err == nil {
 		_ = p.Release()
+	}
+	if !c.Probe {
+		return nil
 	}
 	return OnDiscardedThread(func() error {
 		mnt, err := s.confine(1 << 20)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/backend/host"
+	"github.com/paigasus/helikon/backend/ossandbox"
 	"github.com/paigasus/helikon/sandbox"
 )
 
@@ -28,6 +29,11 @@ type BackendFlags struct {
 	AllowNetwork bool          // --allow-network (OS sandbox)
 	ReadPaths    *[]string     // --read-path DIR (OS sandbox)
 	EgressAllow  *[]string     // --egress-allow DOMAIN (OS sandbox through the egress proxy)
+	// oneCommand: the backend runs one command, then the program exits
+	// (exec); the OS sandbox then starts an unprivileged caller's
+	// launcher while it builds the backend (launcher, closed by exec).
+	oneCommand bool
+	launcher   *ossandbox.Launcher
 }
 
 // AddBackendFlags defines the backend flags on fs.

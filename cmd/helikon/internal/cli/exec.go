@@ -59,7 +59,12 @@ func runExec(ctx context.Context, env *Env, args []string) int {
 		return Failf(env, ExitUsage, "exec: --session and --keep-workspace name a remote workspace (--backend %s); the %s backend runs on this machine", strings.Join(remoteBackends(), ", "), backendName(f.Name))
 	default:
 		var b backend.Backend
-		if b, err = BuildBackend(ctx, env, dir, f); err != nil {
+		f.oneCommand = true
+		b, err = BuildBackend(ctx, env, dir, f)
+		if f.launcher != nil {
+			defer f.launcher.Close() // unless the backend took it
+		}
+		if err != nil {
 			status := ExitOther
 			if errors.Is(err, backend.ErrUnavailable) {
 				status = ExitUsage
