@@ -30,6 +30,8 @@ import (
 	"github.com/paigasus/helikon/provider/openai"
 	"github.com/paigasus/helikon/session/sqlitestore"
 	"github.com/paigasus/helikon/websearch"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 func init() {
@@ -76,28 +78,22 @@ func NewModel(spec string, getenv func(string) string) (model.LLM, error) {
 
 const defaultInstructions = `You are a coding agent working in the directory %s. Use the tools to inspect and change files there: Read before you Edit, and prefer Edit for small changes. Bash runs commands in that directory. A tool call may be denied by the user's permission settings; then do not retry it, find another way or explain what you would have done. Finish with a short summary of what you did.`
 
+const runUsage = "run [PROMPT] [flags]\n\nRuns a coding agent on PROMPT over the sandboxed toolset in --root (Read, Write,\nEdit, Bash, WebFetch, and WebSearch when BRAVE_API_KEY or TAVILY_API_KEY is set).\nThe answer streams to stdout; tool calls and their outcomes go to stderr.\nCalls that need approval are asked on the terminal (y/n/always) and denied\nwithout one. Every run is saved: --session ID resumes one.\n\nWith no PROMPT on a terminal, or with -i, it holds a conversation: each line\nyou type is a turn of one session (--session ID resumes one, showing its\nearlier turns); Ctrl-C cancels the turn under way, Ctrl-C at the prompt or\nCtrl-D leaves; /help lists the commands (/mode MODE, /session, /exit)."
+
+// runAgent is helikon-agent run. Its steps report their own failures and
+// return the exit status (cli.ExitOK: go on). What they open is closed when
+// it returns, the last opened first: the session store, the tracer, the MCP
+// servers, then the workspace (ToolEnv.Close, on a context of its own: the
+// run's may have been cancelled by a signal).
 func runAgent(ctx context.Context, env *cli.Env, args []string) int {
-	fs := cli.NewFlagSet("run", "run [PROMPT] [flags]\n\nRuns a coding agent on PROMPT over the sandboxed toolset in --root (Read, Write,\nEdit, Bash, WebFetch, and WebSearch when BRAVE_API_KEY or TAVILY_API_KEY is set).\nThe answer streams to stdout; tool calls and their outcomes go to stderr.\nCalls that need approval are asked on the terminal (y/n/always) and denied\nwithout one. Every run is saved: --session ID resumes one.\n\nWith no PROMPT on a terminal, or with -i, it holds a conversation: each line\nyou type is a turn of one session (--session ID resumes one, showing its\nearlier turns); Ctrl-C cancels the turn under way, Ctrl-C at the prompt or\nCtrl-D leaves; /help lists the commands (/mode MODE, /session, /exit).", env.Stderr)
-	common := cli.AddCommonFlags(fs)
-	bflags := cli.AddBackendFlags(fs)
-	tflags := AddToolFlags(fs)
-	modelSpec := fs.String("model", "", "the model as `PROVIDER:MODEL` (default $"+ModelEnv+")")
-	maxTurns := fs.Int("max-turns", llmagent.DefaultMaxTurns, "stop after `N` model calls")
-	sessionID := fs.String("session", "", "resume the session `ID` (default: a new session)")
-	sessionDB := fs.String("session-db", "", "the session database `FILE` (default $"+SessionDBEnv+", else $XDG_STATE_HOME/helikon/sessions.db)")
-	jsonOut := fs.Bool("json", false, "print the event stream as JSON lines on stdout")
-	system := fs.String("instructions", "", "replace the agent's system prompt with `TEXT`")
-	mcpServers := cli.Multi(fs, "mcp", "add the tools of the MCP server that `COMMAND` starts (a command line, run unsandboxed with this environment: trusted servers only; repeatable)")
-	mcpPrefix := fs.String("mcp-prefix", "", "prepend `PREFIX` to the names of the MCP servers' tools")
-	interactive := fs.Bool("i", false, "hold a conversation on the terminal, PROMPT (if any) its first turn (the default with no PROMPT on a terminal)")
-	pos, done, status := cli.ParseArgs(fs, env, args)
+	f, pos, done, status := parseRunFlags(env, args)
 	if done {
 		return status
 	}
 	term := env.IsTerminal != nil && env.IsTerminal()
-	chat := *interactive || len(pos) == 0 && term
+	chat := f.interactive || len(pos) == 0 && term
 	switch {
-	case chat && (!term || *jsonOut):
+	case chat && (!term || f.json):
 		return cli.Failf(env, cli.ExitUsage, "run: a conversation (-i) needs a terminal and no --json")
 	case len(pos) == 0 && !chat:
 		return cli.Failf(env, cli.ExitUsage, "run: want a PROMPT")
@@ -106,130 +102,247 @@ func runAgent(ctx context.Context, env *cli.Env, args []string) int {
 		ctx, stopSignals = conversationContext(ctx)
 		defer stopSignals()
 	}
-	prompt := strings.Join(pos, " ")
-	root, err := common.RootDir()
-	if err != nil {
-		return cli.Failf(env, cli.ExitUsage, "run: %v", err)
+	a, status := f.resolve(env)
+	if status != cli.ExitOK {
+		return status
 	}
-	perms, mode, err := common.Permissions()
-	if err != nil {
-		return cli.Failf(env, cli.ExitUsage, "run: %v", err)
-	}
-	spec := *modelSpec
-	if spec == "" {
-		spec = env.Var(ModelEnv)
-	}
-	if spec == "" {
-		return cli.Failf(env, cli.ExitUsage, "run: no model; %s", modelHelp)
-	}
-	llm, err := NewModel(spec, env.Var)
-	if err != nil {
-		return cli.Failf(env, cli.ExitUsage, "run: %v", err)
-	}
-	// The conversation's session names the workspace's too, so --session ID
-	// finds both again (a remote workspace kept with --keep-workspace).
-	sid := *sessionID
-	if sid == "" {
-		sid = session.NewID()
-	}
-	te := &ToolEnv{Ctx: ctx, Env: env, Root: root, Common: common, BackendFlags: bflags, Session: sid}
+	a.term, a.chat, a.prompt = term, chat, strings.Join(pos, " ")
+	te := &ToolEnv{Ctx: ctx, Env: env, Root: a.root, Common: f.common, BackendFlags: f.backendFlags, Session: a.sid}
 	defer te.Close()
-	names := tflags.Names(false)
-	if env.Var(websearch.BraveKeyEnv) == "" && env.Var(websearch.TavilyKeyEnv) == "" {
-		names = slices.DeleteFunc(names, func(n string) bool { return n == websearch.Name })
-	}
-	toolset, err := tflags.BuildSet(te, names)
-	if err != nil {
-		if errors.Is(err, backend.ErrUnavailable) {
-			return cli.Failf(env, cli.ExitUsage, "run: %v", err)
-		}
-		return cli.Failf(env, cli.ExitOther, "run: %v", err)
-	}
-	var sources []llmagent.ToolSource[App]
-	var mcpSources []*mcptools.Source[App]
-	for _, cmdline := range *mcpServers {
-		src, err := mcptools.Connect[App](ctx, mcptools.Command(cmdline), &mcptools.ClientOptions{Prefix: *mcpPrefix})
-		if err != nil {
-			return cli.Failf(env, cli.ExitOther, "run: --mcp %q: %v", cmdline, err)
-		}
-		defer src.Close()
-		sources = append(sources, src)
-		mcpSources = append(mcpSources, src)
-	}
-	allTools := toolset
-	if len(mcpSources) > 0 {
-		// Name clashes between the built-in tools and the servers' are an
-		// error now, not when the model calls one of them.
-		if allTools, err = mcptools.Toolset(ctx, toolset.Tools(), mcpSources...); err != nil {
-			return cli.Failf(env, cli.ExitUsage, "run: %v", err)
-		}
-	}
-	if err := checkMCPRules(perms, allTools.Names()); err != nil {
-		return cli.Failf(env, cli.ExitUsage, "run: %v", err)
+	tools, status := a.buildTools(ctx, te)
+	defer tools.close()
+	if status != cli.ExitOK {
+		return status
 	}
 	tracer, stopTracing, err := setupTracing(ctx, env)
 	if err != nil {
 		return cli.Failf(env, cli.ExitUsage, "run: %v", err)
 	}
 	defer stopTracing(context.WithoutCancel(ctx))
-	dbPath := *sessionDB
-	if dbPath == "" {
-		if dbPath, err = defaultSessionDB(env); err != nil {
-			return cli.Failf(env, cli.ExitUsage, "run: %v; set --session-db", err)
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(dbPath), 0o700); err != nil {
-		return cli.Failf(env, cli.ExitOther, "run: session database: %v", err)
-	}
-	store, err := sqlitestore.Open(ctx, dbPath, nil)
-	if err != nil {
-		return cli.Failf(env, cli.ExitOther, "run: %v", err)
+	store, status := openSessionStore(ctx, env, f.sessionDB)
+	if status != cli.ExitOK {
+		return status
 	}
 	defer store.Close()
+	return a.start(ctx, store, tracer, tools)
+}
 
-	instructions := *system
+// runFlags are the flags of helikon-agent run.
+type runFlags struct {
+	common       *cli.CommonFlags
+	backendFlags *cli.BackendFlags
+	toolFlags    *ToolFlags
+	model        string
+	maxTurns     int
+	session      string
+	sessionDB    string
+	json         bool
+	system       string
+	mcpServers   *[]string
+	mcpPrefix    string
+	interactive  bool
+}
+
+// parseRunFlags defines the flags of run and parses args into them. It
+// returns the positional arguments, or done with the exit status when
+// parsing ended the command (--help, or a usage error, already reported).
+func parseRunFlags(env *cli.Env, args []string) (f *runFlags, pos []string, done bool, status int) {
+	fs := cli.NewFlagSet("run", runUsage, env.Stderr)
+	f = &runFlags{common: cli.AddCommonFlags(fs), backendFlags: cli.AddBackendFlags(fs), toolFlags: AddToolFlags(fs)}
+	fs.StringVar(&f.model, "model", "", "the model as `PROVIDER:MODEL` (default $"+ModelEnv+")")
+	fs.IntVar(&f.maxTurns, "max-turns", llmagent.DefaultMaxTurns, "stop after `N` model calls")
+	fs.StringVar(&f.session, "session", "", "resume the session `ID` (default: a new session)")
+	fs.StringVar(&f.sessionDB, "session-db", "", "the session database `FILE` (default $"+SessionDBEnv+", else $XDG_STATE_HOME/helikon/sessions.db)")
+	fs.BoolVar(&f.json, "json", false, "print the event stream as JSON lines on stdout")
+	fs.StringVar(&f.system, "instructions", "", "replace the agent's system prompt with `TEXT`")
+	f.mcpServers = cli.Multi(fs, "mcp", "add the tools of the MCP server that `COMMAND` starts (a command line, run unsandboxed with this environment: trusted servers only; repeatable)")
+	fs.StringVar(&f.mcpPrefix, "mcp-prefix", "", "prepend `PREFIX` to the names of the MCP servers' tools")
+	fs.BoolVar(&f.interactive, "i", false, "hold a conversation on the terminal, PROMPT (if any) its first turn (the default with no PROMPT on a terminal)")
+	pos, done, status = cli.ParseArgs(fs, env, args)
+	return f, pos, done, status
+}
+
+// agentRun is a run's settings, resolved from its flags and environment.
+type agentRun struct {
+	*runFlags
+	env   *cli.Env
+	root  string
+	perms *helikon.Permissions
+	mode  helikon.PermissionMode
+	llm   model.LLM
+	// sid is the run's session: --session, else a new one. It names the
+	// workspace's session too, so that --session ID finds both again (a
+	// remote workspace kept with --keep-workspace).
+	sid    string
+	term   bool   // stdin and stderr are a terminal
+	chat   bool   // hold a conversation rather than run prompt once
+	prompt string // the positional arguments: the (first) turn
+}
+
+// resolve reads the run's root directory, permissions and model from the
+// flags and the environment, and picks its session.
+func (f *runFlags) resolve(env *cli.Env) (*agentRun, int) {
+	a := &agentRun{runFlags: f, env: env}
+	var err error
+	if a.root, err = f.common.RootDir(); err != nil {
+		return nil, cli.Failf(env, cli.ExitUsage, "run: %v", err)
+	}
+	if a.perms, a.mode, err = f.common.Permissions(); err != nil {
+		return nil, cli.Failf(env, cli.ExitUsage, "run: %v", err)
+	}
+	spec := f.model
+	if spec == "" {
+		spec = env.Var(ModelEnv)
+	}
+	if spec == "" {
+		return nil, cli.Failf(env, cli.ExitUsage, "run: no model; %s", modelHelp)
+	}
+	if a.llm, err = NewModel(spec, env.Var); err != nil {
+		return nil, cli.Failf(env, cli.ExitUsage, "run: %v", err)
+	}
+	a.sid = f.session
+	if a.sid == "" {
+		a.sid = session.NewID()
+	}
+	return a, cli.ExitOK
+}
+
+// runTools are a run's tools: the built-in ones and the MCP servers'.
+type runTools struct {
+	builtin *helikon.Toolset[App]
+	mcp     []*mcptools.Source[App]
+}
+
+// close stops the MCP servers, the last started first.
+func (t *runTools) close() {
+	for _, src := range slices.Backward(t.mcp) {
+		src.Close()
+	}
+}
+
+// buildTools builds the built-in tools (WebSearch only with a search API
+// key) on te's workspace and connects to the --mcp servers, then checks
+// that no two tools share a name and that the MCP rules name tools there
+// are. It returns the tools built, to be closed, even on failure.
+func (a *agentRun) buildTools(ctx context.Context, te *ToolEnv) (*runTools, int) {
+	t := &runTools{}
+	names := a.toolFlags.Names(false)
+	if a.env.Var(websearch.BraveKeyEnv) == "" && a.env.Var(websearch.TavilyKeyEnv) == "" {
+		names = slices.DeleteFunc(names, func(n string) bool { return n == websearch.Name })
+	}
+	var err error
+	if t.builtin, err = a.toolFlags.BuildSet(te, names); err != nil {
+		if errors.Is(err, backend.ErrUnavailable) {
+			return t, cli.Failf(a.env, cli.ExitUsage, "run: %v", err)
+		}
+		return t, cli.Failf(a.env, cli.ExitOther, "run: %v", err)
+	}
+	for _, cmdline := range *a.mcpServers {
+		src, err := mcptools.Connect[App](ctx, mcptools.Command(cmdline), &mcptools.ClientOptions{Prefix: a.mcpPrefix})
+		if err != nil {
+			return t, cli.Failf(a.env, cli.ExitOther, "run: --mcp %q: %v", cmdline, err)
+		}
+		t.mcp = append(t.mcp, src)
+	}
+	all := t.builtin
+	if len(t.mcp) > 0 {
+		// Name clashes between the built-in tools and the servers' are an
+		// error now, not when the model calls one of them.
+		if all, err = mcptools.Toolset(ctx, t.builtin.Tools(), t.mcp...); err != nil {
+			return t, cli.Failf(a.env, cli.ExitUsage, "run: %v", err)
+		}
+	}
+	if err := checkMCPRules(a.perms, all.Names()); err != nil {
+		return t, cli.Failf(a.env, cli.ExitUsage, "run: %v", err)
+	}
+	return t, cli.ExitOK
+}
+
+// openSessionStore opens the session database at path, else at
+// $HELIKON_SESSION_DB or under the user's state directory, making its
+// directory if need be.
+func openSessionStore(ctx context.Context, env *cli.Env, path string) (*sqlitestore.Store, int) {
+	if path == "" {
+		var err error
+		if path, err = defaultSessionDB(env); err != nil {
+			return nil, cli.Failf(env, cli.ExitUsage, "run: %v; set --session-db", err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, cli.Failf(env, cli.ExitOther, "run: session database: %v", err)
+	}
+	store, err := sqlitestore.Open(ctx, path, nil)
+	if err != nil {
+		return nil, cli.Failf(env, cli.ExitOther, "run: %v", err)
+	}
+	return store, cli.ExitOK
+}
+
+// start builds the agent over tools and its runner, which keeps the
+// sessions in store, with approvals asked on the terminal, then holds the
+// conversation or runs the prompt once.
+func (a *agentRun) start(ctx context.Context, store *sqlitestore.Store, tracer trace.Tracer, tools *runTools) int {
+	instructions := a.system
 	if instructions == "" {
-		instructions = fmt.Sprintf(defaultInstructions, root)
+		instructions = fmt.Sprintf(defaultInstructions, a.root)
+	}
+	var sources []llmagent.ToolSource[App]
+	for _, src := range tools.mcp {
+		sources = append(sources, src)
 	}
 	assistant, err := llmagent.New(llmagent.Config[App]{
 		Name:         "helikon",
 		Instructions: instructions,
-		Model:        llm,
-		Tools:        toolset.Tools(),
+		Model:        a.llm,
+		Tools:        tools.builtin.Tools(),
 		ToolSources:  sources,
-		MaxTurns:     *maxTurns,
+		MaxTurns:     a.maxTurns,
 	})
 	if err != nil {
-		return cli.Failf(env, cli.ExitOther, "run: %v", err)
+		return cli.Failf(a.env, cli.ExitOther, "run: %v", err)
 	}
-	out := &renderer{env: env, spin: term && !*jsonOut}
-	ta := NewTerminalApprover(env)
-	save := SaveAllowRules(root)
+	out := &renderer{env: a.env, spin: a.term && !a.json}
+	ta := a.approver()
+	a.perms.Approver = out.approver(ta)
+	a.perms.Policy = askUnlessReadOnly
+	// The command reports failures itself; the runner's log would repeat them.
+	rcfg := runner.Config[App]{Agent: assistant, Store: store, Permissions: a.perms, Mode: a.mode, Tracer: tracer, Logger: slog.New(slog.DiscardHandler)}
+	r, err := runner.New(rcfg)
+	if err != nil {
+		return cli.Failf(a.env, cli.ExitOther, "run: %v", err)
+	}
+	defer out.pause()
+	if a.chat {
+		return converse(ctx, a.env, out, ta, rcfg, a.session, a.sid, a.prompt)
+	}
+	return a.runOnce(ctx, out, r)
+}
+
+// approver returns the run's terminal approver, whose "always" answers are
+// saved as allow rules in the project's policy file.
+func (a *agentRun) approver() *TerminalApprover {
+	ta := NewTerminalApprover(a.env)
+	save := SaveAllowRules(a.root)
 	ta.Save = func(rules []helikon.Rule) (string, error) {
 		where, err := save(rules)
-		if err == nil && !common.TrustProject {
+		if err == nil && !a.common.TrustProject {
 			where += " (a project file's allow rules apply to runs that trust the project: --trust-project, or trustedProjects in your user policy file)"
 		}
 		return where, err
 	}
-	perms.Approver = out.approver(ta)
-	perms.Policy = askUnlessReadOnly
-	// The command reports failures itself; the runner's log would repeat them.
-	rcfg := runner.Config[App]{Agent: assistant, Store: store, Permissions: perms, Mode: mode, Tracer: tracer, Logger: slog.New(slog.DiscardHandler)}
-	r, err := runner.New(rcfg)
-	if err != nil {
-		return cli.Failf(env, cli.ExitOther, "run: %v", err)
-	}
-	defer out.pause()
-	if chat {
-		return converse(ctx, env, out, ta, rcfg, *sessionID, sid, prompt)
-	}
-	id, runErr := printRun(env, out, *jsonOut, r.Run(ctx, sid, prompt))
-	if id != "" && !*jsonOut {
-		fmt.Fprintf(env.Stderr, "helikon: session %s (resume with --session %s)\n", id, id)
+	return ta
+}
+
+// runOnce runs the agent on the prompt in the run's session, printing its
+// events, then names the session to resume, and returns the exit status of
+// the run's outcome.
+func (a *agentRun) runOnce(ctx context.Context, out *renderer, r *runner.Runner[App]) int {
+	id, runErr := printRun(a.env, out, a.json, r.Run(ctx, a.sid, a.prompt))
+	if id != "" && !a.json {
+		fmt.Fprintf(a.env.Stderr, "helikon: session %s (resume with --session %s)\n", id, id)
 	}
 	if runErr != nil {
-		fmt.Fprintf(env.Stderr, "helikon: run: %v\n", runErr)
+		fmt.Fprintf(a.env.Stderr, "helikon: run: %v\n", runErr)
 		switch {
 		case errors.Is(runErr, helikon.ErrInvalidArgs):
 			return cli.ExitInvalidArgs
