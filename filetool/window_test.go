@@ -91,7 +91,7 @@ func sameWindow(a, b *window) bool {
 func FuzzReadWindow(f *testing.F) {
 	f.Add([]byte("a\nb\nc\n"), 1, 0, 100, 10, 100, 3)
 	f.Add([]byte("a\nb\nc"), 2, 1, 100, 10, 100, 1)
-	f.Add([]byte("line one is long\nshort\n"), 1, 0, 12, 5, 0, 7)
+	f.Add([]byte("line one is long\nshort\n"), 1, 0, 12, 5, 1, 7)
 	f.Add([]byte("\r\n\r\nx\r\n"), 3, 2, 4, 2, 1, 2)
 	f.Add([]byte("héllo wörld ✓\n日本語テキスト\n"), 1, 0, 40, 7, 5, 4)
 	f.Add([]byte("bin\x00ary\n"), 1, 0, 100, 100, 100, 100)
@@ -102,8 +102,9 @@ func FuzzReadWindow(f *testing.F) {
 	f.Add([]byte(strings.Repeat("text\n", 2000)+"\x00\x00\nafter\n"), 2003, 0, 100, 100, 100, 4096)
 	f.Add([]byte(strings.Repeat("text\n", 2000)+"\x00\x00\nafter\n"), 2002, 0, 100, 100, 100, 7)
 	f.Fuzz(func(t *testing.T, content []byte, offset, limit, maxBytes, maxLine, countBytes, chunk int) {
+		// windowLimits are all positive: read.go turns CountBytes <= 0 into the default.
 		if offset < 1 || offset > 1<<16 || limit < 0 || limit > 1<<16 || maxBytes < 1 || maxBytes > 1<<20 ||
-			maxLine < 1 || maxLine > maxBytes || countBytes < 0 || countBytes > 1<<20 || chunk < 1 {
+			maxLine < 1 || maxLine > maxBytes || countBytes < 1 || countBytes > 1<<20 || chunk < 1 {
 			return
 		}
 		lim := windowLimits{maxBytes: maxBytes, maxLineBytes: maxLine, countBytes: int64(countBytes)}
