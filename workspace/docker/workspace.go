@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/sandbox"
 	"github.com/paigasus/helikon/workspace"
+	"github.com/paigasus/helikon/workspace/execfs"
 )
 
 // Workspace is one session's container: its files (bind-mounted from this
@@ -51,39 +53,123 @@ var (
 // open builds the Workspace of the running container id from what the
 // daemon says about it.
 func (e *Engine) open(ctx context.Context, id string, attached bool) (*Workspace, error) {
+	c, err := e.inspectWorkspace(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	w := &Workspace{e: e, id: c.ID, dir: c.Config.WorkingDir}
+	bindSource, err := w.describe(c, attached)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.probe(ctx); err != nil {
+		return nil, err
+	}
+	if bindSource != "" {
+		return w, w.openBind(bindSource)
+	}
+	f, err := newIsolatedFS(ctx, w, w.dir)
+	if err != nil {
+		return nil, err
+	}
+	w.FS = guardFS{fs: f, w: w}
+	return w, nil
+}
+
+// openCreated is open for an isolated workspace that Create has just
+// started, in the time of its longest step instead of the sum of five: it
+// copies the root in (copy), inspects the container and probes its shell,
+// and opens the file system, all at once. The file system's first exec can
+// run beside the copy because the daemon created the working directory
+// when it started the container and the copy merges into a directory that
+// is there; where the directory was missing or resolved through a link, it
+// is opened again after the copy, whose result is what counts.
+func (e *Engine) openCreated(ctx context.Context, id string, copy func(context.Context) error) (*Workspace, error) {
+	w := &Workspace{e: e, id: id, dir: e.dir}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var copyErr, openErr, fsErr error
+	var f *execfs.FS
+	wg.Go(func() {
+		if copyErr = copy(ctx); copyErr != nil {
+			cancel()
+		}
+	})
+	wg.Go(func() {
+		// The runner the file system execs with reads only w's id and dir,
+		// which are set; describe and probe set the rest.
+		if openErr = w.inspectCreated(ctx); openErr != nil {
+			cancel()
+		}
+	})
+	wg.Go(func() { f, fsErr = execfs.New(ctx, runner{w}, w.dir, nil) })
+	wg.Wait()
+	if err := errors.Join(copyErr, openErr); err != nil {
+		return nil, err
+	}
+	if fsErr != nil || f.RealDir() != w.dir {
+		if f, fsErr = execfs.New(ctx, runner{w}, w.dir, nil); fsErr != nil {
+			return nil, fmt.Errorf("docker: %w", fsErr)
+		}
+	}
+	w.FS = guardFS{fs: f, w: w}
+	return w, nil
+}
+
+// inspectCreated describes and probes the container that Create started.
+func (w *Workspace) inspectCreated(ctx context.Context) error {
+	c, err := w.e.inspectWorkspace(ctx, w.id)
+	if err != nil {
+		return err
+	}
+	if c.ID != w.id || c.Config.WorkingDir != w.dir {
+		return fmt.Errorf("docker: container %s is not the one created (id %s, working directory %q)", shortID(w.id), shortID(c.ID), c.Config.WorkingDir)
+	}
+	if _, err := w.describe(c, false); err != nil {
+		return err
+	}
+	return w.probe(ctx)
+}
+
+// inspectWorkspace inspects the container id, which must report its
+// configuration.
+func (e *Engine) inspectWorkspace(ctx context.Context, id string) (container.InspectResponse, error) {
 	insp, err := e.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("docker: inspect container %s: %w", shortID(id), gone(err))
+		return container.InspectResponse{}, fmt.Errorf("docker: inspect container %s: %w", shortID(id), gone(err))
 	}
 	c := insp.Container
 	if c.Config == nil || c.HostConfig == nil {
-		return nil, fmt.Errorf("docker: container %s: the daemon reported no configuration", shortID(id))
+		return container.InspectResponse{}, fmt.Errorf("docker: container %s: the daemon reported no configuration", shortID(id))
 	}
+	return c, nil
+}
+
+// describe sets w's configuration, labels and guarantees from the
+// container c, whose id and working directory w has, after checking that
+// helikon may run commands in it; it returns the source of the bind mount
+// at the working directory ("" in the isolated mode).
+func (w *Workspace) describe(c container.InspectResponse, attached bool) (bindSource string, err error) {
+	e := w.e
 	hc := c.HostConfig
 	dropsAll := slices.ContainsFunc(hc.CapDrop, func(s string) bool { return strings.EqualFold(strings.TrimPrefix(strings.ToUpper(s), "CAP_"), "ALL") })
 	if hc.Privileged || len(hc.CapAdd) > 0 || (!dropsAll && !e.weaken.keepCaps) {
-		return nil, fmt.Errorf("docker: container %s is privileged or keeps capabilities; helikon does not run commands in it", shortID(id))
+		return "", fmt.Errorf("docker: container %s is privileged or keeps capabilities; helikon does not run commands in it", shortID(w.id))
 	}
-	dir := c.Config.WorkingDir
-	if dir == "" || !filepath.IsAbs(dir) {
-		return nil, fmt.Errorf("docker: container %s has no absolute working directory", shortID(id))
+	if w.dir == "" || !filepath.IsAbs(w.dir) {
+		return "", fmt.Errorf("docker: container %s has no absolute working directory", shortID(w.id))
 	}
-	var bindSource string
 	for _, m := range c.Mounts {
-		if m.Type == mount.TypeBind && m.Destination == dir {
+		if m.Type == mount.TypeBind && m.Destination == w.dir {
 			bindSource = m.Source
 		}
 	}
-	w := &Workspace{
-		e:         e,
-		id:        c.ID,
-		dir:       dir,
-		timeout:   e.opts.Timeout,
-		outputCap: e.opts.OutputCap,
-		allow:     slices.Clone(e.opts.EnvAllowlist),
-		limits:    e.opts.Limits,
-		baseEnv:   c.Config.Env,
-	}
+	w.timeout = e.opts.Timeout
+	w.outputCap = e.opts.OutputCap
+	w.allow = slices.Clone(e.opts.EnvAllowlist)
+	w.limits = e.opts.Limits
+	w.baseEnv = c.Config.Env
 	if w.timeout <= 0 {
 		w.timeout = backend.DefaultTimeout
 	}
@@ -102,24 +188,18 @@ func (e *Engine) open(ctx context.Context, id string, attached bool) (*Workspace
 		Attached: attached,
 	}
 	w.guarantees = e.guarantees(hc, c.Config.User, bindSource)
-	if err := w.probe(ctx); err != nil {
-		return nil, err
-	}
-	if bindSource != "" {
-		f, sb, err := newBindFS(bindSource, dir)
-		if err != nil {
-			return nil, err
-		}
-		w.sb = sb
-		w.FS = guardResolverFS{guardFS{fs: f, w: w}, f}
-		return w, nil
-	}
-	f, err := newIsolatedFS(ctx, w, dir)
+	return bindSource, nil
+}
+
+// openBind opens the file system of a bind-mode workspace.
+func (w *Workspace) openBind(source string) error {
+	f, sb, err := newBindFS(source, w.dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	w.FS = guardFS{fs: f, w: w}
-	return w, nil
+	w.sb = sb
+	w.FS = guardResolverFS{guardFS{fs: f, w: w}, f}
+	return nil
 }
 
 // guarantees reports what the container's configuration enforces.
@@ -190,34 +270,35 @@ func (e *Engine) guarantees(hc *container.HostConfig, user, bindSource string) b
 
 // probe finds the shell that Request.Command runs with: bash where the
 // image has it at /bin/bash or /usr/bin/bash, else /bin/sh, which every
-// command's wrapper needs. It stats the paths through the archive API,
-// which costs a fraction of an exec.
+// command's wrapper needs. It stats the three paths at once through the
+// archive API, which costs a fraction of an exec.
 func (w *Workspace) probe(ctx context.Context) error {
-	exists := func(p string) (bool, error) {
-		st, err := w.e.cli.ContainerStatPath(ctx, w.id, client.ContainerStatPathOptions{Path: p})
-		if cerrdefs.IsNotFound(err) {
-			return false, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("docker: container %s: stat %s: %w", shortID(w.id), p, gone(err))
-		}
-		return !st.Stat.Mode.IsDir(), nil
+	paths := []string{"/bin/sh", "/bin/bash", "/usr/bin/bash"}
+	found := make([]bool, len(paths))
+	errs := make([]error, len(paths))
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Go(func() {
+			st, err := w.e.cli.ContainerStatPath(ctx, w.id, client.ContainerStatPathOptions{Path: p})
+			switch {
+			case cerrdefs.IsNotFound(err):
+			case err != nil:
+				errs[i] = fmt.Errorf("docker: container %s: stat %s: %w", shortID(w.id), p, gone(err))
+			default:
+				found[i] = !st.Stat.Mode.IsDir()
+			}
+		})
 	}
-	ok, err := exists("/bin/sh")
-	if err != nil {
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	if !ok {
+	if !found[0] {
 		return fmt.Errorf("docker: image %s has no /bin/sh; helikon runs every command under a POSIX shell there", w.e.opts.Image)
 	}
-	w.shell = "/bin/sh"
-	for _, p := range []string{"/bin/bash", "/usr/bin/bash"} {
-		if ok, err := exists(p); err != nil {
-			return err
-		} else if ok {
-			w.shell = p
-			break
-		}
+	w.shell = paths[0]
+	if i := slices.Index(found[1:], true); i >= 0 {
+		w.shell = paths[1+i]
 	}
 	return nil
 }

@@ -145,6 +145,10 @@ func (f *FS) build() error {
 // Dir is the root as it was given to [New].
 func (f *FS) Dir() string { return f.dir }
 
+// RealDir is the root as its links resolved when [New] opened it: the
+// physical directory the scripts act in.
+func (f *FS) RealDir() string { return f.phys }
+
 // rel converts a caller's path into one relative to the root with
 // [workspace.Rel], the lexical half of confinement; an absolute path may
 // name the root as given or as its links resolve. The scripts resolve the
