@@ -127,6 +127,8 @@ type Engine struct {
 	seccomp   bool   // the daemon applies its default seccomp profile
 	imageUser string // the image's configured user
 	imageID   string // the image's ID, which workspaces are created from
+	// defaultRuntime is the daemon's runtime for containers that name none.
+	defaultRuntime string
 	// owners caches resolveUser's answers: the image, pinned by its ID,
 	// cannot change its /etc/passwd.
 	ownersMu sync.Mutex
@@ -196,6 +198,10 @@ func New(ctx context.Context, opts *Options) (*Engine, error) {
 	if err != nil {
 		cli.Close()
 		return nil, fmt.Errorf("docker: the daemon at %s does not answer (start dockerd, or podman system service, or set DOCKER_HOST): %v: %w", cli.DaemonHost(), err, backend.ErrUnavailable)
+	}
+	e.defaultRuntime = info.Info.DefaultRuntime
+	if e.defaultRuntime == "" {
+		e.defaultRuntime = "runc"
 	}
 	for _, s := range info.Info.SecurityOptions {
 		if strings.Contains(s, "name=seccomp") && !strings.Contains(s, "profile=unconfined") {
@@ -338,7 +344,8 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 	}
 	cr, err := e.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: containerName(session), Config: cfg, HostConfig: hc})
 	if err != nil {
-		if cerrdefs.IsConflict(err) {
+		// Podman's service answers 500 where Docker answers 409.
+		if cerrdefs.IsConflict(err) || strings.Contains(err.Error(), "is already in use") {
 			return nil, fmt.Errorf("docker: session %s already has a workspace (container %s): attach to it or remove it: %w", session, containerName(session), err)
 		}
 		return nil, fmt.Errorf("docker: create the container: %w", err)

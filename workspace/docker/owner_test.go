@@ -2,6 +2,7 @@ package docker
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/moby/moby/client"
@@ -72,4 +73,39 @@ func TestNumericOwnersNeedNoLookUp(t *testing.T) {
 	if uid, gid, err := e.owner(t.Context(), ws.id, "nobody"); err != nil || uid != 65534 || gid != 65534 {
 		t.Errorf("owner(nobody) after a look-up = %d, %d, %v; want the cached 65534, 65534", uid, gid, err)
 	}
+}
+
+// TestAttackCapabilitiesKeptAreRefused: a container is accepted only when it
+// keeps no capability, as Docker reports it (ALL dropped) or as Podman's
+// service does (every default capability dropped by name); one default
+// capability kept is refused.
+func TestAttackCapabilitiesKeptAreRefused(t *testing.T) {
+	podman := slices.Clone(defaultCaps)
+	for _, tc := range []struct {
+		name string
+		drop []string
+		want bool
+	}{
+		{"docker all", []string{"ALL"}, true},
+		{"docker all lower case", []string{"all"}, true},
+		{"podman every default by name", podman, true},
+		{"podman with prefixes", prefixed(podman), true},
+		{"none dropped", nil, false},
+		{"NET_RAW kept", slices.DeleteFunc(slices.Clone(podman), func(c string) bool { return c == "NET_RAW" }), false},
+		{"DAC_OVERRIDE kept", slices.DeleteFunc(slices.Clone(podman), func(c string) bool { return c == "DAC_OVERRIDE" }), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := dropsAllCaps(tc.drop); got != tc.want {
+				t.Errorf("dropsAllCaps(%v) = %v, want %v", tc.drop, got, tc.want)
+			}
+		})
+	}
+}
+
+func prefixed(caps []string) []string {
+	out := make([]string, len(caps))
+	for i, c := range caps {
+		out[i] = "CAP_" + c
+	}
+	return out
 }

@@ -153,8 +153,7 @@ func (e *Engine) inspectWorkspace(ctx context.Context, id string) (container.Ins
 func (w *Workspace) describe(c container.InspectResponse, attached bool) (bindSource string, err error) {
 	e := w.e
 	hc := c.HostConfig
-	dropsAll := slices.ContainsFunc(hc.CapDrop, func(s string) bool { return strings.EqualFold(strings.TrimPrefix(strings.ToUpper(s), "CAP_"), "ALL") })
-	if hc.Privileged || len(hc.CapAdd) > 0 || (!dropsAll && !e.weaken.keepCaps) {
+	if hc.Privileged || len(hc.CapAdd) > 0 || (!dropsAllCaps(hc.CapDrop) && !e.weaken.keepCaps) {
 		return "", fmt.Errorf("docker: container %s is privileged or keeps capabilities; helikon does not run commands in it", shortID(w.id))
 	}
 	if w.dir == "" || !filepath.IsAbs(w.dir) {
@@ -191,6 +190,29 @@ func (w *Workspace) describe(c container.InspectResponse, attached bool) (bindSo
 	return bindSource, nil
 }
 
+// defaultCaps are the capabilities that Docker and Podman give a container
+// by default (Podman's defaults are a subset).
+var defaultCaps = []string{"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE", "NET_RAW", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
+
+// dropsAllCaps reports whether a container's CapDrop, with no CapAdd,
+// leaves it no capability: Docker reports "ALL" as it was given, Podman's
+// service every default capability by name.
+func dropsAllCaps(drop []string) bool {
+	names := make([]string, len(drop))
+	for i, c := range drop {
+		names[i] = strings.TrimPrefix(strings.ToUpper(c), "CAP_")
+	}
+	if slices.Contains(names, "ALL") {
+		return true
+	}
+	for _, c := range defaultCaps {
+		if !slices.Contains(names, c) {
+			return false
+		}
+	}
+	return true
+}
+
 // openBind opens the file system of a bind-mode workspace.
 func (w *Workspace) openBind(source string) error {
 	f, sb, err := newBindFS(source, w.dir)
@@ -205,8 +227,8 @@ func (w *Workspace) openBind(source string) error {
 // guarantees reports what the container's configuration enforces.
 func (e *Engine) guarantees(hc *container.HostConfig, user, bindSource string) backend.Guarantees {
 	runtime := hc.Runtime
-	if runtime == "" {
-		runtime = "runc"
+	if runtime == "" || runtime == "oci" { // Podman's service calls its default runtime oci
+		runtime = e.defaultRuntime
 	}
 	virtual := slices.Contains(VirtualizedRuntimes, runtime)
 	kernel := backend.IsolationOSKernel
@@ -363,7 +385,10 @@ func gone(err error) error {
 	if err == nil {
 		return nil
 	}
-	if cerrdefs.IsNotFound(err) || (cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "not running")) {
+	// Podman's service says "container state improper", with status 409
+	// or 500 by version.
+	if cerrdefs.IsNotFound(err) || ((cerrdefs.IsConflict(err) || cerrdefs.IsInternal(err)) &&
+		(strings.Contains(err.Error(), "not running") || strings.Contains(err.Error(), "container state improper"))) {
 		return fmt.Errorf("%w (%w)", workspace.ErrGone, err)
 	}
 	return err
