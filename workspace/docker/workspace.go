@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -79,42 +81,59 @@ func (e *Engine) open(ctx context.Context, id string, attached bool) (*Workspace
 // openCreated is open for an isolated workspace that Create has just
 // started, in the time of its longest step instead of the sum of five: it
 // copies the root in (copy), inspects the container and probes its shell,
-// and opens the file system, all at once. The file system's first exec can
-// run beside the copy because the daemon created the working directory
-// when it started the container and the copy merges into a directory that
-// is there; where the directory was missing or resolved through a link, it
-// is opened again after the copy, whose result is what counts.
+// and checks that no component of the working directory's path is a link,
+// all at once. The daemon created the directory when it started the
+// container, and the copy merges into it; with no link on the way, the
+// file system needs no exec to find its physical root. Where there is one,
+// the file system resolves it after the copy.
 func (e *Engine) openCreated(ctx context.Context, id string, copy func(context.Context) error) (*Workspace, error) {
 	w := &Workspace{e: e, id: id, dir: e.dir}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	var copyErr, openErr, fsErr error
-	var f *execfs.FS
+	var copyErr, openErr error
+	var resolved bool
 	wg.Go(func() {
 		if copyErr = copy(ctx); copyErr != nil {
 			cancel()
 		}
 	})
 	wg.Go(func() {
-		// The runner the file system execs with reads only w's id and dir,
-		// which are set; describe and probe set the rest.
 		if openErr = w.inspectCreated(ctx); openErr != nil {
 			cancel()
 		}
 	})
-	wg.Go(func() { f, fsErr = execfs.New(ctx, runner{w}, w.dir, nil) })
+	wg.Go(func() { resolved = w.physical(ctx) })
 	wg.Wait()
 	if err := errors.Join(copyErr, openErr); err != nil {
 		return nil, err
 	}
-	if fsErr != nil || f.RealDir() != w.dir {
-		if f, fsErr = execfs.New(ctx, runner{w}, w.dir, nil); fsErr != nil {
-			return nil, fmt.Errorf("docker: %w", fsErr)
-		}
+	f, err := execfs.New(ctx, runner{w}, w.dir, &execfs.Options{Resolved: resolved})
+	if err != nil {
+		return nil, fmt.Errorf("docker: %w", err)
 	}
 	w.FS = guardFS{fs: f, w: w}
 	return w, nil
+}
+
+// physical reports whether the daemon says that every component of the
+// working directory's path is a directory and none is a symbolic link
+// (false when it cannot say), with one stat per component at once.
+func (w *Workspace) physical(ctx context.Context) bool {
+	var prefixes []string
+	for p := w.dir; p != "/"; p = path.Dir(p) {
+		prefixes = append(prefixes, p)
+	}
+	ok := make([]bool, len(prefixes))
+	var wg sync.WaitGroup
+	for i, p := range prefixes {
+		wg.Go(func() {
+			st, err := w.e.cli.ContainerStatPath(ctx, w.id, client.ContainerStatPathOptions{Path: p})
+			ok[i] = err == nil && st.Stat.Mode.IsDir() && st.Stat.Mode&os.ModeSymlink == 0 && st.Stat.LinkTarget == ""
+		})
+	}
+	wg.Wait()
+	return !slices.Contains(ok, false)
 }
 
 // inspectCreated describes and probes the container that Create started.

@@ -92,6 +92,9 @@ func New(ctx context.Context, r Runner, dir string, opts *Options) (*FS, error) 
 		return nil, err
 	}
 	f.phys = f.dir // scriptRoot resolves it
+	if o.Resolved && !o.NoStdin && !o.TextOnly {
+		return f, nil
+	}
 	out, err := f.run(ctx, "root", nil, nil, workspace.MaxPathBytes+8)
 	if err != nil {
 		return nil, f.pathErr("open root", dir, err)
@@ -144,10 +147,6 @@ func (f *FS) build() error {
 
 // Dir is the root as it was given to [New].
 func (f *FS) Dir() string { return f.dir }
-
-// RealDir is the root as its links resolved when [New] opened it: the
-// physical directory the scripts act in.
-func (f *FS) RealDir() string { return f.phys }
 
 // rel converts a caller's path into one relative to the root with
 // [workspace.Rel], the lexical half of confinement; an absolute path may
