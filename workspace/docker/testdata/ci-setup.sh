@@ -94,9 +94,8 @@ podman_limit() { awk -v n="$2" 'index($0, n) == 1 { print $(NF - 1) }' "/proc/$1
 
 podman_up() {
 	rm -f "$PODMAN_SOCK"
-	# Under catatonit as a subreaper: the conmon processes that Podman
-	# leaves to be reaped by init would stay zombies where init does not
-	# reap (a container's), one per container and exec.
+	# Under catatonit, a subreaper: the orphaned conmon processes of the
+	# containers and execs are reaped there, not left to this machine's init.
 	catatonit -- env CONTAINERS_CONF="$PODMAN_CONF" podman --storage-driver vfs --root /var/lib/helikon-podman --runroot /run/helikon-podman \
 		system service --time=0 "unix://$PODMAN_SOCK" >"$PODMAN_LOG" 2>&1 &
 	echo $! >"$PODMAN_PIDFILE"
@@ -134,10 +133,10 @@ podman_stop() {
 	stop_pid "$PODMAN_PIDFILE"
 	rm -f "$PODMAN_PIDFILE"
 	# The conmon processes of exec sessions outlive their containers here
-	# (Podman 4.3): stop those of this storage, which run the clean-up
-	# Podman gives them as they exit.
+	# (Podman 4.3): kill those of this storage, with SIGKILL, or each one
+	# starts a podman clean-up process as it exits (hundreds at once).
 	for pid in $(pgrep -f '^/usr/bin/conmon .*/var/lib/helikon-podman' || true); do
-		kill "$pid" 2>/dev/null || true
+		kill -KILL "$pid" 2>/dev/null || true
 	done
 }
 
