@@ -26,7 +26,7 @@ import (
 // followed); sockets, FIFOs and devices are skipped. The parents of the
 // path that the image lacks are created owned by root, mode 0755.
 func (e *Engine) copyIn(ctx context.Context, id, user string) error {
-	uid, gid, err := e.resolveUser(ctx, id, user)
+	uid, gid, err := e.owner(ctx, id, user)
 	if err != nil {
 		return err
 	}
@@ -107,6 +107,31 @@ func writeTree(w io.Writer, root, prefix string, uid, gid int) error {
 	return tw.Close()
 }
 
+// owner is resolveUser's answer for user, cached for the engine's image
+// (containers are created from its ID, so its /etc/passwd and /etc/group
+// are the same in all of them): the engine's first isolated workspace reads
+// them, the next ones do not.
+func (e *Engine) owner(ctx context.Context, id, user string) (uid, gid int, err error) {
+	e.ownersMu.Lock()
+	ids, ok := e.owners[user]
+	e.ownersMu.Unlock()
+	if ok {
+		return ids[0], ids[1], nil
+	}
+	if uid, gid, err = e.resolveUser(ctx, id, user); err != nil {
+		return 0, 0, err
+	}
+	if e.imageID != "" {
+		e.ownersMu.Lock()
+		if e.owners == nil {
+			e.owners = make(map[string][2]int)
+		}
+		e.owners[user] = [2]int{uid, gid}
+		e.ownersMu.Unlock()
+	}
+	return uid, gid, nil
+}
+
 // resolveUser returns the numeric uid and gid of user ("name", "uid",
 // "name:group", "uid:gid"; "" is root) in the container id, reading its
 // /etc/passwd and /etc/group, as the runtime resolves it when it starts a
@@ -115,6 +140,16 @@ func (e *Engine) resolveUser(ctx context.Context, id, user string) (uid, gid int
 	name, group, hasGroup := strings.Cut(user, ":")
 	if name == "" {
 		name = "0"
+	}
+	// Numeric ids need no look-up, and root's group is root's: the
+	// runtime reads /etc/passwd only for a name or a uid's primary group.
+	if u, err := strconv.Atoi(name); err == nil && (hasGroup || user == "") {
+		if !hasGroup {
+			return u, 0, nil
+		}
+		if g, err := strconv.Atoi(group); err == nil {
+			return u, g, nil
+		}
 	}
 	passwd, err := e.readFile(ctx, id, "/etc/passwd")
 	if err != nil {

@@ -75,3 +75,25 @@ func BenchmarkWriteSmallFile(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCreateFresh is the first call of a process: connect (New), then
+// create, start and probe a workspace and remove it, with nothing that an
+// earlier Create of the engine learnt (the image user's ids).
+func BenchmarkCreateFresh(b *testing.B) {
+	needDaemon(b)
+	ctx := context.Background()
+	for b.Loop() {
+		e, err := New(ctx, &Options{Image: image(), Isolate: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ws, err := e.Create(ctx, session(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ws.Close(ctx); err != nil {
+			b.Fatal(err)
+		}
+		e.Close()
+	}
+}

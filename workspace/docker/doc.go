@@ -18,7 +18,9 @@
 //     see this machine's disk.
 //   - Isolated (Options.Isolate): Root's content is copied into the container
 //     at creation (the archive API; regular files, directories and symbolic
-//     links, owned by the container's user), and the host is never written.
+//     links, owned by the container's user, whose name the engine looks up
+//     in the image's /etc/passwd once: [New] pins the image by its ID), and
+//     the host is never written.
 //     The file operations run as scripts in the container (package
 //     workspace/execfs over this engine's exec). The only mode for a daemon
 //     on another machine.
@@ -111,6 +113,21 @@
 //     need the tools package workspace/execfs lists (busybox has them).
 //   - Two handles on one session (two processes attached) share the
 //     container without coordination.
-//   - Podman: its Docker-compatible service is the same API, but this
-//     package was tested against Docker 20.10 only.
+//   - Podman: its Docker-compatible service (podman system service) is
+//     tested too, Podman 4.3.1 (Debian 12) as root with the vfs storage
+//     driver (testdata/ci-setup.sh podman-start; TestPodmanService with
+//     HELIKON_PODMAN_HOST, or the whole package with DOCKER_HOST at its
+//     socket: all pass). What it needed: the image's "/" mode 0755 (Podman
+//     keeps the import's, and a non-root user cannot reach its --init
+//     binary at /run/podman-init otherwise); catatonit, its --init; and
+//     default_ulimits in containers.conf no higher than conmon's own
+//     limits, or runc fails "error setting rlimit" where the machine caps
+//     them. This package reads Podman's inspect answers as they are (every
+//     default capability in CapDrop by name instead of ALL, runtime "oci",
+//     500 where Docker answers 409) and has a file operation read all its
+//     input before it exits, as Podman 4.3 otherwise loses the reply of a
+//     refused write ("read unixpacket ... connection reset by peer"). Its
+//     exec sessions' conmon processes stay behind after their containers
+//     are removed (two per exec: about 150 for TestPodmanService, 860 for
+//     the whole package), until podman-stop kills them.
 package docker

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -37,7 +38,9 @@ type Options struct {
 	// Image is the image every workspace's container is created from, as
 	// the daemon names it ("golang:1.26", "localhost/helikon-test:1"). It
 	// must be present in the daemon: the engine never pulls (build it, or
-	// docker load / docker pull it yourself).
+	// docker load / docker pull it yourself). [New] resolves it to its ID,
+	// which every workspace is then created from: a tag moved later does
+	// not change the engine's workspaces or what it reports of them.
 	Image string
 	// Root is the directory on this machine that holds the project. In the
 	// bind mode (the default when Root is set) it is bind-mounted into the
@@ -123,6 +126,13 @@ type Engine struct {
 	root      string // the host directory (bind source, or copied in); "" when none
 	seccomp   bool   // the daemon applies its default seccomp profile
 	imageUser string // the image's configured user
+	imageID   string // the image's ID, which workspaces are created from
+	// defaultRuntime is the daemon's runtime for containers that name none.
+	defaultRuntime string
+	// owners caches resolveUser's answers: the image, pinned by its ID,
+	// cannot change its /etc/passwd.
+	ownersMu sync.Mutex
+	owners   map[string][2]int
 	// weaken switches protections off, for the attack tests to show that
 	// each one is what stops its attack.
 	weaken   struct{ keepCaps, newPrivs bool }
@@ -189,6 +199,10 @@ func New(ctx context.Context, opts *Options) (*Engine, error) {
 		cli.Close()
 		return nil, fmt.Errorf("docker: the daemon at %s does not answer (start dockerd, or podman system service, or set DOCKER_HOST): %v: %w", cli.DaemonHost(), err, backend.ErrUnavailable)
 	}
+	e.defaultRuntime = info.Info.DefaultRuntime
+	if e.defaultRuntime == "" {
+		e.defaultRuntime = "runc"
+	}
 	for _, s := range info.Info.SecurityOptions {
 		if strings.Contains(s, "name=seccomp") && !strings.Contains(s, "profile=unconfined") {
 			e.seccomp = true
@@ -217,6 +231,7 @@ func New(ctx context.Context, opts *Options) (*Engine, error) {
 	if img.Config != nil {
 		e.imageUser = img.Config.User
 	}
+	e.imageID = img.ID
 	e.features = []string{"daemon: " + info.Info.ServerVersion + " (API " + cli.ClientVersion() + ")"}
 	return e, nil
 }
@@ -313,8 +328,12 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 	hc := e.hostConfig()
 	labels := workspace.Labels(session, time.Now())
 	labels[labelMode] = e.mode()
+	image := e.imageID
+	if image == "" {
+		image = e.opts.Image
+	}
 	cfg := &container.Config{
-		Image:      e.opts.Image,
+		Image:      image,
 		User:       user,
 		WorkingDir: e.dir,
 		Labels:     labels,
@@ -325,7 +344,8 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 	}
 	cr, err := e.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: containerName(session), Config: cfg, HostConfig: hc})
 	if err != nil {
-		if cerrdefs.IsConflict(err) {
+		// Podman's service answers 500 where Docker answers 409.
+		if cerrdefs.IsConflict(err) || strings.Contains(err.Error(), "is already in use") {
 			return nil, fmt.Errorf("docker: session %s already has a workspace (container %s): attach to it or remove it: %w", session, containerName(session), err)
 		}
 		return nil, fmt.Errorf("docker: create the container: %w", err)
@@ -342,19 +362,19 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 	if _, err := e.cli.ContainerStart(ctx, cr.ID, client.ContainerStartOptions{}); err != nil {
 		return nil, fmt.Errorf("docker: start the container: %w", err)
 	}
-	// Copied into the running container, whose root file system the daemon
-	// has mounted already: into a created one, each archive call mounts
-	// and unmounts it (a third of a second here).
+	var ws *Workspace
 	if e.opts.Isolate {
+		// Copied into the running container, whose root file system the
+		// daemon has mounted already: into a created one, each archive call
+		// mounts and unmounts it (a third of a second here).
 		owner := user
 		if owner == "" {
 			owner = e.imageUser
 		}
-		if err := e.copyIn(ctx, cr.ID, owner); err != nil {
-			return nil, err
-		}
+		ws, err = e.openCreated(ctx, cr.ID, func(ctx context.Context) error { return e.copyIn(ctx, cr.ID, owner) })
+	} else {
+		ws, err = e.open(ctx, cr.ID, false)
 	}
-	ws, err := e.open(ctx, cr.ID, false)
 	if err != nil {
 		return nil, err
 	}

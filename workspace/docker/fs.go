@@ -30,6 +30,7 @@ func (r runner) Exec(ctx context.Context, argv []string, stdin []byte, maxStdout
 	s := &execSpec{script: wrapper("", nil), argv: argv, stdout: out, stderr: errb}
 	if stdin != nil {
 		s.stdin = bytes.NewReader(stdin)
+		s.script = drainingWrapper
 	}
 	o, err := r.w.exec(ctx, s)
 	if o == nil {
@@ -43,6 +44,15 @@ func (r runner) Exec(ctx context.Context, argv []string, stdin []byte, maxStdout
 	}
 	return bytes.Clone(out.Bytes()), bytes.Clone(errb.Bytes()), o.exitCode, nil
 }
+
+// drainingWrapper is the wrapper of a file operation given input: it runs
+// the script as a child instead of exec'ing it, and reads what input the
+// script left before it exits. A script that refuses a write exits before
+// reading its data, and Podman's service (4.3) then resets the exec's
+// attachment and loses its reply, when the rest of the data arrives for a
+// process that is gone. The child is in the wrapper's process group, which
+// a kill reaches as it reaches an exec'd command.
+const drainingWrapper = "echo $$ || exit 125\n\"$@\"\nrc=$?\ncat >/dev/null\nexit $rc"
 
 // stderrCap bounds what a file operation's standard error may hold.
 const stderrCap = 64 << 10

@@ -2,8 +2,11 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +21,7 @@ import (
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/sandbox"
 	"github.com/paigasus/helikon/workspace"
+	"github.com/paigasus/helikon/workspace/execfs"
 )
 
 // Workspace is one session's container: its files (bind-mounted from this
@@ -51,39 +55,139 @@ var (
 // open builds the Workspace of the running container id from what the
 // daemon says about it.
 func (e *Engine) open(ctx context.Context, id string, attached bool) (*Workspace, error) {
+	c, err := e.inspectWorkspace(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	w := &Workspace{e: e, id: c.ID, dir: c.Config.WorkingDir}
+	bindSource, err := w.describe(c, attached)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.probe(ctx); err != nil {
+		return nil, err
+	}
+	if bindSource != "" {
+		return w, w.openBind(bindSource)
+	}
+	f, err := newIsolatedFS(ctx, w, w.dir)
+	if err != nil {
+		return nil, err
+	}
+	w.FS = guardFS{fs: f, w: w}
+	return w, nil
+}
+
+// openCreated is open for an isolated workspace that Create has just
+// started, in the time of its longest step instead of the sum of five: it
+// copies the root in (copy), inspects the container and probes its shell,
+// and checks that no component of the working directory's path is a link,
+// all at once. The daemon created the directory when it started the
+// container, and the copy merges into it; with no link on the way, the
+// file system needs no exec to find its physical root. Where there is one,
+// the file system resolves it after the copy.
+func (e *Engine) openCreated(ctx context.Context, id string, copy func(context.Context) error) (*Workspace, error) {
+	w := &Workspace{e: e, id: id, dir: e.dir}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var copyErr, openErr error
+	var resolved bool
+	wg.Go(func() {
+		if copyErr = copy(ctx); copyErr != nil {
+			cancel()
+		}
+	})
+	wg.Go(func() {
+		if openErr = w.inspectCreated(ctx); openErr != nil {
+			cancel()
+		}
+	})
+	wg.Go(func() { resolved = w.physical(ctx) })
+	wg.Wait()
+	if err := errors.Join(copyErr, openErr); err != nil {
+		return nil, err
+	}
+	f, err := execfs.New(ctx, runner{w}, w.dir, &execfs.Options{Resolved: resolved})
+	if err != nil {
+		return nil, fmt.Errorf("docker: %w", err)
+	}
+	w.FS = guardFS{fs: f, w: w}
+	return w, nil
+}
+
+// physical reports whether the daemon says that every component of the
+// working directory's path is a directory and none is a symbolic link
+// (false when it cannot say), with one stat per component at once.
+func (w *Workspace) physical(ctx context.Context) bool {
+	var prefixes []string
+	for p := w.dir; p != "/"; p = path.Dir(p) {
+		prefixes = append(prefixes, p)
+	}
+	ok := make([]bool, len(prefixes))
+	var wg sync.WaitGroup
+	for i, p := range prefixes {
+		wg.Go(func() {
+			st, err := w.e.cli.ContainerStatPath(ctx, w.id, client.ContainerStatPathOptions{Path: p})
+			ok[i] = err == nil && st.Stat.Mode.IsDir() && st.Stat.Mode&os.ModeSymlink == 0 && st.Stat.LinkTarget == ""
+		})
+	}
+	wg.Wait()
+	return !slices.Contains(ok, false)
+}
+
+// inspectCreated describes and probes the container that Create started.
+func (w *Workspace) inspectCreated(ctx context.Context) error {
+	c, err := w.e.inspectWorkspace(ctx, w.id)
+	if err != nil {
+		return err
+	}
+	if c.ID != w.id || c.Config.WorkingDir != w.dir {
+		return fmt.Errorf("docker: container %s is not the one created (id %s, working directory %q)", shortID(w.id), shortID(c.ID), c.Config.WorkingDir)
+	}
+	if _, err := w.describe(c, false); err != nil {
+		return err
+	}
+	return w.probe(ctx)
+}
+
+// inspectWorkspace inspects the container id, which must report its
+// configuration.
+func (e *Engine) inspectWorkspace(ctx context.Context, id string) (container.InspectResponse, error) {
 	insp, err := e.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("docker: inspect container %s: %w", shortID(id), gone(err))
+		return container.InspectResponse{}, fmt.Errorf("docker: inspect container %s: %w", shortID(id), gone(err))
 	}
 	c := insp.Container
 	if c.Config == nil || c.HostConfig == nil {
-		return nil, fmt.Errorf("docker: container %s: the daemon reported no configuration", shortID(id))
+		return container.InspectResponse{}, fmt.Errorf("docker: container %s: the daemon reported no configuration", shortID(id))
 	}
+	return c, nil
+}
+
+// describe sets w's configuration, labels and guarantees from the
+// container c, whose id and working directory w has, after checking that
+// helikon may run commands in it; it returns the source of the bind mount
+// at the working directory ("" in the isolated mode).
+func (w *Workspace) describe(c container.InspectResponse, attached bool) (bindSource string, err error) {
+	e := w.e
 	hc := c.HostConfig
-	dropsAll := slices.ContainsFunc(hc.CapDrop, func(s string) bool { return strings.EqualFold(strings.TrimPrefix(strings.ToUpper(s), "CAP_"), "ALL") })
-	if hc.Privileged || len(hc.CapAdd) > 0 || (!dropsAll && !e.weaken.keepCaps) {
-		return nil, fmt.Errorf("docker: container %s is privileged or keeps capabilities; helikon does not run commands in it", shortID(id))
+	if hc.Privileged || len(hc.CapAdd) > 0 || (!dropsAllCaps(hc.CapDrop) && !e.weaken.keepCaps) {
+		return "", fmt.Errorf("docker: container %s is privileged or keeps capabilities; helikon does not run commands in it", shortID(w.id))
 	}
-	dir := c.Config.WorkingDir
-	if dir == "" || !filepath.IsAbs(dir) {
-		return nil, fmt.Errorf("docker: container %s has no absolute working directory", shortID(id))
+	if w.dir == "" || !filepath.IsAbs(w.dir) {
+		return "", fmt.Errorf("docker: container %s has no absolute working directory", shortID(w.id))
 	}
-	var bindSource string
 	for _, m := range c.Mounts {
-		if m.Type == mount.TypeBind && m.Destination == dir {
+		if m.Type == mount.TypeBind && m.Destination == w.dir {
 			bindSource = m.Source
 		}
 	}
-	w := &Workspace{
-		e:         e,
-		id:        c.ID,
-		dir:       dir,
-		timeout:   e.opts.Timeout,
-		outputCap: e.opts.OutputCap,
-		allow:     slices.Clone(e.opts.EnvAllowlist),
-		limits:    e.opts.Limits,
-		baseEnv:   c.Config.Env,
-	}
+	w.timeout = e.opts.Timeout
+	w.outputCap = e.opts.OutputCap
+	w.allow = slices.Clone(e.opts.EnvAllowlist)
+	w.limits = e.opts.Limits
+	w.baseEnv = c.Config.Env
 	if w.timeout <= 0 {
 		w.timeout = backend.DefaultTimeout
 	}
@@ -102,31 +206,48 @@ func (e *Engine) open(ctx context.Context, id string, attached bool) (*Workspace
 		Attached: attached,
 	}
 	w.guarantees = e.guarantees(hc, c.Config.User, bindSource)
-	if err := w.probe(ctx); err != nil {
-		return nil, err
+	return bindSource, nil
+}
+
+// defaultCaps are the capabilities that Docker and Podman give a container
+// by default (Podman's defaults are a subset).
+var defaultCaps = []string{"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE", "NET_RAW", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
+
+// dropsAllCaps reports whether a container's CapDrop, with no CapAdd,
+// leaves it no capability: Docker reports "ALL" as it was given, Podman's
+// service every default capability by name.
+func dropsAllCaps(drop []string) bool {
+	names := make([]string, len(drop))
+	for i, c := range drop {
+		names[i] = strings.TrimPrefix(strings.ToUpper(c), "CAP_")
 	}
-	if bindSource != "" {
-		f, sb, err := newBindFS(bindSource, dir)
-		if err != nil {
-			return nil, err
+	if slices.Contains(names, "ALL") {
+		return true
+	}
+	for _, c := range defaultCaps {
+		if !slices.Contains(names, c) {
+			return false
 		}
-		w.sb = sb
-		w.FS = guardResolverFS{guardFS{fs: f, w: w}, f}
-		return w, nil
 	}
-	f, err := newIsolatedFS(ctx, w, dir)
+	return true
+}
+
+// openBind opens the file system of a bind-mode workspace.
+func (w *Workspace) openBind(source string) error {
+	f, sb, err := newBindFS(source, w.dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	w.FS = guardFS{fs: f, w: w}
-	return w, nil
+	w.sb = sb
+	w.FS = guardResolverFS{guardFS{fs: f, w: w}, f}
+	return nil
 }
 
 // guarantees reports what the container's configuration enforces.
 func (e *Engine) guarantees(hc *container.HostConfig, user, bindSource string) backend.Guarantees {
 	runtime := hc.Runtime
-	if runtime == "" {
-		runtime = "runc"
+	if runtime == "" || runtime == "oci" { // Podman's service calls its default runtime oci
+		runtime = e.defaultRuntime
 	}
 	virtual := slices.Contains(VirtualizedRuntimes, runtime)
 	kernel := backend.IsolationOSKernel
@@ -190,34 +311,35 @@ func (e *Engine) guarantees(hc *container.HostConfig, user, bindSource string) b
 
 // probe finds the shell that Request.Command runs with: bash where the
 // image has it at /bin/bash or /usr/bin/bash, else /bin/sh, which every
-// command's wrapper needs. It stats the paths through the archive API,
-// which costs a fraction of an exec.
+// command's wrapper needs. It stats the three paths at once through the
+// archive API, which costs a fraction of an exec.
 func (w *Workspace) probe(ctx context.Context) error {
-	exists := func(p string) (bool, error) {
-		st, err := w.e.cli.ContainerStatPath(ctx, w.id, client.ContainerStatPathOptions{Path: p})
-		if cerrdefs.IsNotFound(err) {
-			return false, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("docker: container %s: stat %s: %w", shortID(w.id), p, gone(err))
-		}
-		return !st.Stat.Mode.IsDir(), nil
+	paths := []string{"/bin/sh", "/bin/bash", "/usr/bin/bash"}
+	found := make([]bool, len(paths))
+	errs := make([]error, len(paths))
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Go(func() {
+			st, err := w.e.cli.ContainerStatPath(ctx, w.id, client.ContainerStatPathOptions{Path: p})
+			switch {
+			case cerrdefs.IsNotFound(err):
+			case err != nil:
+				errs[i] = fmt.Errorf("docker: container %s: stat %s: %w", shortID(w.id), p, gone(err))
+			default:
+				found[i] = !st.Stat.Mode.IsDir()
+			}
+		})
 	}
-	ok, err := exists("/bin/sh")
-	if err != nil {
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	if !ok {
+	if !found[0] {
 		return fmt.Errorf("docker: image %s has no /bin/sh; helikon runs every command under a POSIX shell there", w.e.opts.Image)
 	}
-	w.shell = "/bin/sh"
-	for _, p := range []string{"/bin/bash", "/usr/bin/bash"} {
-		if ok, err := exists(p); err != nil {
-			return err
-		} else if ok {
-			w.shell = p
-			break
-		}
+	w.shell = paths[0]
+	if i := slices.Index(found[1:], true); i >= 0 {
+		w.shell = paths[1+i]
 	}
 	return nil
 }
@@ -282,7 +404,10 @@ func gone(err error) error {
 	if err == nil {
 		return nil
 	}
-	if cerrdefs.IsNotFound(err) || (cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "not running")) {
+	// Podman's service says "container state improper", with status 409
+	// or 500 by version.
+	if cerrdefs.IsNotFound(err) || ((cerrdefs.IsConflict(err) || cerrdefs.IsInternal(err)) &&
+		(strings.Contains(err.Error(), "not running") || strings.Contains(err.Error(), "container state improper"))) {
 		return fmt.Errorf("%w (%w)", workspace.ErrGone, err)
 	}
 	return err

@@ -95,6 +95,9 @@ func New(ctx context.Context, r Runner, dir string, opts *Options) (*FS, error) 
 		return nil, err
 	}
 	f.phys = f.dir // scriptRoot resolves it
+	if o.Resolved && !o.NoStdin && !o.TextOnly {
+		return f, nil
+	}
 	out, err := f.run(ctx, "root", nil, nil, workspace.MaxPathBytes+8)
 	if err != nil {
 		return nil, f.pathErr("open root", dir, err)

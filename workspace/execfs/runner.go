@@ -62,6 +62,12 @@ type Options struct {
 	// (a path that is not is refused with fs.ErrInvalid).
 	TextOnly bool
 
+	// Resolved says the caller knows that the root exists and that no
+	// component of its path is a symbolic link (it is its own physical
+	// path): [New] then runs no exec to resolve it. Ignored with NoStdin
+	// or TextOnly, whose runners New also asks whether base64 is there.
+	Resolved bool
+
 	// MaxArgBytes caps one argument, the script's included: 131071 when
 	// zero (Linux's MAX_ARG_STRLEN is 32 pages, 131072 bytes with the
 	// terminating NUL).

@@ -156,3 +156,35 @@ func TestTextOnlyWorldsCoverBothEncodings(t *testing.T) {
 		}
 	}
 }
+
+// TestResolvedRootNeedsNoExec: New runs one exec to resolve the root, none
+// when the caller says it is resolved (except for a runner without stdin or
+// with text only, which New also asks whether base64 is there), and the
+// file system works either way.
+func TestResolvedRootNeedsNoExec(t *testing.T) {
+	for _, sh := range shells(t) {
+		for _, resolved := range []bool{false, true} {
+			o := sh.opts
+			o.Resolved = resolved
+			root := t.TempDir()
+			before := sh.r.execs.Load()
+			f, err := execfs.New(context.Background(), sh.r, root, &o)
+			if err != nil {
+				t.Fatalf("%s resolved=%v: New: %v", sh.name, resolved, err)
+			}
+			want := int64(1)
+			if resolved && !o.NoStdin && !o.TextOnly {
+				want = 0
+			}
+			if got := sh.r.execs.Load() - before; got != want {
+				t.Errorf("%s resolved=%v: New ran %d execs, want %d", sh.name, resolved, got, want)
+			}
+			if _, err := f.WriteFile(context.Background(), "a", []byte("x")); err != nil {
+				t.Errorf("%s resolved=%v: WriteFile: %v", sh.name, resolved, err)
+			}
+			if b, err := os.ReadFile(filepath.Join(root, "a")); err != nil || string(b) != "x" {
+				t.Errorf("%s resolved=%v: the file holds %q, %v", sh.name, resolved, b, err)
+			}
+		}
+	}
+}
