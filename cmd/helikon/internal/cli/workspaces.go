@@ -32,10 +32,12 @@ func AddWorkspaceFlags(fs *flag.FlagSet) *WorkspaceFlags {
 	return w
 }
 
-// AgentBackends are the backends whose engines only the agent binary links
-// (the Docker client): helikon exec with one of them hands the command to
-// helikon-agent. A binary that registers [WorkspaceExec] names its own.
-var AgentBackends = []string{"docker"}
+// AgentBackends are the workspace engines only the agent binary links (the
+// Docker client, forkd's workspaces): helikon exec with one of them hands
+// the command to helikon-agent (forkd only with --session or
+// --keep-workspace; otherwise it is this binary's per-command backend). A
+// binary that registers [RegisterWorkspaceExec] names its own.
+var AgentBackends = []string{"docker", "forkd"}
 
 // WorkspaceRun is one program for exec to run in a workspace engine's
 // workspace: the parsed flags and the request with exec's standard
@@ -78,17 +80,14 @@ func workspaceBackend(name string, sessionOrKeep bool) (here, agent bool) {
 	return false, slices.Contains(AgentBackends, name)
 }
 
-// remoteBackends names the backends exec can run in a workspace: forkd
-// and the engines of this binary, or those of the agent binary.
+// remoteBackends names the backends exec can run in a workspace: the
+// engines of this binary, or those of the agent binary.
 func remoteBackends() []string {
-	names := []string{"forkd"}
+	names := AgentBackends
 	if workspaceExec.engines != nil {
-		names = append(names, workspaceExec.engines()...)
-	} else {
-		names = append(names, AgentBackends...)
+		names = workspaceExec.engines()
 	}
-	slices.Sort(names)
-	return slices.Compact(names)
+	return slices.Sorted(slices.Values(names))
 }
 
 // backendName is name as the user would write it: the default when empty.
