@@ -20,6 +20,17 @@ import (
 
 // newEngine starts a fake cluster holding objects and returns an engine on
 // it with opts (Namespace filled in, short waits).
+// create creates session's workspace on e, closed when the test ends.
+func create(t *testing.T, e *agentsandbox.Engine, session string) workspace.Workspace {
+	t.Helper()
+	ws, err := e.Create(t.Context(), session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close(context.Background()) })
+	return ws
+}
+
 func newEngine(t *testing.T, opts agentsandbox.Options, objects ...runtime.Object) (*agentsandbox.Engine, *fakecluster.Cluster) {
 	t.Helper()
 	c := fakecluster.New(t, objects...)
@@ -72,11 +83,7 @@ func TestCreateRunsCommandsAndFilesInOneSandboxUntilClose(t *testing.T) {
 func TestExecFallsBackToSPDYWhereWebSocketIsRefused(t *testing.T) {
 	e, c := newEngine(t, agentsandbox.Options{Template: "t"}, fakecluster.Template("t", ""))
 	c.Exec.RefuseWebSocket.Store(true)
-	ws, err := e.Create(t.Context(), "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close(context.Background()) })
+	ws := create(t, e, "s1")
 	if got := workspacetest.Sh(t, ws, "echo hi; exit 0"); got != "hi\n" {
 		t.Errorf("stdout %q", got)
 	}
@@ -92,11 +99,7 @@ func TestExecFallsBackToSPDYWhereWebSocketIsRefused(t *testing.T) {
 func TestAttachFindsTheSessionsWorkspaceWithItsFiles(t *testing.T) {
 	e, _ := newEngine(t, agentsandbox.Options{Template: "t"}, fakecluster.Template("t", ""))
 	ctx := t.Context()
-	ws, err := e.Create(ctx, "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close(context.Background()) })
+	ws := create(t, e, "s1")
 	workspacetest.Sh(t, ws, "echo kept > kept.txt")
 	if _, err := e.Create(ctx, "s1"); err == nil {
 		t.Fatal("a second Create of one session succeeded")
@@ -119,11 +122,7 @@ func TestAttachFindsTheSessionsWorkspaceWithItsFiles(t *testing.T) {
 func TestLabelsAreValidKubernetesLabelsAndKeepExactValues(t *testing.T) {
 	e, c := newEngine(t, agentsandbox.Options{Template: "t", Labels: map[string]string{"team": "ml"}}, fakecluster.Template("t", ""))
 	ctx := t.Context()
-	ws, err := e.Create(ctx, "Sess_1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close(context.Background()) })
+	ws := create(t, e, "Sess_1")
 	claim, err := c.Extensions.ExtensionsV1alpha1().SandboxClaims(fakecluster.Namespace).Get(ctx, ws.Info().ID, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -144,11 +144,7 @@ func TestWarmPoolClaimAdoptsAWarmPod(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	ws, err := e.Create(ctx, "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close(context.Background()) })
+	ws := create(t, e, "s1")
 	if pod := ws.(*agentsandbox.Workspace).Pod(); !strings.HasPrefix(pod, fakecluster.Namespace+"/pool-") {
 		t.Errorf("the workspace runs in %s, want an adopted pod of the pool", pod)
 	}
@@ -228,11 +224,7 @@ func TestSandboxDeletedBySomeoneElseIsGone(t *testing.T) {
 func TestPodReplacedUnderItsNameIsGone(t *testing.T) {
 	e, c := newEngine(t, agentsandbox.Options{Template: "t"}, fakecluster.Template("t", ""))
 	ctx := t.Context()
-	ws, err := e.Create(ctx, "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close(context.Background()) })
+	ws := create(t, e, "s1")
 	workspacetest.Sh(t, ws, "echo state > f")
 	pod := strings.TrimPrefix(ws.(*agentsandbox.Workspace).Pod(), fakecluster.Namespace+"/")
 	old, err := c.Kube.CoreV1().Pods(fakecluster.Namespace).Get(ctx, pod, metav1.GetOptions{})
@@ -255,11 +247,7 @@ func TestPodReplacedUnderItsNameIsGone(t *testing.T) {
 func TestTimeoutKillsTheCommandsProcessTreeInThePod(t *testing.T) {
 	e, _ := newEngine(t, agentsandbox.Options{Template: "t"}, fakecluster.Template("t", ""))
 	ctx := t.Context()
-	ws, err := e.Create(ctx, "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close(context.Background()) })
+	ws := create(t, e, "s1")
 	for _, tc := range []struct {
 		name   string
 		cancel bool

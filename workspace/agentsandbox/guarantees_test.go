@@ -1,7 +1,6 @@
 package agentsandbox_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -62,11 +61,7 @@ func TestGuaranteesComeFromTheRuntimeClassAndNetworkPolicy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ws, err := e.Create(ctx, "s1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { ws.Close(context.Background()) })
+			ws := create(t, e, "s1")
 			for name, g := range map[string]backend.Guarantees{"Probe": probe, "Workspace": ws.Guarantees()} {
 				if g.Filesystem != tc.fs || g.Syscalls != tc.sys || g.Network != tc.net || g.Label != tc.label {
 					t.Errorf("%s: %v, want filesystem %v syscalls %v network %v label %q", name, g, tc.fs, tc.sys, tc.net, tc.label)
