@@ -102,10 +102,7 @@ const DefaultBackend = "os"
 
 // BuildBackend builds the backend the flags select.
 func BuildBackend(ctx context.Context, env *Env, root string, f *BackendFlags) (backend.Backend, error) {
-	name := resolveAlias(f.Name)
-	if name == "" {
-		name = DefaultBackend
-	}
+	name := resolveAlias(backendName(f.Name))
 	factory, ok := backendFactories[name]
 	if !ok {
 		if f.Name == "" {

@@ -71,7 +71,7 @@ func RegisterWorkspaceExec(engines func() []string, run func(ctx context.Context
 // backend of its own. forkd is both a per-command backend and an engine:
 // its workspace is taken only when a session is named or kept.
 func workspaceBackend(name string, sessionOrKeep bool) (here, agent bool) {
-	if _, perCommand := backendFactories[resolveAlias(name)]; perCommand && !sessionOrKeep {
+	if _, perCommand := backendFactories[resolveAlias(backendName(name))]; perCommand && !sessionOrKeep {
 		return false, false
 	}
 	if workspaceExec.engines != nil {
