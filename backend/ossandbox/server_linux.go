@@ -9,15 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/backend/ossandbox/internal/launcher"
+	"github.com/paigasus/helikon/internal/prelaunch"
 	"github.com/paigasus/helikon/internal/proc"
 )
 
@@ -130,7 +129,14 @@ func StartLauncher(root string) *Launcher {
 		if err != nil {
 			return
 		}
-		if l.c, l.cfg, err = startLauncherProcess(croot); err == nil {
+		// One this program started at its initialisation (the CLI does)
+		// is taken rather than a second started.
+		if p := prelaunch.TakeEarly(croot); p != nil {
+			l.c, l.cfg, err = adoptLauncherProcess(p)
+		} else {
+			l.c, l.cfg, err = startLauncherProcess(croot)
+		}
+		if err == nil {
 			l.root = croot
 		}
 	}()
@@ -227,50 +233,27 @@ func (b *Backend) serverConfig(probe bool) []byte {
 // configuration pipe: until the configuration is written (writeConfig) it
 // waits, having done nothing but start its Go runtime.
 func startLauncherProcess(root string) (*serverConn, *os.File, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	p, err := prelaunch.Spawn(root)
 	if err != nil {
+		return nil, nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
+	}
+	return adoptLauncherProcess(p)
+}
+
+// adoptLauncherProcess is startLauncherProcess for a launcher already
+// started (prelaunch.Spawn).
+func adoptLauncherProcess(p *prelaunch.Process) (*serverConn, *os.File, error) {
+	fc, err := net.FileConn(p.Sock)
+	p.Sock.Close()
+	if err != nil {
+		_ = p.Cmd.Process.Kill()
+		_ = p.Cmd.Wait()
+		p.Config.Close()
 		return nil, nil, fmt.Errorf("%w: os sandbox: launcher socket: %w", backend.ErrUnavailable, err)
 	}
-	ours, theirs := os.NewFile(uintptr(fds[0]), "launcher"), os.NewFile(uintptr(fds[1]), "launcher")
-	defer theirs.Close()
-	fc, err := net.FileConn(ours)
-	ours.Close()
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: os sandbox: launcher socket: %w", backend.ErrUnavailable, err)
-	}
-	conn := fc.(*net.UnixConn)
-	r, w, err := os.Pipe()
-	if err != nil {
-		conn.Close()
-		return nil, nil, fmt.Errorf("%w: os sandbox: launcher configuration pipe: %w", backend.ErrUnavailable, err)
-	}
-	defer r.Close()
-	cmd := &exec.Cmd{
-		Path:       "/proc/self/exe",
-		Args:       []string{launcher.Arg0, "serve"},
-		Env:        launcherEnv(),
-		Dir:        root,
-		ExtraFiles: []*os.File{theirs, r},
-		SysProcAttr: &syscall.SysProcAttr{
-			Setsid:                     true, // no terminal's signals
-			Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID,
-			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-			GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-			GidMappingsEnableSetgroups: false,
-		},
-	}
-	// Descriptors this program opened without O_CLOEXEC must not reach
-	// the launcher, whose commands would inherit them.
-	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
-	if err := cmd.Start(); err != nil {
-		conn.Close()
-		w.Close()
-		return nil, nil, fmt.Errorf("%w: os sandbox: start the launcher: %w", backend.ErrUnavailable, err)
-	}
-	theirs.Close()
-	c := &serverConn{cmd: cmd, conn: conn, calls: map[uint64]*remoteCmd{}, ready: make(chan struct{})}
+	c := &serverConn{cmd: p.Cmd, conn: fc.(*net.UnixConn), calls: map[uint64]*remoteCmd{}, ready: make(chan struct{})}
 	go c.receive()
-	return c, w, nil
+	return c, p.Config, nil
 }
 
 // writeConfig writes a launcher's configuration and closes the pipe, in a
@@ -281,15 +264,6 @@ func writeConfig(w *os.File, data []byte) {
 		_, _ = w.Write(data)
 		w.Close()
 	}()
-}
-
-// launcherEnv is the long-lived launcher's environment (its commands get
-// theirs with each request): its marker, and what spares its Go runtime
-// work at start-up: GOMAXPROCS given (this program's, so the runtime does
-// not read the cgroup files to choose it) and no memory profiling, which
-// nothing reads in the launcher (together ≈ 0.2 ms of its start).
-func launcherEnv() []string {
-	return []string{launcher.Env + "=1", "GOMAXPROCS=" + strconv.Itoa(runtime.GOMAXPROCS(0)), "GODEBUG=memprofilerate=0"}
 }
 
 // kill kills the launcher (and so every command it runs) and reaps it.

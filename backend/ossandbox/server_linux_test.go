@@ -11,12 +11,14 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/backend/ossandbox/internal/launcher"
+	"github.com/paigasus/helikon/internal/prelaunch"
 	"github.com/paigasus/helikon/internal/proc"
 	"github.com/paigasus/helikon/internal/proctest"
 )
@@ -350,5 +352,49 @@ func TestStartedLauncherTaken(t *testing.T) {
 	other.Close()
 	if alive(pid) {
 		t.Errorf("the launcher no backend took (pid %d) outlived Close", pid)
+	}
+}
+
+// earlyOnce guards prelaunch.Early, which starts one launcher per program.
+var earlyOnce sync.Once
+
+// TestEarlyLauncherTaken: a launcher this program started during its
+// initialisation (prelaunch.Early, as the helikon CLI does) is the one
+// StartLauncher hands to a backend over the same root, and its commands are
+// confined as any other launcher's.
+func TestEarlyLauncherTaken(t *testing.T) {
+	b := serverBackend(t)
+	b.Close()
+	ran := false
+	earlyOnce.Do(func() { ran = true; prelaunch.Early(b.Dir()) })
+	if !ran {
+		t.Skip("prelaunch.Early starts one launcher per program, and an earlier run of this test took it")
+	}
+	t.Cleanup(prelaunch.DiscardEarly)
+	opts := b.opts
+	opts.Launcher = StartLauncher(b.Dir())
+	t.Cleanup(func() { opts.Launcher.Close() })
+	<-opts.Launcher.started
+	if opts.Launcher.c == nil {
+		t.Fatal("StartLauncher did not start or take a launcher")
+	}
+	early := opts.Launcher.c.cmd
+	if early.Args[0] != prelaunch.Arg0 || early.Process == nil {
+		t.Fatalf("the launcher taken is %q", early.Args)
+	}
+	if p := prelaunch.TakeEarly(b.Dir()); p != nil {
+		p.Kill()
+		t.Fatal("StartLauncher left the launcher started at initialisation untaken and started its own")
+	}
+	taken, err := New(b.Dir(), &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { taken.Close() })
+	if got := sandboxed(t, taken, nil, "write", filepath.Join(t.TempDir(), "x")); got.code != attackBlocked {
+		t.Errorf("through the launcher started at initialisation, a write outside the root: %v; want blocked", got)
+	}
+	if got, want := launcherPid(taken), early.Process.Pid; got != want {
+		t.Errorf("the backend's launcher is %d; want %d, the one started at initialisation", got, want)
 	}
 }

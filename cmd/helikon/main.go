@@ -12,6 +12,9 @@ import (
 	"os"
 
 	"github.com/paigasus/helikon/cmd/helikon/internal/cli"
+	// Starts the OS sandbox's launcher during initialisation when the
+	// command line is an unprivileged helikon exec.
+	_ "github.com/paigasus/helikon/cmd/helikon/internal/earlylaunch"
 )
 
 func main() {

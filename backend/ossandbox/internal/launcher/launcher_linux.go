@@ -11,19 +11,21 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/paigasus/helikon/internal/landlock"
+	"github.com/paigasus/helikon/internal/prelaunch"
 	"github.com/paigasus/helikon/internal/proc/reaper"
 	"github.com/paigasus/helikon/internal/seccomp"
 )
 
 // The launcher is started by package ossandbox as a reaper command
 // (internal/proc re-executes this program) with argv[0] Arg0 and Env set to
-// "1" instead of the reaper's.
+// "1" instead of the reaper's, or as the long-lived launcher by
+// internal/prelaunch, which defines them.
 const (
-	Arg0 = "helikon-os-launcher"
-	Env  = "HELIKON_INTERNAL_OSSANDBOX_LAUNCHER"
+	Arg0 = prelaunch.Arg0
+	Env  = prelaunch.Env
 	// ConfigFD carries the encoded [Config] (ExtraFiles[1]); fd 3 is the
 	// reaper's status descriptor (ExtraFiles[0]).
-	ConfigFD = 4
+	ConfigFD = prelaunch.ConfigFD
 	// ParentFD is a pidfd of the calling program (ExtraFiles[2], with
 	// [Config].PidNS): readable once it has exited.
 	ParentFD = 5

@@ -11,13 +11,14 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/paigasus/helikon/internal/landlock"
+	"github.com/paigasus/helikon/internal/prelaunch"
 	"github.com/paigasus/helikon/internal/seccomp"
 )
 
 // SocketFD is the long-lived launcher's end of its socket pair with the
 // backend (ExtraFiles[0]; [ConfigFD] carries its [Config] as for the
 // per-command launcher).
-const SocketFD = 3
+const SocketFD = prelaunch.SocketFD
 
 // The long-lived launcher ([Config].Serve) lives as long as its backend:
 // the backend starts it once, in a new user, mount and pid namespace, and

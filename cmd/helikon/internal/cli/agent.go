@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"golang.org/x/term"
+
+	"github.com/paigasus/helikon/internal/prelaunch"
 )
 
 // AgentBinary is the name of the binary of the agent commands, built from
@@ -76,6 +78,7 @@ func ExecAgent(stderr io.Writer, args []string) int {
 		fmt.Fprintf(stderr, "helikon: %s: %v\n", args[0], err)
 		return ExitUsage
 	}
+	prelaunch.DiscardEarly() // the agent binary would inherit it as a child it does not know
 	err = replaceProcess(path, args)
 	fmt.Fprintf(stderr, "helikon: %s: executing %s: %v\n", args[0], path, err)
 	return ExitOther
@@ -88,6 +91,9 @@ func ExecAgent(stderr io.Writer, args []string) int {
 // signal handler is installed, so that signals the caller ignores stay
 // ignored in the agent binary.
 func RunProcess(args []string) int {
+	// A launcher started during initialisation (cmd/helikon's earlylaunch)
+	// that no backend took is killed, not left to exit with this process.
+	defer prelaunch.DiscardEarly()
 	if IsAgentCommand(args) {
 		return ExecAgent(os.Stderr, args)
 	}
