@@ -110,6 +110,9 @@ podman_start() {
 		apt-get install -y -q podman catatonit busybox-static >/dev/null
 	fi
 	mkdir -p /run/helikon-podman
+	# podman_ names this file, which must exist; after a reboot (/run is
+	# a tmpfs) it does not until the service is configured below.
+	[ -f "$PODMAN_CONF" ] || : >"$PODMAN_CONF"
 	if ! podman_ image exists "$IMAGE"; then
 		image podman_ import -q
 	fi

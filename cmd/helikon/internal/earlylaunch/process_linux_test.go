@@ -96,7 +96,16 @@ func TestUnprivilegedExecProcess(t *testing.T) {
 		t.Skip("no user namespaces")
 	}
 	bin, root := frontFor(t)
-	outside := filepath.Join(filepath.Dir(bin), "outside")
+	// A directory the user may write to, outside the root: only the
+	// sandbox keeps the command from writing there.
+	writable := filepath.Join(filepath.Dir(bin), "writable")
+	if err := os.Mkdir(writable, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(writable, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(writable, "outside")
 	code, out := helikon(t, bin, root, "exec", "--", "sh", "-c",
 		`id -u; echo in > inside && cat inside; (echo out > `+outside+`) 2>/dev/null || echo refused; ls /proc | grep -c '^[0-9]'`)
 	if code == 125 && strings.Contains(out, "unavailable") {
