@@ -27,7 +27,7 @@ func TestCgroupsRemoved(t *testing.T) {
 	if _, err := b.Run(context.Background(), &backend.Request{Argv: []string{"/bin/true"}}); err != nil {
 		t.Fatal(err)
 	}
-	cg := filepath.Join(b.pids, cgroupName(os.Getpid(), b.seq.Load()))
+	cg, _ := b.lastCgroup.Load().(string)
 	// Removed at once, or in the background once the confining thread
 	// has exited: wait for that, bounded.
 	deadline := time.Now().Add(10 * time.Second)

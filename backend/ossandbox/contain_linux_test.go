@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -164,6 +165,11 @@ func restrictedThreads() []string {
 	var out []string
 	tasks, _ := os.ReadDir("/proc/self/task")
 	for _, task := range tasks {
+		if tid, err := strconv.Atoi(task.Name()); err == nil {
+			if _, ok := standbyThreads.Load(tid); ok {
+				continue // confined ahead for a command, locked to its goroutine
+			}
+		}
 		st, err := os.ReadFile(filepath.Join("/proc/self/task", task.Name(), "status"))
 		if err != nil {
 			continue // the thread exited meanwhile

@@ -70,9 +70,11 @@ type Backend struct {
 	lastCap    int
 	g          backend.Guarantees
 	log        *slog.Logger
-	seq        atomic.Uint64
+	lastCgroup atomic.Value // string: the last per-command cgroup made (tests)
 	unsettled  bool
 	envs       proc.ExportCache // what bash exports, per environment (the direct path)
+	standby    standbys         // root callers: a thread confined for the next command (standby_linux.go)
+	noStandby  bool             // tests: confine every command's thread on its arrival
 	noDirect   bool             // tests: run every command line through bash
 	directRuns atomic.Int64     // command lines run without bash
 }
@@ -772,15 +774,25 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, d
 	// The long-lived launcher needs the tmpfs: the view it holds for
 	// every command has no per-command directory in it.
 	server := v.server && v.userns && v.pidNS && td.tmpfs
-	var rs *landlock.Ruleset // the launcher builds its own
-	if !v.userns {
+	key, standby := b.standbyFor(td, limits.Processes)
+	var sb *rootWorker // a thread confined ahead for this command
+	if standby {
+		sb = b.standby.take(key)
+	}
+	var rs *landlock.Ruleset // the launcher builds its own, a standby had its own
+	if !v.userns && sb == nil {
 		if rs, err = b.buildRuleset(td, !b.privileged); err != nil {
 			return nil, fmt.Errorf("ossandbox: %w", err), true
 		}
 		defer rs.Close()
 	}
-	cgroup, procs, err := b.commandCgroup(limits.Processes)
-	if err != nil {
+	var (
+		cgroup string
+		procs  int64 = -1 // root callers: RLIMIT_NPROC does not apply
+	)
+	if sb != nil {
+		cgroup = sb.cgroup
+	} else if cgroup, procs, err = b.commandCgroup(limits.Processes); err != nil {
 		return nil, err, true
 	}
 	if cgroup != "" {
@@ -816,7 +828,10 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, d
 		Timeout:   timeout,
 		Tracking:  b.tracking,
 	}
-	st := &confinedStart{b: b, v: v, td: td, rs: rs, cgroup: cgroup, traceMe: traceMe, limits: rl, h: none}
+	st := &confinedStart{b: b, v: v, td: td, rs: rs, cgroup: cgroup, traceMe: traceMe, limits: rl, h: none, sb: sb}
+	if standby {
+		st.key, st.prepare = key, true
+	}
 	if server {
 		spec.Spawn = b.spawner(&launcher.Request{Argv: argv, Env: env, TmpSize: td.size, TraceMe: traceMe}, rl)
 	} else {
@@ -932,6 +947,9 @@ type confinedStart struct {
 	limits  []rlimit // set at exec with traceMe
 	h       held
 	proxy   *egress.Proxy
+	sb      *rootWorker // a thread confined ahead for the command, or nil
+	prepare bool        // once started, confine a standby for the next command of key
+	key     standbyKey
 }
 
 // Start starts cmd confined.
@@ -951,7 +969,16 @@ func (c *confinedStart) Start(cmd *exec.Cmd) error {
 		return nil
 	}
 	var err error
-	c.h, c.proxy, err = c.b.startConfined(cmd, c.rs, c.td, c.cgroup, c.traceMe, c.limits)
+	if c.sb != nil {
+		c.h, err = c.sb.start(cmd, c.traceMe, c.limits)
+	} else {
+		c.h, c.proxy, err = c.b.startConfined(cmd, c.rs, c.td, c.cgroup, c.traceMe, c.limits)
+	}
+	if err == nil && c.prepare {
+		// While this command runs (not before it starts: on two cores
+		// that would slow its start).
+		c.b.standby.prepare(c.b, c.key)
+	}
 	return err
 }
 
@@ -1039,19 +1066,7 @@ func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp tempDir
 				return err
 			}
 		}
-		if !traceMe {
-			return cmd.Start()
-		}
-		cmd.SysProcAttr.Ptrace = true
-		if err := cmd.Start(); err != nil {
-			return err
-		}
-		if err := limitAtExec(cmd, limits); err != nil {
-			return err
-		}
-		h.janitor = make(chan struct{})
-		go launcher.ReapTracedThreads(cmd.Process.Pid, h.janitor)
-		return nil
+		return startOnThread(cmd, &h, traceMe, limits)
 	})
 	if err != nil {
 		stopProxy(proxy)
@@ -1061,11 +1076,45 @@ func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp tempDir
 	return h, proxy, nil
 }
 
-func (b *Backend) newPidsCgroup(max int64) (string, error) {
-	dir := filepath.Join(b.pids, cgroupName(os.Getpid(), b.seq.Add(1)))
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return "", fmt.Errorf("%w: ossandbox: create pids cgroup: %w", backend.ErrUnavailable, err)
+// startOnThread starts cmd from the calling thread, confined for it, traced
+// with its limits set at exec when traceMe (h then holds the janitor that
+// reaps its threads' stops).
+func startOnThread(cmd *exec.Cmd, h *held, traceMe bool, limits []rlimit) error {
+	if !traceMe {
+		return cmd.Start()
 	}
+	cmd.SysProcAttr.Ptrace = true
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	if err := limitAtExec(cmd, limits); err != nil {
+		return err
+	}
+	h.janitor = make(chan struct{})
+	go launcher.ReapTracedThreads(cmd.Process.Pid, h.janitor)
+	return nil
+}
+
+// cgroupSeq numbers this program's per-command cgroups: one sequence for
+// all its backends, so that no two commands share a cgroup (and its
+// pids.max).
+var cgroupSeq atomic.Uint64
+
+func (b *Backend) newPidsCgroup(max int64) (string, error) {
+	var dir string
+	for tries := 0; ; tries++ {
+		dir = filepath.Join(b.pids, cgroupName(os.Getpid(), cgroupSeq.Add(1)))
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrExist) || tries == 100 {
+			return "", fmt.Errorf("%w: ossandbox: create pids cgroup: %w", backend.ErrUnavailable, err)
+		}
+		// Left by an exited program whose pid this one has now: the
+		// sweep removes it; take the next name.
+	}
+	b.lastCgroup.Store(dir)
 	v := "max"
 	if max > 0 {
 		v = strconv.FormatInt(max, 10)

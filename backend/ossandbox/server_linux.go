@@ -172,10 +172,14 @@ func (l *Launcher) Close() error {
 }
 
 // Close stops the backend's long-lived launcher (unprivileged callers),
-// killing the commands it still runs. The backend stays usable: a later
-// command starts a new one. Close is also done when the backend is garbage.
+// killing the commands it still runs, and lets go of the thread a root
+// caller's backend confined ahead for its next command. The backend stays
+// usable: a later command starts a new launcher. Close is also done when
+// the backend is garbage (an idle root caller's standby is let go after
+// 30 s, and holds the backend until then).
 func (b *Backend) Close() error {
 	b.srv.close()
+	b.standby.close()
 	return nil
 }
 
