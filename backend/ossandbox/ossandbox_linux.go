@@ -839,6 +839,11 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, d
 	}
 	b.log.DebugContext(ctx, "ossandbox: run", "argv0", argv[0], "timeout", timeout, "privileged", b.privileged, "direct", spec.Path != "")
 	res, err = proc.Run(ctx, spec)
+	if sb != nil && !st.used {
+		// proc.Run ended before the start (a cancelled context, say):
+		// the standby, taken from the slot, would wait for it forever.
+		sb.letGo()
+	}
 	st.release()
 	return b.outcome(spec, res, err)
 }
@@ -948,6 +953,7 @@ type confinedStart struct {
 	h       held
 	proxy   *egress.Proxy
 	sb      *rootWorker // a thread confined ahead for the command, or nil
+	used    bool        // sb was given the command
 	prepare bool        // once started, confine a standby for the next command of key
 	key     standbyKey
 }
@@ -970,6 +976,7 @@ func (c *confinedStart) Start(cmd *exec.Cmd) error {
 	}
 	var err error
 	if c.sb != nil {
+		c.used = true
 		c.h, err = c.sb.start(cmd, c.traceMe, c.limits)
 	} else {
 		c.h, c.proxy, err = c.b.startConfined(cmd, c.rs, c.td, c.cgroup, c.traceMe, c.limits)

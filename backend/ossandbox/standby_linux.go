@@ -55,6 +55,7 @@ type standbys struct {
 type rootWorker struct {
 	key    standbyKey
 	cgroup string       // its pids cgroup, or ""
+	tid    atomic.Int64 // its thread (tests)
 	ready  chan error   // the confinement's outcome, once
 	jobs   chan rootJob // the command to start, once; a nil cmd lets it go
 	once   sync.Once    // reading ready
@@ -97,6 +98,7 @@ func (b *Backend) newRootWorker(k standbyKey) *rootWorker {
 	go func() {
 		_ = launcher.OnDiscardedThread(func() error {
 			tid := unix.Gettid()
+			w.tid.Store(int64(tid))
 			standbyThreads.Store(tid, struct{}{})
 			defer standbyThreads.Delete(tid)
 			h, err := b.confineStandby(w)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paigasus/helikon/backend"
 )
@@ -56,5 +57,47 @@ func TestRootStandbyServesOneCommand(t *testing.T) {
 	defer b.standby.mu.Unlock()
 	if b.standby.cur == nil {
 		t.Error("no standby was prepared after the commands")
+	}
+}
+
+// TestRootStandbyLetGoWithoutStart: a standby taken by a command that never
+// starts (its context already cancelled) lets its thread go instead of
+// waiting for it.
+func TestRootStandbyLetGoWithoutStart(t *testing.T) {
+	b, _ := tmpfsBackend(t, Options{})
+	if !b.privileged {
+		t.Skip("root callers only")
+	}
+	t.Cleanup(func() { b.Close() })
+	for range 2 {
+		runOK(t, b, "true")
+	}
+	b.standby.mu.Lock()
+	w := b.standby.cur
+	b.standby.mu.Unlock()
+	if w == nil {
+		t.Fatal("no standby after two commands")
+	}
+	if w.confined() != nil {
+		t.Fatalf("the standby's confinement failed: %v", w.confined())
+	}
+	tid := int(w.tid.Load())
+	if _, ok := standbyThreads.Load(tid); !ok || tid == 0 {
+		t.Fatalf("the standby's thread %d is not registered", tid)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := b.Run(ctx, &backend.Request{Command: "true"}); err == nil {
+		t.Fatal("a command with a cancelled context ran")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, ok := standbyThreads.Load(tid); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the standby taken by a command that never started still waits 5 s later")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
