@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,10 +25,18 @@ func TestCgroupsRemoved(t *testing.T) {
 	if b.pids == "" {
 		t.Skip("no writable cgroup v1 pids hierarchy here (or not root): commands get no pids cgroup")
 	}
-	if _, err := b.Run(context.Background(), &backend.Request{Argv: []string{"/bin/true"}}); err != nil {
+	res, err := b.Run(context.Background(), &backend.Request{Argv: []string{"grep", "^[0-9]*:pids:", "/proc/self/cgroup"}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	cg, _ := b.lastCgroup.Load().(string)
+	// The command's own cgroup, as /proc names it: "N:pids:/helikon-…".
+	name := strings.TrimSpace(string(res.Stdout))
+	if _, after, ok := strings.Cut(name, ":pids:/"); !ok || !strings.HasPrefix(after, "helikon-") {
+		t.Fatalf("the command's pids cgroup is %q, stderr %q; want one of its own", name, res.Stderr)
+	} else {
+		name = after
+	}
+	cg := filepath.Join(b.pids, name)
 	// Removed at once, or in the background once the confining thread
 	// has exited: wait for that, bounded.
 	deadline := time.Now().Add(10 * time.Second)

@@ -18,6 +18,7 @@ import (
 	"github.com/paigasus/helikon/internal/proctest"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/backend/ossandbox/internal/launcher"
 	"github.com/paigasus/helikon/internal/landlock"
 )
 
@@ -166,7 +167,7 @@ func restrictedThreads() []string {
 	tasks, _ := os.ReadDir("/proc/self/task")
 	for _, task := range tasks {
 		if tid, err := strconv.Atoi(task.Name()); err == nil {
-			if _, ok := standbyThreads.Load(tid); ok {
+			if launcher.IsWorkerThread(tid) {
 				continue // confined ahead for a command, locked to its goroutine
 			}
 		}

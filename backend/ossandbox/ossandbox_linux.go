@@ -70,13 +70,11 @@ type Backend struct {
 	lastCap    int
 	g          backend.Guarantees
 	log        *slog.Logger
-	lastCgroup atomic.Value // string: the last per-command cgroup made (tests)
 	unsettled  bool
-	envs       proc.ExportCache // what bash exports, per environment (the direct path)
-	standby    standbys         // root callers: a thread confined for the next command (standby_linux.go)
-	noStandby  bool             // tests: confine every command's thread on its arrival
-	noDirect   bool             // tests: run every command line through bash
-	directRuns atomic.Int64     // command lines run without bash
+	envs       proc.ExportCache                           // what bash exports, per environment (the direct path)
+	standby    launcher.Standby[standbyKey, standbyState] // root callers: threads confined ahead (standby_linux.go)
+	noDirect   bool                                       // tests: run every command line through bash
+	directRuns atomic.Int64                               // command lines run without bash
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -218,6 +216,7 @@ func (b *Backend) setUpPrivileged() error {
 		sweepCgroups(b.pids)
 	}
 	b.tracking = proc.TrackPidNamespace // the namespace ends with its first process
+	b.initStandby()
 	return nil
 }
 
@@ -777,7 +776,7 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, d
 	key, standby := b.standbyFor(td, limits.Processes)
 	var sb *rootWorker // a thread confined ahead for this command
 	if standby {
-		sb = b.standby.take(key)
+		sb = b.standby.Take(key)
 	}
 	var rs *landlock.Ruleset // the launcher builds its own, a standby had its own
 	if !v.userns && sb == nil {
@@ -791,7 +790,7 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, d
 		procs  int64 = -1 // root callers: RLIMIT_NPROC does not apply
 	)
 	if sb != nil {
-		cgroup = sb.cgroup
+		cgroup = sb.State().cgroup
 	} else if cgroup, procs, err = b.commandCgroup(limits.Processes); err != nil {
 		return nil, err, true
 	}
@@ -842,7 +841,7 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, d
 	if sb != nil && !st.used {
 		// proc.Run ended before the start (a cancelled context, say):
 		// the standby, taken from the slot, would wait for it forever.
-		sb.letGo()
+		sb.LetGo()
 	}
 	st.release()
 	return b.outcome(spec, res, err)
@@ -977,14 +976,14 @@ func (c *confinedStart) Start(cmd *exec.Cmd) error {
 	var err error
 	if c.sb != nil {
 		c.used = true
-		c.h, err = c.sb.start(cmd, c.traceMe, c.limits)
+		c.h, err = startStandby(c.sb, cmd, c.traceMe, c.limits)
 	} else {
 		c.h, c.proxy, err = c.b.startConfined(cmd, c.rs, c.td, c.cgroup, c.traceMe, c.limits)
 	}
 	if err == nil && c.prepare {
 		// While this command runs (not before it starts: on two cores
 		// that would slow its start).
-		c.b.standby.prepare(c.b, c.key)
+		c.b.standby.Prepare(c.key)
 	}
 	return err
 }
@@ -1121,7 +1120,6 @@ func (b *Backend) newPidsCgroup(max int64) (string, error) {
 		// Left by an exited program whose pid this one has now: the
 		// sweep removes it; take the next name.
 	}
-	b.lastCgroup.Store(dir)
 	v := "max"
 	if max > 0 {
 		v = strconv.FormatInt(max, 10)

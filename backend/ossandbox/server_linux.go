@@ -179,7 +179,7 @@ func (l *Launcher) Close() error {
 // 30 s, and holds the backend until then).
 func (b *Backend) Close() error {
 	b.srv.close()
-	b.standby.close()
+	b.standby.Close()
 	return nil
 }
 
@@ -247,14 +247,12 @@ func startLauncherProcess(root string) (*serverConn, *os.File, error) {
 // adoptLauncherProcess is startLauncherProcess for a launcher already
 // started (prelaunch.Spawn).
 func adoptLauncherProcess(p *prelaunch.Process) (*serverConn, *os.File, error) {
-	fc, err := net.FileConn(p.Sock)
-	p.Sock.Close()
+	fc, err := net.FileConn(p.Sock) // a duplicate: p.Sock is closed either way
 	if err != nil {
-		_ = p.Cmd.Process.Kill()
-		_ = p.Cmd.Wait()
-		p.Config.Close()
+		p.Kill()
 		return nil, nil, fmt.Errorf("%w: os sandbox: launcher socket: %w", backend.ErrUnavailable, err)
 	}
+	p.Sock.Close()
 	c := &serverConn{cmd: p.Cmd, conn: fc.(*net.UnixConn), calls: map[uint64]*remoteCmd{}, ready: make(chan struct{})}
 	go c.receive()
 	return c, p.Config, nil

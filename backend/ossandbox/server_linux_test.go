@@ -398,31 +398,3 @@ func TestEarlyLauncherTaken(t *testing.T) {
 		t.Errorf("the backend's launcher is %d; want %d, the one started at initialisation", got, want)
 	}
 }
-
-// TestStandbyServesOneCommand: the launcher confines the next command's
-// thread ahead of it; every command still gets a temporary directory and a
-// pid namespace of its own, and a tmpfs of the size its request asks for,
-// also when consecutive requests ask for different sizes.
-func TestStandbyServesOneCommand(t *testing.T) {
-	b := serverBackend(t)
-	sizes := []int64{4 << 20, 4 << 20, 4 << 20, 8 << 20, 8 << 20, 4 << 20}
-	for i, size := range sizes {
-		res, err := b.Run(context.Background(), &backend.Request{
-			Command: `ls -A "$TMPDIR" | wc -l; touch "$TMPDIR/left"; echo $$; stat -f -c '%b %S' "$TMPDIR"`,
-			Limits:  &backend.ResourceLimits{FileSize: size},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := strings.Fields(string(res.Stdout))
-		if len(f) != 4 {
-			t.Fatalf("command %d: %q, stderr %q", i, res.Stdout, res.Stderr)
-		}
-		blocks, _ := strconv.ParseInt(f[2], 10, 64)
-		bsize, _ := strconv.ParseInt(f[3], 10, 64)
-		if f[0] != "0" || f[1] != "1" || blocks*bsize != size {
-			t.Errorf("command %d (tmpfs of %d bytes): %s entries left in its temporary directory, pid %s, a tmpfs of %d bytes; want 0, pid 1 and %d bytes",
-				i, size, f[0], f[1], blocks*bsize, size)
-		}
-	}
-}

@@ -8,28 +8,26 @@ import (
 	"time"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/backend/ossandbox/internal/launcher"
 )
 
-// TestRootStandbyServesOneCommand: a root caller's backend confines the
-// next command's thread ahead of it; every command still gets a temporary
-// directory and a pid namespace of its own, the tmpfs size its request
-// asks for, and a pids cgroup of its own (not readable from inside: its
-// cap is held by the standby's key, with the tmpfs size), also when
-// consecutive requests ask for different ones.
-func TestRootStandbyServesOneCommand(t *testing.T) {
-	b, _ := tmpfsBackend(t, Options{})
-	if !b.privileged {
-		t.Skip("root callers only (the launcher's standby: TestStandbyServesOneCommand)")
-	}
-	t.Cleanup(func() { b.Close() })
-	type want struct{ size, procs int64 }
-	runs := []want{{4 << 20, 50}, {4 << 20, 50}, {4 << 20, 50}, {8 << 20, 50}, {8 << 20, 60}, {4 << 20, 50}, {4 << 20, 50}}
-	cgroups := map[string]bool{}
-	for i, w := range runs {
+// standbyRequest is one command of the standby tests: the tmpfs size and the
+// process cap it asks for.
+type standbyRequest struct{ size, procs int64 }
+
+// checkStandbys runs reqs on b one after the other, from the third on
+// through threads confined ahead, and checks that every command still gets
+// an empty temporary directory, pid 1 of a pid namespace of its own and a
+// tmpfs of the size it asks for; it returns each command's pids cgroup
+// (empty where there is none).
+func checkStandbys(t *testing.T, b *Backend, reqs []standbyRequest) []string {
+	t.Helper()
+	var cgroups []string
+	for i, r := range reqs {
 		res, err := b.Run(context.Background(), &backend.Request{
 			Command: `ls -A "$TMPDIR" | wc -l; touch "$TMPDIR/left"; echo $$; stat -f -c '%b %S' "$TMPDIR"; ` +
 				`echo "cg=$(grep '^[0-9]*:pids:' /proc/self/cgroup | cut -d: -f3)"`,
-			Limits: &backend.ResourceLimits{FileSize: w.size, Processes: w.procs},
+			Limits: &backend.ResourceLimits{FileSize: r.size, Processes: r.procs},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -40,22 +38,45 @@ func TestRootStandbyServesOneCommand(t *testing.T) {
 		}
 		blocks, _ := strconv.ParseInt(f[2], 10, 64)
 		bsize, _ := strconv.ParseInt(f[3], 10, 64)
-		if f[0] != "0" || f[1] != "1" || blocks*bsize != w.size {
+		if f[0] != "0" || f[1] != "1" || blocks*bsize != r.size {
 			t.Errorf("command %d (tmpfs of %d bytes): %s entries left in its temporary directory, pid %s, a tmpfs of %d bytes; want 0, pid 1 and %d bytes",
-				i, w.size, f[0], f[1], blocks*bsize, w.size)
+				i, r.size, f[0], f[1], blocks*bsize, r.size)
 		}
-		if b.pids == "" {
-			continue
-		}
-		cg := strings.TrimPrefix(f[4], "cg=")
-		if cg == "/" || cgroups[cg] {
-			t.Errorf("command %d ran in pids cgroup %q, not one of its own (earlier: %v)", i, cg, cgroups)
-		}
-		cgroups[cg] = true
+		cgroups = append(cgroups, strings.TrimPrefix(f[4], "cg="))
 	}
-	b.standby.mu.Lock()
-	defer b.standby.mu.Unlock()
-	if b.standby.cur == nil {
+	return cgroups
+}
+
+// TestStandbyServesOneCommand: the launcher confines the next command's
+// thread ahead of it; every command still gets a temporary directory and a
+// pid namespace of its own, and a tmpfs of the size its request asks for,
+// also when consecutive requests ask for different sizes.
+func TestStandbyServesOneCommand(t *testing.T) {
+	b := serverBackend(t)
+	checkStandbys(t, b, []standbyRequest{{4 << 20, 0}, {4 << 20, 0}, {4 << 20, 0}, {8 << 20, 0}, {8 << 20, 0}, {4 << 20, 0}})
+}
+
+// TestRootStandbyServesOneCommand: a root caller's backend does the same in
+// its own process, and each command also gets a pids cgroup of its own (not
+// readable from inside: its cap is held by the standby's key, with the
+// tmpfs size), also when consecutive requests ask for different ones.
+func TestRootStandbyServesOneCommand(t *testing.T) {
+	b, _ := tmpfsBackend(t, Options{})
+	if !b.privileged {
+		t.Skip("root callers only (the launcher's standby: TestStandbyServesOneCommand)")
+	}
+	t.Cleanup(func() { b.Close() })
+	cgroups := checkStandbys(t, b, []standbyRequest{{4 << 20, 50}, {4 << 20, 50}, {4 << 20, 50}, {8 << 20, 50}, {8 << 20, 60}, {4 << 20, 50}, {4 << 20, 50}})
+	if b.pids != "" {
+		seen := map[string]bool{}
+		for i, cg := range cgroups {
+			if cg == "/" || seen[cg] {
+				t.Errorf("command %d ran in pids cgroup %q, not one of its own (all: %q)", i, cg, cgroups)
+			}
+			seen[cg] = true
+		}
+	}
+	if b.standby.Current() == nil {
 		t.Error("no standby was prepared after the commands")
 	}
 }
@@ -72,17 +93,15 @@ func TestRootStandbyLetGoWithoutStart(t *testing.T) {
 	for range 2 {
 		runOK(t, b, "true")
 	}
-	b.standby.mu.Lock()
-	w := b.standby.cur
-	b.standby.mu.Unlock()
+	w := b.standby.Current()
 	if w == nil {
 		t.Fatal("no standby after two commands")
 	}
-	if w.confined() != nil {
-		t.Fatalf("the standby's confinement failed: %v", w.confined())
+	if err := w.Confined(); err != nil {
+		t.Fatalf("the standby's confinement failed: %v", err)
 	}
-	tid := int(w.tid.Load())
-	if _, ok := standbyThreads.Load(tid); !ok || tid == 0 {
+	tid := w.Tid()
+	if tid == 0 || !launcher.IsWorkerThread(tid) {
 		t.Fatalf("the standby's thread %d is not registered", tid)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -91,10 +110,7 @@ func TestRootStandbyLetGoWithoutStart(t *testing.T) {
 		t.Fatal("a command with a cancelled context ran")
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, ok := standbyThreads.Load(tid); !ok {
-			break
-		}
+	for launcher.IsWorkerThread(tid) {
 		if time.Now().After(deadline) {
 			t.Fatal("the standby taken by a command that never started still waits 5 s later")
 		}

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -16,21 +17,10 @@ func TestMain(m *testing.M) {
 		cfg, _ := io.ReadAll(os.NewFile(ConfigFD, "config"))
 		sock := os.NewFile(SocketFD, "socket")
 		wd, _ := os.Getwd()
-		_, _ = sock.WriteString(strings.Join([]string{itoa(os.Getuid()), wd, string(cfg)}, "|"))
+		_, _ = sock.WriteString(strings.Join([]string{strconv.Itoa(os.Getuid()), wd, string(cfg)}, "|"))
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
 }
 
 func userNamespaces(t *testing.T) {

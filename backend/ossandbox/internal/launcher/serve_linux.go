@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -41,8 +40,8 @@ const SocketFD = prelaunch.SocketFD
 //     namespace is empty.
 //
 // From the second command on, steps 1 to 3 for the next command are done
-// ahead, once a command has started, on a thread kept for it (see worker):
-// one thread, one command.
+// ahead, once a command has started, on a thread kept for it (see
+// Standby): one thread, one command.
 //
 // The command sees in /proc only the processes it may ptrace, which
 // Landlock limits to its own domain: its own processes, not the launcher
@@ -65,8 +64,7 @@ type server struct {
 
 	mu       sync.Mutex
 	commands map[uint64]*command // by id, from the request's arrival to the report
-	standby  *worker             // a thread confined for the next command, or nil
-	runs     atomic.Int64        // commands started or tried
+	standby  Standby[int64, int] // threads confined ahead, by tmpfs size; each leaves its mount namespace's descriptor
 }
 
 // command is one command the launcher was sent.
@@ -78,6 +76,12 @@ type command struct {
 func serve(c *Config) int {
 	syscall.CloseOnExec(SocketFD)
 	s := &server{c: c, sock: SocketFD, commands: map[uint64]*command{}}
+	s.standby.Confine = s.confine
+	s.standby.Release = func(mnt int) {
+		if mnt >= 0 {
+			unix.Close(mnt)
+		}
+	}
 	if err := s.setUp(); err != nil {
 		s.send(Message(MsgUnavailable, 0, []byte("os sandbox launcher: "+err.Error())), nil)
 		return 125
@@ -256,19 +260,20 @@ func (s *server) run(id uint64, payload []byte, files []*os.File) {
 		fail(MsgUnavailable, err)
 		return
 	}
-	w := s.takeStandby(req.TmpSize)
+	w := s.standby.Take(req.TmpSize)
 	if w == nil {
-		w = s.newWorker(req.TmpSize)
+		w = s.standby.New(req.TmpSize)
 	}
-	st := w.start(req, files)
-	// The next command's thread is confined while this one runs (not
-	// before it starts: on two cores that would slow its start), once the
-	// backend has sent a second command: a program that runs one command
-	// and exits, as helikon exec does, would pay for a thread nobody uses
-	// (about 0.8 ms of its 10, measured, the confinement competing with
-	// the command and the report for the two cores).
-	if s.runs.Add(1) >= 2 {
-		s.prepareStandby(req.TmpSize)
+	var st started
+	w.Run(func(mnt int, err error) {
+		if err != nil {
+			st = started{mnt: -1, err: err}
+			return
+		}
+		st = s.startCommand(req, files, mnt)
+	})
+	if st.p != nil {
+		s.standby.Prepare(req.TmpSize) // confined while this command runs
 	}
 	closeFiles(files) // the command has its own; the backend sees end of file when it is gone
 	files = nil
@@ -305,35 +310,10 @@ func (s *server) run(id uint64, payload []byte, files []*os.File) {
 	go unix.Close(mnt)
 }
 
-// A worker is a locked OS thread, discarded afterwards, confined for one
-// command (see serve) and waiting for it. The launcher keeps one confined
-// ahead (its standby) for the next command: the confinement (new mount and
-// pid namespaces, the tmpfs, the capability drop, Landlock, seccomp, and
-// the thread itself: about 0.4 ms) is then done while the previous command
-// runs, not after the next one arrives. A standby serves one command only,
-// as a thread confined on its arrival would, with a fresh tmpfs and pid
-// namespace of its own; only its tmpfs's size comes from the request, and a
-// request of another size gets a thread confined for it.
-type worker struct {
-	size  int64
-	ready chan error // the confinement's outcome, once
-	jobs  chan job   // the command to start, once
-	err   error      // the confinement's outcome, once ready was read
-	read  bool       // ready was read
-	mu    sync.Mutex // err, read
-}
-
-// job is a command for a worker, and where its start is reported.
-type job struct {
-	req   *Request
-	files []*os.File
-	res   chan started
-}
-
-// started is a worker's outcome: the command started (p, traced with
-// janitor reaping its threads' stops, when its limits were set at exec), or
-// err, with forked when it failed after the thread was confined; mnt is a
-// descriptor of the command's mount namespace, or -1.
+// started is the outcome of one command's start: the command started (p,
+// traced with janitor reaping its threads' stops, when its limits were set
+// at exec), or err, with forked when it failed after the thread was
+// confined; mnt is a descriptor of the command's mount namespace, or -1.
 type started struct {
 	p       *os.Process
 	mnt     int
@@ -342,92 +322,9 @@ type started struct {
 	err     error
 }
 
-// newWorker starts a worker confining its thread for a command whose tmpfs
-// holds size bytes.
-func (s *server) newWorker(size int64) *worker {
-	w := &worker{size: size, ready: make(chan error, 1), jobs: make(chan job, 1)}
-	go func() {
-		_ = OnDiscardedThread(func() error {
-			mnt, err := s.confine(size)
-			w.ready <- err
-			if err != nil {
-				if mnt >= 0 {
-					unix.Close(mnt)
-				}
-				j := <-w.jobs
-				j.res <- started{mnt: -1, err: err}
-				return err
-			}
-			j := <-w.jobs
-			j.res <- s.startCommand(j.req, j.files, mnt)
-			return nil
-		})
-	}()
-	return w
-}
-
-// confined waits for w's confinement and returns its outcome.
-func (w *worker) confined() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.read {
-		w.err, w.read = <-w.ready, true
-	}
-	return w.err
-}
-
-// start has w start req with files as its standard streams, and returns
-// the outcome.
-func (w *worker) start(req *Request, files []*os.File) started {
-	res := make(chan started, 1)
-	w.jobs <- job{req: req, files: files, res: res}
-	return <-res
-}
-
-// takeStandby returns the standby if its tmpfs holds size bytes and its
-// confinement worked, leaving none; otherwise nil. A standby whose
-// confinement failed is dropped: the command confines a thread of its own
-// and reports why that fails.
-func (s *server) takeStandby(size int64) *worker {
-	s.mu.Lock()
-	w := s.standby
-	if w == nil || w.size != size {
-		s.mu.Unlock()
-		return nil
-	}
-	s.standby = nil
-	s.mu.Unlock()
-	if w.confined() != nil {
-		go w.start(nil, nil) // let its thread go
-		return nil
-	}
-	return w
-}
-
-// prepareStandby starts confining a standby for a command whose tmpfs holds
-// size bytes, unless there is one of that size; one of another size is
-// let go.
-func (s *server) prepareStandby(size int64) {
-	s.mu.Lock()
-	old := s.standby
-	if old != nil && old.size == size {
-		s.mu.Unlock()
-		return
-	}
-	s.standby = s.newWorker(size)
-	s.mu.Unlock()
-	if old != nil {
-		go old.start(nil, nil)
-	}
-}
-
 // startCommand starts req, from the calling thread confined with the
 // command's mount namespace mnt.
 func (s *server) startCommand(req *Request, files []*os.File, mnt int) started {
-	if req == nil {
-		unix.Close(mnt) // a standby let go
-		return started{mnt: -1, err: errors.New("os sandbox launcher: standby let go")}
-	}
 	st := started{mnt: mnt, forked: true}
 	p, err := os.StartProcess(req.Path, req.Argv, &os.ProcAttr{
 		Dir:   s.c.Root,

@@ -18,6 +18,7 @@ package earlylaunch
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/paigasus/helikon/internal/prelaunch"
@@ -55,7 +56,7 @@ func Wanted(args []string, euid int) (root string, ok bool) {
 			break // the program and its arguments
 		}
 		name, value, inline := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !inline && !contains(BoolFlags, name) {
+		if !inline && !slices.Contains(BoolFlags, name) {
 			if i+1 >= len(args) {
 				return "", false // a usage error
 			}
@@ -63,7 +64,7 @@ func Wanted(args []string, euid int) (root string, ok bool) {
 			value = args[i]
 		}
 		switch {
-		case name == "h" || name == "help" || contains(remoteFlags, name):
+		case name == "h" || name == "help" || slices.Contains(remoteFlags, name):
 			return "", false
 		case name == "backend" && value != "" && value != "os" && value != "local":
 			return "", false
@@ -79,13 +80,4 @@ func Wanted(args []string, euid int) (root string, ok bool) {
 		return "", false
 	}
 	return root, true
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
