@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -37,7 +37,7 @@ var errLauncherDied = errors.New("ossandbox: the launcher died while the command
 
 // serverConn is a running long-lived launcher.
 type serverConn struct {
-	cmd  *exec.Cmd
+	proc *prelaunch.Process
 	conn *net.UnixConn
 	seq  atomic.Uint64
 	once sync.Once // markDead
@@ -253,7 +253,7 @@ func adoptLauncherProcess(p *prelaunch.Process) (*serverConn, *os.File, error) {
 		return nil, nil, fmt.Errorf("%w: os sandbox: launcher socket: %w", backend.ErrUnavailable, err)
 	}
 	p.Sock.Close()
-	c := &serverConn{cmd: p.Cmd, conn: fc.(*net.UnixConn), calls: map[uint64]*remoteCmd{}, ready: make(chan struct{})}
+	c := &serverConn{proc: p, conn: fc.(*net.UnixConn), calls: map[uint64]*remoteCmd{}, ready: make(chan struct{})}
 	go c.receive()
 	return c, p.Config, nil
 }
@@ -270,7 +270,7 @@ func writeConfig(w *os.File, data []byte) {
 
 // kill kills the launcher (and so every command it runs) and reaps it.
 func (c *serverConn) kill() {
-	_ = c.cmd.Process.Kill()
+	_ = c.proc.Signal(syscall.SIGKILL)
 	c.conn.Close()
 	c.markDead()
 }
@@ -309,7 +309,7 @@ func (c *serverConn) markDead() {
 		c.mu.Lock()
 		c.dead = true
 		c.mu.Unlock()
-		_ = c.cmd.Wait()
+		_, _ = c.proc.Wait()
 		c.mu.Lock()
 		calls := c.calls
 		c.calls = nil

@@ -41,7 +41,7 @@ func launcherPid(b *Backend) int {
 	b.srv.mu.Lock()
 	defer b.srv.mu.Unlock()
 	if c := b.srv.cur; c != nil && !c.isDead() {
-		return c.cmd.Process.Pid
+		return c.proc.Pid()
 	}
 	return 0
 }
@@ -329,7 +329,7 @@ func TestStartedLauncherTaken(t *testing.T) {
 	if opts.Launcher.c == nil {
 		t.Fatal("the launcher started ahead did not start")
 	}
-	if got, want := launcherPid(taken), opts.Launcher.c.cmd.Process.Pid; got != want {
+	if got, want := launcherPid(taken), opts.Launcher.c.proc.Pid(); got != want {
 		t.Errorf("the backend's launcher is %d; want %d, the one started ahead", got, want)
 	}
 
@@ -345,7 +345,7 @@ func TestStartedLauncherTaken(t *testing.T) {
 	if other.c == nil {
 		t.Fatal("the second launcher started ahead did not start")
 	}
-	pid := other.c.cmd.Process.Pid
+	pid := other.c.proc.Pid()
 	if launcherPid(elsewhere) == pid {
 		t.Error("a backend took a launcher started in another root")
 	}
@@ -378,9 +378,10 @@ func TestEarlyLauncherTaken(t *testing.T) {
 	if opts.Launcher.c == nil {
 		t.Fatal("StartLauncher did not start or take a launcher")
 	}
-	early := opts.Launcher.c.cmd
-	if early.Args[0] != prelaunch.Arg0 || early.Process == nil {
-		t.Fatalf("the launcher taken is %q", early.Args)
+	early := opts.Launcher.c.proc
+	argv, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", early.Pid()))
+	if err != nil || !strings.HasPrefix(string(argv), prelaunch.Arg0+"\x00") {
+		t.Fatalf("the launcher taken is %q (%v)", argv, err)
 	}
 	if p := prelaunch.TakeEarly(b.Dir()); p != nil {
 		p.Kill()
@@ -394,7 +395,7 @@ func TestEarlyLauncherTaken(t *testing.T) {
 	if got := sandboxed(t, taken, nil, "write", filepath.Join(t.TempDir(), "x")); got.code != attackBlocked {
 		t.Errorf("through the launcher started at initialisation, a write outside the root: %v; want blocked", got)
 	}
-	if got, want := launcherPid(taken), early.Process.Pid; got != want {
+	if got, want := launcherPid(taken), early.Pid(); got != want {
 		t.Errorf("the backend's launcher is %d; want %d, the one started at initialisation", got, want)
 	}
 }

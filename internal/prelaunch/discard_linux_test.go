@@ -19,11 +19,11 @@ func TestDiscardEarlyKills(t *testing.T) {
 			t.Fatal("Early did not start the launcher")
 		}
 		DiscardEarly()
-		if p.Cmd.ProcessState == nil {
+		if p.Signal(syscall.SIGKILL) != os.ErrProcessDone {
 			t.Fatal("DiscardEarly did not reap the launcher")
 		}
-		if ws := p.Cmd.ProcessState.Sys().(syscall.WaitStatus); ws.Signal() != syscall.SIGKILL {
-			t.Fatalf("the launcher ended with %v, not killed", p.Cmd.ProcessState)
+		if ws, err := p.Wait(); err != nil || ws.Signal() != syscall.SIGKILL {
+			t.Fatalf("the launcher ended with %v (%v), not killed", ws, err)
 		}
 		if TakeEarly(os.TempDir()) != nil {
 			t.Fatal("a discarded launcher was taken")

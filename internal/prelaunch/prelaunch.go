@@ -22,8 +22,8 @@ package prelaunch
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"sync"
+	"syscall"
 )
 
 // The launcher's role and its descriptors, which its side (package
@@ -49,16 +49,25 @@ var ErrUnsupported = errors.New("prelaunch: the launcher runs on Linux only")
 // nothing but start its Go runtime, until its configuration is written to
 // Config and closed.
 type Process struct {
-	Cmd    *exec.Cmd
 	Sock   *os.File // this program's end of the socket pair
 	Config *os.File // the write end of the configuration pipe
 	Root   string   // the root it was started in, as given to Spawn
+
+	pid    int
+	mu     sync.Mutex // guards pidfd against Wait's close
+	pidfd  int        // -1 once reaped
+	reaped sync.Once
+	status syscall.WaitStatus
+	err    error
 }
+
+// Pid returns the launcher's process id.
+func (p *Process) Pid() int { return p.pid }
 
 // Kill kills the launcher, reaps it and closes this program's descriptors.
 func (p *Process) Kill() {
-	_ = p.Cmd.Process.Kill()
-	_ = p.Cmd.Wait()
+	_ = p.Signal(syscall.SIGKILL)
+	_, _ = p.Wait()
 	p.Sock.Close()
 	p.Config.Close()
 }

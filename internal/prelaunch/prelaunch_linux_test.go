@@ -45,8 +45,8 @@ func reply(t *testing.T, p *Process, cfg string) string {
 	if err != nil {
 		t.Fatalf("no answer from the launcher: %v", err)
 	}
-	if err := p.Cmd.Wait(); err != nil {
-		t.Fatalf("launcher: %v", err)
+	if ws, err := p.Wait(); err != nil || !ws.Exited() || ws.ExitStatus() != 0 {
+		t.Fatalf("launcher: status %v, %v", ws, err)
 	}
 	p.Sock.Close()
 	return string(buf[:n])

@@ -42,6 +42,9 @@ func init() {
 
 func main(argv []string) int {
 	os.Unsetenv(Env)
+	if len(argv) > 0 && argv[0] == "serve" {
+		checkPidfds()
+	}
 	f := os.NewFile(ConfigFD, "launcher config")
 	data, err := readAll(f, maxConfig)
 	f.Close()

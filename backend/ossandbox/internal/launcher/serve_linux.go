@@ -73,6 +73,17 @@ type command struct {
 	killed bool        // the backend asked to kill it
 }
 
+// checkPidfds runs the check os.StartProcess makes once per process, that
+// pidfds work, by forking and reaping a throwaway child. From a confining
+// thread that child would be the first process of the command's pid
+// namespace, and its exit would end the namespace; main runs it before it
+// reads the configuration, while the backend is still writing it.
+func checkPidfds() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		_ = p.Release()
+	}
+}
+
 func serve(c *Config) int {
 	syscall.CloseOnExec(SocketFD)
 	s := &server{c: c, sock: SocketFD, commands: map[uint64]*command{}}
@@ -117,13 +128,6 @@ func (s *server) setUp() error {
 	}
 	if s.opened, err = landlock.Open(c.Rules.Rules); err != nil {
 		return err
-	}
-	// os.StartProcess checks once per process whether pidfds work by
-	// forking a throwaway child; from a confining thread that child would
-	// be the first process of the command's pid namespace, and its exit
-	// would end the namespace. FindProcess runs the check here.
-	if p, err := os.FindProcess(os.Getpid()); err == nil {
-		_ = p.Release()
 	}
 	if !c.Probe {
 		return nil
