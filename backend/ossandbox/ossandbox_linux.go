@@ -275,9 +275,18 @@ func (b *Backend) probeConfinement() error {
 	// throwaway child. Done from a confining thread, that child would be
 	// the first process of the new pid namespace, and its exit would end
 	// the namespace before the command could start in it. FindProcess runs
-	// the check here, on an ordinary thread.
-	if p, err := os.FindProcess(os.Getpid()); err == nil {
-		_ = p.Release()
+	// the check on an ordinary thread, while the probe's thread confines
+	// itself (nothing starts from it before New returns).
+	checked := make(chan struct{})
+	go func() {
+		defer close(checked)
+		if p, err := os.FindProcess(os.Getpid()); err == nil {
+			_ = p.Release()
+		}
+	}()
+	defer func() { <-checked }()
+	if b.probeStandby() == nil {
+		return nil
 	}
 	err := b.probe()
 	if err != nil && b.tmpBase != "" {
@@ -766,11 +775,7 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 // when that start failed and nothing ran.
 func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, direct bool) (res *backend.Result, err error, ran bool) {
 	timeout := backend.EffectiveTimeout(b.opts.Timeout, req.Timeout)
-	base := b.opts.Limits.WithDefaults(timeout)
-	if base.Processes == 0 {
-		base.Processes = DefaultProcesses
-	}
-	limits := tighten(base, req.Limits)
+	limits := b.limits(timeout, req.Limits)
 	outCap := capture.Cap(b.opts.OutputCap, req.OutputCap) // a request may lower it, not raise it
 
 	td, err := b.tempDir(limits.FileSize, v.tmpBase)
@@ -853,6 +858,16 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, d
 	}
 	st.release()
 	return b.outcome(spec, res, err)
+}
+
+// limits returns the limits of a command whose timeout is timeout and
+// whose request asks for req (nil for none).
+func (b *Backend) limits(timeout time.Duration, req *backend.ResourceLimits) backend.ResourceLimits {
+	base := b.opts.Limits.WithDefaults(timeout)
+	if base.Processes == 0 {
+		base.Processes = DefaultProcesses
+	}
+	return tighten(base, req)
 }
 
 // commandCgroup returns the pids cgroup of one command capped at procs

@@ -1,6 +1,7 @@
 package ossandbox
 
 import (
+	"errors"
 	"fmt"
 	"os/exec"
 	"time"
@@ -67,6 +68,28 @@ func (b *Backend) standbyFor(tmp tempDir, procs int64) (standbyKey, bool) {
 	}
 	return k, true
 }
+
+// probeStandby is a root caller's backend's probe at construction where a
+// standby can serve its commands: the thread of a command that asks for no
+// limits and no timeout of its own (helikon exec's) is confined ahead, and
+// that command takes it instead of confining one after it arrives. It
+// returns an error where there is no such standby (without the tmpfs, with
+// the egress proxy) or its confinement failed; the caller then probes as
+// before, with the tmpfs and without.
+func (b *Backend) probeStandby() error {
+	if b.tmpBase == "" {
+		return errNoStandby
+	}
+	limits := b.limits(backend.EffectiveTimeout(b.opts.Timeout, 0), nil)
+	key, ok := b.standbyFor(tempDir{path: b.tmpBase, tmpfs: true, size: max(limits.FileSize, 0)}, limits.Processes)
+	if !ok {
+		return errNoStandby
+	}
+	return b.standby.Ahead(key)
+}
+
+// errNoStandby: a backend whose commands no standby serves.
+var errNoStandby = errors.New("ossandbox: no standby")
 
 // confineStandby confines the calling thread for a command of key k: its
 // cgroup, ruleset and temporary directory made as run makes them.

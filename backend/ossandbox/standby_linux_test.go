@@ -117,3 +117,48 @@ func TestRootStandbyLetGoWithoutStart(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestRootProbeServesFirstCommand: a root caller's backend confines its
+// first command's thread in New, as its probe, and a command asking for no
+// limits of its own takes it: one confinement, not two, for a program that
+// runs one command (helikon exec). That command still gets an empty
+// temporary directory, pid 1 of a pid namespace of its own and a pids
+// cgroup of its own.
+func TestRootProbeServesFirstCommand(t *testing.T) {
+	b, _ := tmpfsBackend(t, Options{})
+	if !b.privileged {
+		t.Skip("root callers only")
+	}
+	t.Cleanup(func() { b.Close() })
+	w := b.standby.Current()
+	if w == nil {
+		t.Fatal("New left no confined thread for the first command")
+	}
+	if err := w.Confined(); err != nil {
+		t.Fatalf("the probe's confinement failed: %v", err)
+	}
+	tid := w.Tid()
+	res, err := b.Run(context.Background(), &backend.Request{
+		Command: `echo $$; ls -A "$TMPDIR" | wc -l; echo "cg=$(grep '^[0-9]*:pids:' /proc/self/cgroup | cut -d: -f3)"`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(res.Stdout))
+	if len(f) != 3 || f[0] != "1" || f[1] != "0" {
+		t.Fatalf("the first command: %q (stderr %q); want pid 1 and an empty temporary directory", res.Stdout, res.Stderr)
+	}
+	if b.pids != "" && (f[2] == "cg=" || f[2] == "cg=/") {
+		t.Errorf("the first command ran in pids cgroup %q, not one of its own", f[2])
+	}
+	if b.standby.Current() != nil {
+		t.Fatal("the first command did not take the thread New confined for it")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for launcher.IsWorkerThread(tid) {
+		if time.Now().After(deadline) {
+			t.Fatal("the thread New confined still waits 5 s after the first command")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -11,7 +11,7 @@
 # /tmp that USER can read. OLD is a git revision whose helikon binary runs in
 # the same hyperfine invocations for comparison (e72bca1, the last single
 # binary, unless given; "none" for none), built as its README said (go build,
-# cgo on). The helikon binary is built as the README's
+# with cgo unless it said CGO_ENABLED=0). The helikon binary is built as the README's
 # CGO_ENABLED=0 go build -o bin/ ./cmd/... does, without helikon-agent,
 # which none of the commands timed here runs.
 # The builds run at normal priority, hyperfine with $PRIO (default chrt -f 50,
@@ -33,7 +33,10 @@ oldhelp="" oldexec="" oldpar=""
 if [ "$old" != none ]; then
 	mkdir "$dir/src"
 	git archive "$old" | tar -x -C "$dir/src"
-	(cd "$dir/src" && go build -o "$dir/old/helikon" ./cmd/helikon)
+	# As that revision's README built it: static where it said so.
+	cgo=1
+	grep -q 'CGO_ENABLED=0 go build' "$dir/src/README.md" && cgo=0
+	(cd "$dir/src" && CGO_ENABLED=$cgo go build -o "$dir/old/helikon" ./cmd/helikon)
 	oldhelp="$dir/old/helikon --help"
 	oldexec="$dir/old/helikon exec -- /bin/true"
 	oldpar="sh -c 'seq 200 | xargs -P 8 -I{} $dir/old/helikon exec -- /bin/true'"

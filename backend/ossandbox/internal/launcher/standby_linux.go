@@ -159,6 +159,26 @@ func (s *Standby[K, S]) Prepare(k K) {
 	}
 }
 
+// Ahead confines a standby for a command of key k now, in place of any
+// other, and waits for its confinement: a backend's probe at construction
+// whose confined thread its first command then takes. A standby whose
+// confinement failed is let go and the failure returned.
+func (s *Standby[K, S]) Ahead(k K) error {
+	w := s.New(k)
+	if err := w.Confined(); err != nil {
+		w.LetGo()
+		return err
+	}
+	s.mu.Lock()
+	old := s.cur
+	s.cur = w
+	s.mu.Unlock()
+	if old != nil {
+		old.LetGo()
+	}
+	return nil
+}
+
 // Close lets the standby go, if any.
 func (s *Standby[K, S]) Close() {
 	s.mu.Lock()
