@@ -109,10 +109,16 @@ func TestRootStandbyLetGoWithoutStart(t *testing.T) {
 	if _, err := b.Run(ctx, &backend.Request{Command: "true"}); err == nil {
 		t.Fatal("a command with a cancelled context ran")
 	}
+	waitThreadGone(t, tid, "the standby taken by a command that never started")
+}
+
+// waitThreadGone fails t unless the worker thread tid is gone within 5 s.
+func waitThreadGone(t *testing.T, tid int, what string) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for launcher.IsWorkerThread(tid) {
 		if time.Now().After(deadline) {
-			t.Fatal("the standby taken by a command that never started still waits 5 s later")
+			t.Fatal(what + " still waits 5 s later")
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -154,11 +160,5 @@ func TestRootProbeServesFirstCommand(t *testing.T) {
 	if b.standby.Current() != nil {
 		t.Fatal("the first command did not take the thread New confined for it")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for launcher.IsWorkerThread(tid) {
-		if time.Now().After(deadline) {
-			t.Fatal("the thread New confined still waits 5 s after the first command")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitThreadGone(t, tid, "the thread New confined, after the first command,")
 }

@@ -169,24 +169,21 @@ func (s *Standby[K, S]) Ahead(k K) error {
 		w.LetGo()
 		return err
 	}
+	s.replace(w)
+	return nil
+}
+
+// Close lets the standby go, if any.
+func (s *Standby[K, S]) Close() { s.replace(nil) }
+
+// replace makes w (or none) the standby and lets the one it replaces go.
+func (s *Standby[K, S]) replace(w *Worker[K, S]) {
 	s.mu.Lock()
 	old := s.cur
 	s.cur = w
 	s.mu.Unlock()
 	if old != nil {
 		old.LetGo()
-	}
-	return nil
-}
-
-// Close lets the standby go, if any.
-func (s *Standby[K, S]) Close() {
-	s.mu.Lock()
-	w := s.cur
-	s.cur = nil
-	s.mu.Unlock()
-	if w != nil {
-		w.LetGo()
 	}
 }
 
