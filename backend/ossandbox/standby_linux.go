@@ -13,7 +13,9 @@ import (
 )
 
 // A root caller's commands each start from a thread confined for them (see
-// startConfined). From a backend's second command on, the next command's
+// startConfined). New's probe is such a thread, confined for a command that
+// asks for no limits of its own, which the first such command takes
+// (probeStandby). From a backend's second command on, the next command's
 // thread is confined while the current one runs (launcher.Standby, which
 // the unprivileged callers' launcher uses in its own process): its pids
 // cgroup made, its mount and pid namespaces, read-only view and tmpfs, its
