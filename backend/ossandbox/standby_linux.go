@@ -83,7 +83,7 @@ func (b *Backend) probeStandby() error {
 		return errNoStandby
 	}
 	limits := b.limits(backend.EffectiveTimeout(b.opts.Timeout, 0), nil)
-	key, ok := b.standbyFor(tempDir{path: b.tmpBase, tmpfs: true, size: max(limits.FileSize, 0)}, limits.Processes)
+	key, ok := b.standbyFor(tmpfsDir(b.tmpBase, limits.FileSize), limits.Processes)
 	if !ok {
 		return errNoStandby
 	}
@@ -97,13 +97,10 @@ var errNoStandby = errors.New("ossandbox: no standby")
 // cgroup, ruleset and temporary directory made as run makes them.
 func (b *Backend) confineStandby(k standbyKey) (standbyState, error) {
 	st := standbyState{h: none}
-	td := tempDir{path: b.tmpBase, tmpfs: true, size: k.tmpSize}
-	if b.pids != "" {
-		cg, err := b.newPidsCgroup(k.procs)
-		if err != nil {
-			return st, err
-		}
-		st.cgroup = cg
+	td := tmpfsDir(b.tmpBase, k.tmpSize)
+	var err error
+	if st.cgroup, _, err = b.commandCgroup(k.procs); err != nil {
+		return st, err
 	}
 	rs, err := b.buildRuleset(td, false)
 	if err != nil {

@@ -93,23 +93,31 @@ func TestRootStandbyLetGoWithoutStart(t *testing.T) {
 	for range 2 {
 		runOK(t, b, "true")
 	}
-	w := b.standby.Current()
-	if w == nil {
-		t.Fatal("no standby after two commands")
-	}
-	if err := w.Confined(); err != nil {
-		t.Fatalf("the standby's confinement failed: %v", err)
-	}
-	tid := w.Tid()
-	if tid == 0 || !launcher.IsWorkerThread(tid) {
-		t.Fatalf("the standby's thread %d is not registered", tid)
-	}
+	tid := standbyThread(t, b, "after two commands")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := b.Run(ctx, &backend.Request{Command: "true"}); err == nil {
 		t.Fatal("a command with a cancelled context ran")
 	}
 	waitThreadGone(t, tid, "the standby taken by a command that never started")
+}
+
+// standbyThread returns the thread of b's standby, failing t unless there
+// is one (when, says when), confined and registered as a worker's.
+func standbyThread(t *testing.T, b *Backend, when string) int {
+	t.Helper()
+	w := b.standby.Current()
+	if w == nil {
+		t.Fatal("no standby " + when)
+	}
+	if err := w.Confined(); err != nil {
+		t.Fatalf("the standby's confinement (%s) failed: %v", when, err)
+	}
+	tid := w.Tid()
+	if tid == 0 || !launcher.IsWorkerThread(tid) {
+		t.Fatalf("the standby's thread %d (%s) is not registered", tid, when)
+	}
+	return tid
 }
 
 // waitThreadGone fails t unless the worker thread tid is gone within 5 s.
@@ -136,14 +144,7 @@ func TestRootProbeServesFirstCommand(t *testing.T) {
 		t.Skip("root callers only")
 	}
 	t.Cleanup(func() { b.Close() })
-	w := b.standby.Current()
-	if w == nil {
-		t.Fatal("New left no confined thread for the first command")
-	}
-	if err := w.Confined(); err != nil {
-		t.Fatalf("the probe's confinement failed: %v", err)
-	}
-	tid := w.Tid()
+	tid := standbyThread(t, b, "after New")
 	res, err := b.Run(context.Background(), &backend.Request{
 		Command: `echo $$; ls -A "$TMPDIR" | wc -l; echo "cg=$(grep '^[0-9]*:pids:' /proc/self/cgroup | cut -d: -f3)"`,
 	})

@@ -91,9 +91,15 @@ func usableMountPoint(p string) bool {
 // tempDir returns the private temporary directory of a command whose file
 // size limit is fileSize (the tmpfs holds at most that much; none means the
 // kernel's default); tmpBase is the tmpfs mount point, or "".
+// tmpfsDir is the temporary directory of a command whose tmpfs, mounted on
+// tmpBase in its mount namespace, holds at most fileSize bytes.
+func tmpfsDir(tmpBase string, fileSize int64) tempDir {
+	return tempDir{path: tmpBase, tmpfs: true, size: max(fileSize, 0)}
+}
+
 func (b *Backend) tempDir(fileSize int64, tmpBase string) (tempDir, error) {
 	if tmpBase != "" && usableMountPoint(tmpBase) {
-		return tempDir{path: tmpBase, tmpfs: true, size: max(fileSize, 0)}, nil
+		return tmpfsDir(tmpBase, fileSize), nil
 	}
 	dir, err := os.MkdirTemp("", "helikon-os-")
 	if err != nil {

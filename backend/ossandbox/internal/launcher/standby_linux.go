@@ -16,11 +16,12 @@ import (
 // arrives. A standby serves one command, as a thread confined on its
 // arrival would, and only a command of the key it was confined for (what
 // of the confinement depends on the request: the tmpfs's size, the pids
-// cgroup's cap); others get a [Worker] of their own. None is kept until a
-// second command has started ([Standby.Prepare]): a program that runs one
-// command and exits would pay for a thread nobody uses (about 0.8 ms of a
+// cgroup's cap); others get a [Worker] of their own. [Standby.Prepare] keeps
+// none until a second command has started: a program that runs one command
+// and exits would pay for a thread nobody uses (about 0.8 ms of a
 // one-command helikon exec's 10, measured, the confinement competing with
-// the command and its report for two cores).
+// the command and its report for two cores). [Standby.Ahead] makes one
+// where a backend would confine a thread anyway, as its probe.
 //
 // S is what a confinement leaves held (a mount namespace's descriptor,
 // say). The zero Standby is not usable: Confine and Release must be set.
