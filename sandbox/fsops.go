@@ -8,43 +8,54 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // Stat returns the information of the file p names, its symbolic links
 // (the last component's included) resolved inside the root as by
-// [Sandbox.RealPath].
+// [Sandbox.RealPath]: what the walk's look-up of the file found.
 func (s *Sandbox) Stat(p string) (fs.FileInfo, error) {
 	const op = "stat"
-	real, _, err := s.resolve(op, p)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := s.root.Stat(real)
-	return fi, mapErr(op, p, err)
+	var fi fs.FileInfo
+	_, err := s.walk(op, p, func(w *walker, real string) error {
+		if real == "." {
+			var err error
+			fi, err = s.root.Stat(".")
+			return mapErr(op, p, err)
+		}
+		fi = w.infos[len(w.infos)-1]
+		if fi == nil { // the walk found it, or a directory before it, missing
+			return pathError(op, p, fs.ErrNotExist)
+		}
+		return nil
+	})
+	return fi, err
 }
 
 // ReadDir lists the directory p names (links resolved as by
-// [Sandbox.RealPath]), sorted by file name. A FIFO in its place is refused
-// as not a directory, without blocking.
+// [Sandbox.RealPath]), sorted by file name: the directory its walk opened.
+// A FIFO in its place is refused as not a directory, without blocking.
 func (s *Sandbox) ReadDir(p string) ([]fs.DirEntry, error) {
 	const op = "readdir"
-	real, _, err := s.resolve(op, p)
+	var ents []fs.DirEntry
+	_, err := s.walk(op, p, func(w *walker, real string) error {
+		if w.notDir {
+			return pathError(op, p, syscall.ENOTDIR)
+		}
+		d, err := w.dir()
+		if err != nil {
+			return err
+		}
+		f, err := d.Open(".")
+		if err != nil {
+			return mapErr(op, p, err)
+		}
+		defer f.Close()
+		ents, err = f.ReadDir(-1)
+		return mapErr(op, p, err)
+	})
 	if err != nil {
 		return nil, err
-	}
-	d, err := openDir(s.root, real)
-	if err != nil {
-		return nil, mapErr(op, p, err)
-	}
-	defer d.Close()
-	f, err := d.Open(".")
-	if err != nil {
-		return nil, mapErr(op, p, err)
-	}
-	defer f.Close()
-	ents, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, mapErr(op, p, err)
 	}
 	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return ents, nil

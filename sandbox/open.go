@@ -26,28 +26,51 @@ func (s *Sandbox) OpenRegular(p string) (*os.File, fs.FileInfo, error) {
 
 // OpenFile is [Sandbox.OpenRegular] that also returns the path it opened:
 // p relative to the root with its links resolved, as [Sandbox.RealPath]
-// returns it.
+// returns it. The path is the one the open's own walk took, through the
+// directory descriptors it opened and checked, not p resolved again: a
+// directory swapped for a link while the call runs leads the walk to the
+// link's target, and the path returned is the target's.
 func (s *Sandbox) OpenFile(p string) (*os.File, fs.FileInfo, string, error) {
 	const op = "open"
-	real, _, err := s.resolve(op, p)
+	var (
+		f    *os.File
+		fi   fs.FileInfo
+		real string
+	)
+	_, err := s.walk(op, p, func(w *walker, r string) (err error) {
+		f, fi, err = w.openRegular(r)
+		real = r
+		return err
+	})
 	if err != nil {
 		return nil, nil, "", err
 	}
-	f, fi, err := s.openRegular(op, p, real)
-	return f, fi, real, err
+	return f, fi, real, nil
 }
 
-// openRegular is OpenRegular for rel, a path relative to the root, naming it
-// p in errors.
-func (s *Sandbox) openRegular(op, p, rel string) (*os.File, fs.FileInfo, error) {
-	// A cheap check first, so that a device is not even opened in the
-	// common case; the check on the descriptor below is the one that holds.
-	if fi, err := s.root.Stat(rel); err == nil {
-		if err := notRegular(op, p, fi); err != nil {
-			return nil, nil, err
-		}
+// openRegular opens the regular file the walk ended on, real, for reading,
+// from the descriptor of its directory. The file is checked on its open
+// descriptor: it must be regular, and the file the look-up found (a file
+// swapped in since, or a link os.Root followed, starts the walk over).
+func (w *walker) openRegular(real string) (*os.File, fs.FileInfo, error) {
+	op, p := w.op, w.p
+	if real == "." {
+		return nil, nil, pathError(op, p, fmt.Errorf("%w: the sandbox root directory", workspace.ErrNotRegular))
 	}
-	f, err := s.root.OpenFile(rel, os.O_RDONLY|openReadFlags, 0)
+	dir, base, want, err := w.parent()
+	if err != nil {
+		return nil, nil, err
+	}
+	if want == nil {
+		return nil, nil, pathError(op, p, fs.ErrNotExist)
+	}
+	// The look-up's information first, so that a device is never opened
+	// through this name.
+	if err := notRegular(op, p, want); err != nil {
+		return nil, nil, err
+	}
+	w.cost++
+	f, err := dir.OpenFile(base, os.O_RDONLY|openReadFlags, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ENXIO) { // open(2) on a socket
 			return nil, nil, pathError(op, p, fmt.Errorf("%w: a socket", workspace.ErrNotRegular))
@@ -59,9 +82,11 @@ func (s *Sandbox) openRegular(op, p, rel string) (*os.File, fs.FileInfo, error) 
 		f.Close()
 		return nil, nil, mapErr(op, p, err)
 	}
-	if err := notRegular(op, p, fi); err != nil {
+	// The look-up found a regular file: the descriptor is of that file,
+	// and so regular too, or the name was swapped.
+	if !os.SameFile(fi, want) {
 		f.Close()
-		return nil, nil, err
+		return nil, nil, pathError(op, p, &swappedError{name: real})
 	}
 	return f, fi, nil
 }

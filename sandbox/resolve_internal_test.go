@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/paigasus/helikon/workspace"
@@ -65,21 +66,29 @@ func TestResolveCostIsLinearInPathLength(t *testing.T) {
 }
 
 // RealPath is a snapshot: a concurrent process can swap a checked path for a
-// link to the outside before the open. The open must then still stay inside
-// (os.Root refuses the link), which this test checks without a race by
-// handing the open a path that has already been swapped.
+// link before the open. The open must then neither leave the root (os.Root
+// refuses a link out) nor follow a link inside to a file the walk did not
+// name (the descriptors it opens are checked against what its look-ups
+// found). This test checks both without a race by handing the open a walk
+// whose look-ups saw the path before the swap: a directory at every
+// directory's name, a regular file at the last one.
 func TestOpenAfterASwapStaysConfined(t *testing.T) {
 	base := t.TempDir()
 	root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
-	for _, d := range []string{root, outside} {
-		if err := os.Mkdir(d, 0o755); err != nil {
+	for _, d := range []string{root, outside, filepath.Join(root, "private"), filepath.Join(root, ".seen", "dir")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("SECRET"), 0o644); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{filepath.Join(outside, "secret.txt"), filepath.Join(root, "private", "secret.txt"), filepath.Join(root, ".seen", "file")} {
+		if err := os.WriteFile(f, []byte("SECRET"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	for name, target := range map[string]string{"f": "../outside/secret.txt", "d": "../outside", "a": outside + "/secret.txt"} {
+	for name, target := range map[string]string{
+		"f": "../outside/secret.txt", "d": "../outside", "a": outside + "/secret.txt", // out of the root
+		"g": "private/secret.txt", "e": "private", // inside it
+	} {
 		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
 			t.Fatal(err)
 		}
@@ -89,30 +98,67 @@ func TestOpenAfterASwapStaysConfined(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	for _, rel := range []string{"f", "d/secret.txt", "a"} {
-		f, _, err := sb.openRegular("test", rel, rel)
-		if !errors.Is(err, workspace.ErrOutside) {
-			t.Errorf("openRegular(%q) after a swap: %v, want an error matching workspace.ErrOutside", rel, err)
+	dirInfo, _ := os.Lstat(filepath.Join(root, ".seen", "dir"))
+	fileInfo, _ := os.Lstat(filepath.Join(root, ".seen", "file"))
+	// seen is a walk of rel whose look-ups found what was there before
+	// the swap; when missing, the last directory was not there yet.
+	seen := func(rel string, missing bool) *walker {
+		w := &walker{s: sb, op: "test", p: rel, cur: sb.root, exists: true}
+		for _, c := range strings.Split(rel, "/") {
+			w.push(c, dirInfo)
+		}
+		w.infos[len(w.infos)-1] = fileInfo
+		if missing && len(w.infos) > 1 {
+			w.infos[len(w.infos)-2] = nil
+		}
+		return w
+	}
+	for _, tc := range []struct {
+		rel  string
+		want error
+	}{
+		{"f", workspace.ErrOutside},
+		{"d/secret.txt", workspace.ErrOutside},
+		{"a", workspace.ErrOutside},
+		{"g", syscall.EAGAIN},
+		{"e/secret.txt", syscall.EAGAIN},
+	} {
+		w := seen(tc.rel, false)
+		f, _, err := w.openRegular(tc.rel)
+		w.close()
+		if !errors.Is(err, tc.want) {
+			t.Errorf("openRegular(%q) after a swap: %v, want an error matching %v", tc.rel, err, tc.want)
 		}
 		if err == nil {
 			b := make([]byte, 64)
 			n, _ := f.Read(b)
 			f.Close()
-			t.Errorf("openRegular(%q) after a swap opened a file outside and read %q", rel, b[:n])
+			t.Errorf("openRegular(%q) after a swap opened another file and read %q", tc.rel, b[:n])
 		}
 		// The same for the write that follows a resolution.
-		if _, err := sb.replace(context.Background(), "test", rel, rel, [][]byte{[]byte("PWNED")}, nil); err == nil {
-			t.Errorf("replace(%q) after a swap succeeded", rel)
-		}
-		if _, err := sb.replace(context.Background(), "test", rel+"/new", rel+"/new", [][]byte{[]byte("PWNED")}, nil); err == nil {
-			t.Errorf("replace(%q) after a swap succeeded", rel+"/new")
+		for _, rel := range []string{tc.rel, tc.rel + "/new"} {
+			for _, missing := range []bool{false, true} {
+				w := seen(rel, missing)
+				parent, base, _, err := w.makeParent()
+				if err == nil {
+					_, err = sb.replace(context.Background(), "test", rel, rel, parent, base, [][]byte{[]byte("PWNED")}, nil)
+				}
+				w.close()
+				if err == nil {
+					t.Errorf("a write of %q (missing %v) after a swap succeeded", rel, missing)
+				}
+			}
 		}
 	}
-	if b, _ := os.ReadFile(filepath.Join(outside, "secret.txt")); string(b) != "SECRET" {
-		t.Errorf("the outside file was changed: %q", b)
+	for _, f := range []string{filepath.Join(outside, "secret.txt"), filepath.Join(root, "private", "secret.txt")} {
+		if b, _ := os.ReadFile(f); string(b) != "SECRET" {
+			t.Errorf("%s was changed: %q", f, b)
+		}
 	}
-	if ents, _ := os.ReadDir(outside); len(ents) != 1 {
-		t.Errorf("files were created outside: %v", ents)
+	for _, d := range []string{outside, filepath.Join(root, "private")} {
+		if ents, _ := os.ReadDir(d); len(ents) != 1 {
+			t.Errorf("files were created in %s: %v", d, ents)
+		}
 	}
 }
 

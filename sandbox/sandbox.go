@@ -250,26 +250,79 @@ func (s *Sandbox) RealPath(p string) (string, error) {
 // os.Root calls it made walked, which is linear in the length of p (the
 // tests hold it to that).
 func (s *Sandbox) resolve(op, p string) (string, int, error) {
+	var real string
+	cost, err := s.walk(op, p, func(_ *walker, r string) error {
+		real = r
+		return nil
+	})
+	return real, cost, err
+}
+
+// maxWalkTries is how many times [Sandbox.walk] resolves a path whose
+// names another process keeps swapping (a directory or file replaced
+// between its look-up and its open). One retry absorbs an ordinary
+// concurrent replacement, such as an editor's or this package's own
+// atomic write of the file being read; a name that changes under three
+// walks in a row is being swapped in a loop, and the call fails with
+// EAGAIN rather than spin.
+const maxWalkTries = 3
+
+// walk resolves p as [Sandbox.RealPath] does and calls use with the walk,
+// its directory descriptors still open, and the resolved path. use opens
+// what it needs through the walk ([walker.parent], [walker.makeParent],
+// [walker.openRegular], [walker.descend]), from the descriptors the walk
+// itself opened: the file it reaches is the one real names, and no second
+// resolution by string can land elsewhere. When the walk or use finds a
+// name swapped between its look-up and its open, walk starts over, up to
+// maxWalkTries times. It returns the cost of the last walk (see resolve).
+func (s *Sandbox) walk(op, p string, use func(w *walker, real string) error) (int, error) {
 	rel, err := s.rel(op, p)
 	if err != nil {
-		return "", 0, err
+		return 0, err
 	}
-	w := walker{s: s, op: op, p: p, cur: s.root, exists: true}
-	defer w.close()
-	real, err := w.walk(rel)
-	return real, w.cost, err
+	for try := 1; ; try++ {
+		w := walker{s: s, op: op, p: p, cur: s.root, exists: true}
+		real, err := w.walk(rel)
+		if err == nil {
+			err = use(&w, real)
+		}
+		w.close()
+		if try == maxWalkTries || !errors.As(err, new(*swappedError)) {
+			return w.cost, err
+		}
+	}
 }
+
+// swappedError is the error of a walk that found a name swapped between
+// its look-up and its open: another process renamed a file or directory,
+// or put a link in its place. It wraps EAGAIN, which callers match; the
+// walk is retried first (see maxWalkTries).
+type swappedError struct{ name string }
+
+func (e *swappedError) Error() string {
+	return e.name + " changed while it was being resolved (another process is renaming files)"
+}
+
+func (e *swappedError) Unwrap() error { return syscall.EAGAIN }
 
 // walker resolves a path one component at a time, looking each up in an
 // open descriptor of its parent directory, so that a path of n components
 // costs O(n) lookups rather than the O(n²) of looking up every prefix from
 // the root.
+//
+// Every descriptor it opens is checked to be the file its look-up found
+// (os.Root follows a link it meets, so a directory swapped for a link
+// between the look-up and the open would otherwise be followed silently):
+// the path the walk reports is the path of what it opened, and what is
+// opened from its descriptors is what the permission rules were matched
+// against.
 type walker struct {
 	s        *Sandbox
-	op       string   // the operation, for errors
-	p        string   // the path as given, for errors
-	done     []string // resolved components, each an existing directory but the last (and those after a missing one)
-	cur      *os.Root // the directory done[:depth] names; s.root when depth is 0
+	op       string        // the operation, for errors
+	p        string        // the path as given, for errors
+	done     []string      // resolved components, each an existing directory but the last (and those after a missing one)
+	infos    []fs.FileInfo // what the look-up of each of done found; nil for a component not looked up or missing
+	cur      *os.Root      // the directory done[:depth] names; s.root when depth is 0
 	depth    int
 	exists   bool // every component in done exists
 	notDir   bool // done's last component exists and is not a directory
@@ -283,6 +336,11 @@ func (w *walker) close() {
 	if w.cur != w.s.root {
 		w.cur.Close()
 	}
+}
+
+func (w *walker) push(c string, fi fs.FileInfo) {
+	w.done = append(w.done, c)
+	w.infos = append(w.infos, fi)
 }
 
 func (w *walker) walk(rel string) (string, error) {
@@ -307,17 +365,18 @@ func (w *walker) walk(rel string) (string, error) {
 				return "", outside(w.op, w.p)
 			}
 			w.done = w.done[:len(w.done)-1]
+			w.infos = w.infos[:len(w.infos)-1]
 			w.exists = true // what follows may exist again: look at it
 			continue
 		}
 		if !w.exists {
-			w.done = append(w.done, c)
+			w.push(c, nil)
 			continue
 		}
 		dir, err := w.dir()
 		if errors.Is(err, fs.ErrNotExist) { // a parent named before ".." is missing
 			w.exists = false
-			w.done = append(w.done, c)
+			w.push(c, nil)
 			continue
 		}
 		if err != nil {
@@ -328,13 +387,13 @@ func (w *walker) walk(rel string) (string, error) {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			w.exists = false
-			w.done = append(w.done, c)
+			w.push(c, nil)
 			continue
 		case err != nil:
 			return "", mapErr(w.op, w.p, err)
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
-			w.done = append(w.done, c)
+			w.push(c, fi)
 			w.notDir = !fi.IsDir()
 			continue
 		}
@@ -345,7 +404,7 @@ func (w *walker) walk(rel string) (string, error) {
 		w.cost++
 		target, err := dir.Readlink(c)
 		if errors.Is(err, syscall.EINVAL) { // no longer a link
-			return "", pathError(w.op, w.p, fmt.Errorf("%s changed while it was being resolved (another process is renaming files): %w", path.Join(append(w.done, c)...), syscall.EAGAIN))
+			return "", pathError(w.op, w.p, &swappedError{name: path.Join(append(w.done, c)...)})
 		}
 		if err != nil {
 			return "", mapErr(w.op, w.p, err)
@@ -363,40 +422,136 @@ func (w *walker) walk(rel string) (string, error) {
 	return path.Join(w.done...), nil
 }
 
-// dir returns an open descriptor of the directory done names: the current
-// one, the one below it, or, after "..", one reopened from the root (os.Root
-// does the same: a directory's ".." may have moved since it was opened).
-// Errors are mapped, and wrap fs.ErrNotExist when a component is missing.
-func (w *walker) dir() (*os.Root, error) {
-	switch {
-	case w.depth == len(w.done):
-		return w.cur, nil
-	case w.depth == len(w.done)-1:
-		c := w.done[w.depth]
-		w.cost++
-		next, err := openDir(w.cur, c)
-		if err != nil {
-			return nil, mapErr(w.op, w.p, err)
+// dir returns an open descriptor of the directory done names. Errors are
+// mapped, and wrap fs.ErrNotExist when a component is missing.
+func (w *walker) dir() (*os.Root, error) { return w.descend(len(w.done)) }
+
+// descend returns an open descriptor of the directory done[:k] names,
+// opening the components below the current one one at a time, each checked
+// to be the directory its look-up found. Above k (after ".."), it starts
+// again from the root, as os.Root does: a directory's ".." may have moved
+// since it was opened. A component that was missing when it was looked up
+// fails with fs.ErrNotExist.
+func (w *walker) descend(k int) (*os.Root, error) {
+	if err := w.rewind(k); err != nil {
+		return nil, err
+	}
+	for w.depth < k {
+		c, want := w.done[w.depth], w.infos[w.depth]
+		if want == nil {
+			return nil, pathError(w.op, w.p, fmt.Errorf("%s: %w", path.Join(w.done[:w.depth+1]...), fs.ErrNotExist))
 		}
-		w.setCur(next, len(w.done))
-		return next, nil
+		if err := w.open(c, want); err != nil {
+			return nil, err
+		}
+	}
+	return w.cur, nil
+}
+
+// rewind goes back to the root when the current directory is below
+// done[:k] (after ".."), counting the restart against the walk's budget.
+func (w *walker) rewind(k int) error {
+	if w.depth <= k {
+		return nil
 	}
 	w.restarts++
-	w.steps += len(w.done)
+	w.steps += k
 	if w.steps > maxWalkSteps && w.restarts > maxWalkRestarts {
-		return nil, w.tooLong()
+		return w.tooLong()
 	}
-	if len(w.done) == 0 {
-		w.setCur(w.s.root, 0)
-		return w.s.root, nil
-	}
-	w.cost += len(w.done)
-	next, err := openDir(w.s.root, path.Join(w.done...))
+	w.setCur(w.s.root, 0)
+	return nil
+}
+
+// open opens the directory c in the current one and makes it the current
+// one, after checking that it is want, the directory c's look-up found.
+// Otherwise c was swapped since (os.Root followed a link put in its place,
+// or another directory was renamed there), and the walk starts over.
+func (w *walker) open(c string, want fs.FileInfo) error {
+	w.cost++
+	next, err := openDir(w.cur, c)
 	if err != nil {
-		return nil, mapErr(w.op, w.p, err)
+		return mapErr(w.op, w.p, err)
 	}
-	w.setCur(next, len(w.done))
-	return next, nil
+	// An fstat of the new descriptor: it walks no component.
+	got, err := next.Stat(".")
+	if err != nil || !os.SameFile(got, want) {
+		next.Close()
+		if err != nil {
+			return mapErr(w.op, w.p, err)
+		}
+		return pathError(w.op, w.p, &swappedError{name: path.Join(w.done[:w.depth+1]...)})
+	}
+	w.setCur(next, w.depth+1)
+	return nil
+}
+
+// parent returns an open descriptor of the directory the walk's last
+// component is in, the component, and what its look-up found (nil when it
+// was missing). The path must not be the root itself.
+func (w *walker) parent() (*os.Root, string, fs.FileInfo, error) {
+	k := len(w.done)
+	dir, err := w.descend(k - 1)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return dir, w.done[k-1], w.infos[k-1], nil
+}
+
+// lookAgain looks the walk's last component up again, in the descriptor
+// of its directory, replacing what the walk found. A link found there now
+// starts the walk over. The path must not be the root itself.
+func (w *walker) lookAgain() error {
+	dir, base, _, err := w.parent()
+	if err != nil {
+		return err
+	}
+	w.cost++
+	fi, err := dir.Lstat(base)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		fi = nil
+	case err != nil:
+		return mapErr(w.op, w.p, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return pathError(w.op, w.p, &swappedError{name: path.Join(w.done...)})
+	}
+	w.infos[len(w.infos)-1] = fi
+	return nil
+}
+
+// makeParent is parent for a write: the missing directories before the
+// last component are created one at a time, each in the descriptor of the
+// one before it, and opened as the others are. A name that has become
+// a link since the walk starts the walk over.
+func (w *walker) makeParent() (*os.Root, string, fs.FileInfo, error) {
+	k := len(w.done)
+	if err := w.rewind(k - 1); err != nil {
+		return nil, "", nil, err
+	}
+	for w.depth < k-1 {
+		c := w.done[w.depth]
+		if w.infos[w.depth] == nil {
+			w.cost++
+			if err := w.cur.Mkdir(c, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
+				return nil, "", nil, mapErr(w.op, w.p, err)
+			}
+			fi, err := w.cur.Lstat(c)
+			switch {
+			case err != nil:
+				return nil, "", nil, mapErr(w.op, w.p, err)
+			case fi.Mode()&fs.ModeSymlink != 0:
+				return nil, "", nil, pathError(w.op, w.p, &swappedError{name: path.Join(w.done[:w.depth+1]...)})
+			case !fi.IsDir():
+				return nil, "", nil, pathError(w.op, w.p, fmt.Errorf("%s is not a directory: %w", path.Join(w.done[:w.depth+1]...), syscall.ENOTDIR))
+			}
+			w.infos[w.depth] = fi
+		}
+		if err := w.open(c, w.infos[w.depth]); err != nil {
+			return nil, "", nil, err
+		}
+	}
+	return w.cur, w.done[k-1], w.infos[k-1], nil
 }
 
 // openDir opens the directory name in r. os.Root.OpenRoot opens the last

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,14 +36,64 @@ type WriteResult = workspace.WriteResult
 // replaced; the link stays a link. See the package documentation for the
 // guarantees.
 func (s *Sandbox) WriteFile(ctx context.Context, p string, data []byte) (WriteResult, error) {
+	return s.writeFile(ctx, p, data, nil)
+}
+
+// WriteFileExpect is [Sandbox.WriteFile] done only when p, its links
+// resolved, is one of expect (paths relative to the root, clean and
+// slash-separated, as [WriteResult.Path] reports them): it implements
+// [workspace.ExpectWriter]. The path compared is the one the write's own
+// walk resolved, and the write then goes through the directory descriptors
+// that walk opened, so a directory swapped for a link after the
+// permission check cannot lead the write to a file the check did not see.
+// Otherwise nothing is written and no directory is created, and the error
+// wraps a [*workspace.UnexpectedPathError] naming where p leads. An empty
+// expect allows nothing.
+func (s *Sandbox) WriteFileExpect(ctx context.Context, p string, data []byte, expect []string) (WriteResult, error) {
+	return s.writeFile(ctx, p, data, expectIn(expect))
+}
+
+// writeFile is WriteFile; when check is not nil, it is called with the
+// resolved path before anything is created or written, and its error is
+// returned.
+func (s *Sandbox) writeFile(ctx context.Context, p string, data []byte, check func(real string) error) (res WriteResult, err error) {
 	const op = "write"
-	rel, err := s.writablePath(op, p)
+	_, err = s.walk(op, p, func(w *walker, rel string) error {
+		if err := writable(op, p, rel); err != nil {
+			return err
+		}
+		if check != nil {
+			if err := check(rel); err != nil {
+				return pathError(op, p, err)
+			}
+		}
+		unlock := s.locks.lock(rel)
+		defer unlock()
+		if err := ctx.Err(); err != nil {
+			return pathError(op, p, err)
+		}
+		parent, base, _, err := w.makeParent()
+		if err != nil {
+			return err
+		}
+		res, err = s.replace(ctx, op, p, rel, parent, base, [][]byte{data}, nil)
+		return err
+	})
 	if err != nil {
-		return WriteResult{}, err
+		return WriteResult{}, writeErr(op, p, err)
 	}
-	unlock := s.locks.lock(rel)
-	defer unlock()
-	return s.replace(ctx, op, p, rel, [][]byte{data}, nil)
+	return res, nil
+}
+
+// expectIn returns the check of a write that may land only on one of
+// expect.
+func expectIn(expect []string) func(real string) error {
+	return func(real string) error {
+		if !slices.Contains(expect, real) {
+			return &workspace.UnexpectedPathError{Path: real}
+		}
+		return nil
+	}
 }
 
 // UpdateFile replaces the content of the existing regular file p with what
@@ -62,45 +113,83 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, data []byte) (WriteRe
 // unchanged parts straight from the buffer it was read into instead of
 // copying them into a new one.
 func (s *Sandbox) UpdateFile(ctx context.Context, p string, maxSize int64, update func(old []byte) ([][]byte, error)) (WriteResult, error) {
+	return s.updateFile(ctx, p, maxSize, nil, update)
+}
+
+// UpdateFileExpect is [Sandbox.UpdateFile] done only when p, its links
+// resolved, is one of expect, checked as [Sandbox.WriteFileExpect] checks
+// it, before the file is opened: a file the permission check did not see
+// is neither read nor written. It implements [workspace.ExpectWriter].
+func (s *Sandbox) UpdateFileExpect(ctx context.Context, p string, maxSize int64, expect []string, update func(old []byte) ([][]byte, error)) (WriteResult, error) {
+	return s.updateFile(ctx, p, maxSize, expectIn(expect), update)
+}
+
+func (s *Sandbox) updateFile(ctx context.Context, p string, maxSize int64, check func(real string) error, update func(old []byte) ([][]byte, error)) (res WriteResult, err error) {
 	const op = "update"
-	rel, err := s.writablePath(op, p)
-	if err != nil {
-		return WriteResult{}, err
+	var updateErr error // update's own, returned as is
+	_, err = s.walk(op, p, func(w *walker, rel string) error {
+		if err := writable(op, p, rel); err != nil {
+			return err
+		}
+		if check != nil {
+			if err := check(rel); err != nil {
+				return pathError(op, p, err)
+			}
+		}
+		unlock := s.locks.lock(rel)
+		defer unlock()
+		// A writer this one waited for has replaced the file since the
+		// walk looked at it.
+		if err := w.lookAgain(); err != nil {
+			return err
+		}
+		f, fi, err := w.openRegular(rel)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if maxSize > 0 && fi.Size() > maxSize {
+			return pathError(op, p, fmt.Errorf("%d bytes, over the limit of %d: %w", fi.Size(), maxSize, workspace.ErrTooLarge))
+		}
+		// Read to the end, not to the size the stat gave: a file can grow, and
+		// files of /proc-like file systems report a size of 0. Cutting the read
+		// there would write the file back without its tail.
+		var r io.Reader = f
+		if maxSize > 0 {
+			r = io.LimitReader(f, maxSize+1)
+		}
+		old := make([]byte, 0, fi.Size()+1)
+		old, err = readAllInto(old, r)
+		if err != nil {
+			return mapErr(op, p, err)
+		}
+		if maxSize > 0 && int64(len(old)) > maxSize { // it grew after the stat
+			return pathError(op, p, fmt.Errorf("over the limit of %d bytes: %w", maxSize, workspace.ErrTooLarge))
+		}
+		f.Close()
+		if err := ctx.Err(); err != nil {
+			return pathError(op, p, err)
+		}
+		data, err := update(old)
+		if err != nil {
+			updateErr = err
+			return err
+		}
+		// openRegular left the walk in the file's directory.
+		parent, base, _, err := w.parent()
+		if err != nil {
+			return err
+		}
+		res, err = s.replace(ctx, op, p, rel, parent, base, data, fi)
+		return err
+	})
+	switch {
+	case updateErr != nil:
+		return WriteResult{}, updateErr
+	case err != nil:
+		return WriteResult{}, writeErr(op, p, err)
 	}
-	unlock := s.locks.lock(rel)
-	defer unlock()
-	f, fi, err := s.openRegular(op, p, rel)
-	if err != nil {
-		return WriteResult{}, err
-	}
-	defer f.Close()
-	if maxSize > 0 && fi.Size() > maxSize {
-		return WriteResult{}, pathError(op, p, fmt.Errorf("%d bytes, over the limit of %d: %w", fi.Size(), maxSize, workspace.ErrTooLarge))
-	}
-	// Read to the end, not to the size the stat gave: a file can grow, and
-	// files of /proc-like file systems report a size of 0. Cutting the read
-	// there would write the file back without its tail.
-	var r io.Reader = f
-	if maxSize > 0 {
-		r = io.LimitReader(f, maxSize+1)
-	}
-	old := make([]byte, 0, fi.Size()+1)
-	old, err = readAllInto(old, r)
-	if err != nil {
-		return WriteResult{}, mapErr(op, p, err)
-	}
-	if maxSize > 0 && int64(len(old)) > maxSize { // it grew after the stat
-		return WriteResult{}, pathError(op, p, fmt.Errorf("over the limit of %d bytes: %w", maxSize, workspace.ErrTooLarge))
-	}
-	f.Close()
-	if err := ctx.Err(); err != nil {
-		return WriteResult{}, pathError(op, p, err)
-	}
-	data, err := update(old)
-	if err != nil {
-		return WriteResult{}, err
-	}
-	return s.replace(ctx, op, p, rel, data, fi)
+	return res, nil
 }
 
 // unchanged reports whether cur is still the file that was read as was:
@@ -129,53 +218,45 @@ func readAllInto(buf []byte, r io.Reader) ([]byte, error) {
 	}
 }
 
-// writablePath resolves p for writing: links resolved, the root itself and
-// paths ending in a slash refused with [workspace.ErrNotRegular].
-func (s *Sandbox) writablePath(op, p string) (string, error) {
-	rel, _, err := s.resolve(op, p)
-	if err != nil && (errors.Is(err, workspace.ErrOutside) || errors.Is(err, fs.ErrInvalid) || !strings.HasSuffix(p, "/")) {
-		return "", err // refusals first: the caller must learn the path is outside
-	}
+// writable refuses to write p, resolved to rel: the root itself and paths
+// ending in a slash are refused with [workspace.ErrNotRegular].
+func writable(op, p, rel string) error {
 	if strings.HasSuffix(p, "/") {
-		return "", pathError(op, p, fmt.Errorf("%w: the path ends in a slash (a trailing slash names a directory)", workspace.ErrNotRegular))
+		return pathError(op, p, fmt.Errorf("%w: the path ends in a slash (a trailing slash names a directory)", workspace.ErrNotRegular))
 	}
 	if rel == "." {
-		return "", pathError(op, p, fmt.Errorf("%w: the sandbox root directory", workspace.ErrNotRegular))
+		return pathError(op, p, fmt.Errorf("%w: the sandbox root directory", workspace.ErrNotRegular))
 	}
 	// "new/." and "a/b/.." name directories: writing them must not create
 	// a file called "new" or "a".
 	if last := path.Base(filepath.ToSlash(p)); last == "." || last == ".." {
-		return "", pathError(op, p, fmt.Errorf("%w: the path ends in %q, which names a directory", workspace.ErrNotRegular, last))
+		return pathError(op, p, fmt.Errorf("%w: the path ends in %q, which names a directory", workspace.ErrNotRegular, last))
 	}
-	return rel, nil
+	return nil
 }
 
-// replace writes the pieces of data to a temporary file next to rel and
-// renames it over rel. The caller holds rel's lock. When read is not nil, it
+// writeErr is the error of a write of p whose walk failed with err: a path
+// ending in a slash is refused as naming a directory unless the walk
+// found it outside the root or invalid (the caller must learn that first).
+func writeErr(op, p string, err error) error {
+	if strings.HasSuffix(p, "/") && !errors.Is(err, workspace.ErrOutside) && !errors.Is(err, fs.ErrInvalid) && !errors.Is(err, workspace.ErrNotRegular) {
+		return pathError(op, p, fmt.Errorf("%w: the path ends in a slash (a trailing slash names a directory)", workspace.ErrNotRegular))
+	}
+	return err
+}
+
+// replace writes the pieces of data to a temporary file in parent, the
+// open directory of rel, and renames it over base, rel's last component.
+// The caller holds rel's lock. When read is not nil, it
 // is the file the data was computed from, and replace fails with ErrChanged
 // rather than overwrite a change another process made since.
-func (s *Sandbox) replace(ctx context.Context, op, p, rel string, data [][]byte, read fs.FileInfo) (res WriteResult, err error) {
+func (s *Sandbox) replace(ctx context.Context, op, p, rel string, parent *os.Root, base string, data [][]byte, read fs.FileInfo) (res WriteResult, err error) {
 	if err := ctx.Err(); err != nil {
 		return res, pathError(op, p, err)
 	}
-	dir, base := path.Split(rel)
-	dir = path.Clean("/" + dir)[1:]
-	if dir == "" {
-		dir = "."
-	}
-	if dir != "." {
-		if err := s.root.MkdirAll(dir, 0o777); err != nil {
-			return res, mapErr(op, p, err)
-		}
-	}
-	// Every further step works relative to this descriptor, so renaming or
-	// swapping a directory on the path from now on cannot redirect us.
-	parent, err := openDir(s.root, dir)
-	if err != nil {
-		return res, mapErr(op, p, err)
-	}
-	defer parent.Close()
-
+	// Every step works relative to parent, the descriptor the walk opened
+	// for rel's directory, so renaming or swapping a directory on the path
+	// cannot redirect us.
 	old, err := parent.Lstat(base)
 	created := errors.Is(err, fs.ErrNotExist)
 	switch {
