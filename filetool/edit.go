@@ -89,9 +89,9 @@ func (t *Edit[C]) edit(tc *helikon.ToolContext[C], in EditArgs) (EditResult, err
 	}
 	var res workspace.WriteResult
 	var err error
-	if needsCheck(tc.Targets(), t.fsys) {
-		// Without a resolver the targets hold the path as written: the
-		// file read and replaced must be one the rules saw.
+	if needsCheck(tc.Targets()) {
+		// The file read and replaced must be one the rules saw,
+		// whatever a link swapped in since the check says.
 		res, err = workspace.UpdateFileExpect(tc, t.fsys, in.Path, t.maxSize, expected(tc.Targets(), t.fsys.Dir()), update)
 	} else {
 		res, err = t.fsys.UpdateFile(tc, in.Path, t.maxSize, update)

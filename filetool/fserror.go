@@ -138,18 +138,15 @@ func seen(t *helikon.Targets, dir, real string) bool {
 func absPath(dir, rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
 
 // needsCheck reports whether a write must itself check the path it leads
-// to against the targets: the call came through the permission check, and
-// the file system could not resolve links for the targets.
-func needsCheck(t *helikon.Targets, fsys workspace.FS) bool {
-	if t == nil {
-		return false
-	}
-	_, resolves := fsys.(workspace.Resolver)
-	return !resolves
-}
+// to against the targets: whenever the call came through the permission
+// check. A resolver's targets include where links led when the rules were
+// matched, but a command of the workspace can swap a directory for a link
+// between that check and the write; the write compares what it resolves
+// itself (in one operation on an [workspace.ExpectWriter], the local FS
+// and the remote ones alike).
+func needsCheck(t *helikon.Targets) bool { return t != nil }
 
-// expected is what a write on a file system without a resolver may touch:
-// the targets the permission check saw, relative to the root (see
+// expected is what a write may touch: the targets the permission check saw, relative to the root (see
 // [workspace.ExpectWriter]). A target outside the root is dropped: the
 // file system refuses such a path itself.
 func expected(t *helikon.Targets, dir string) []string {

@@ -73,9 +73,9 @@ func (t *Write[C]) write(tc *helikon.ToolContext[C], in WriteArgs) (WriteResult,
 	}
 	var res workspace.WriteResult
 	var err error
-	if needsCheck(tc.Targets(), t.fsys) {
-		// Without a resolver the targets hold the path as written: the
-		// write must land on a file the rules saw.
+	if needsCheck(tc.Targets()) {
+		// The write must land on a file the rules saw, whatever a
+		// link swapped in since the check says.
 		res, err = workspace.WriteFileExpect(tc, t.fsys, in.Path, []byte(in.Content), expected(tc.Targets(), t.fsys.Dir()))
 	} else {
 		res, err = t.fsys.WriteFile(tc, in.Path, []byte(in.Content))

@@ -13,8 +13,7 @@ import (
 )
 
 // linkedRoot is a root holding .env, secret/keep and links to them made
-// as a command would make them, opened as a local FS (which is no
-// ExpectWriter: the helpers take their fallback on it).
+// as a command would make them, opened as a local FS.
 func linkedRoot(t *testing.T) (workspace.FS, string) {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
@@ -40,14 +39,29 @@ func linkedRoot(t *testing.T) (workspace.FS, string) {
 	return local.NewFS(sb), root
 }
 
+// plainFS hides every method of an FS but the contract's: the local FS
+// behind it is no ExpectWriter, and the helpers take their fallback.
+type plainFS struct{ workspace.FS }
+
 // On a file system that cannot check in the write itself, the helpers
 // open first: a path that a link leads to another file is refused naming
-// it, and a new file made through a linked directory is taken back.
+// it, and a new file made through a linked directory is taken back. The
+// local FS, which checks in the write itself, refuses the same writes.
 func TestExpectFallbackRefusesLinksToOtherFiles(t *testing.T) {
-	fsys, root := linkedRoot(t)
-	if _, ok := fsys.(workspace.ExpectWriter); ok {
-		t.Fatal("the local FS is an ExpectWriter: the test would not test the fallback")
-	}
+	t.Run("fallback", func(t *testing.T) {
+		fsys, root := linkedRoot(t)
+		testExpectRefusesLinks(t, plainFS{fsys}, root)
+	})
+	t.Run("local", func(t *testing.T) {
+		fsys, root := linkedRoot(t)
+		if _, ok := fsys.(workspace.ExpectWriter); !ok {
+			t.Fatal("the local FS is no ExpectWriter")
+		}
+		testExpectRefusesLinks(t, fsys, root)
+	})
+}
+
+func testExpectRefusesLinks(t *testing.T, fsys workspace.FS, root string) {
 	ctx := context.Background()
 	for _, c := range []struct{ name, real string }{{"innocent.txt", ".env"}, {"box/planted", "secret/planted"}} {
 		_, err := workspace.WriteFileExpect(ctx, fsys, c.name, []byte("PWNED"), []string{c.name})

@@ -32,6 +32,16 @@
 //   - [FS] implements [workspace.Resolver]: links are resolved without a
 //     round trip, so the file tools report where a link leads before the
 //     permission check, as they did on a bare sandbox.
+//   - A link cannot sidestep a rule by being swapped in after the check:
+//     [FS.Open] reports the path its own walk opened ([workspace.File.Path]),
+//     which Read compares with what the rules saw, and [FS] implements
+//     [workspace.ExpectWriter], so a Write or Edit compares the path its own
+//     walk resolved with the checked targets before it creates a directory,
+//     reads the file or writes a byte, and then goes through the
+//     directories that walk opened. A directory swapped for a link inside
+//     the root while a call runs (by a command of the workspace) leads the
+//     call to a path the rules did not see, and the call is refused naming
+//     it, as on the remote engines.
 //   - Commands run with the backend's guarantees (see its package) and
 //     start in the same directory, [FS.Dir], with links evaluated: New
 //     refuses a backend whose directory is another.
@@ -84,8 +94,9 @@ type FS struct {
 }
 
 var (
-	_ workspace.FS       = (*FS)(nil)
-	_ workspace.Resolver = (*FS)(nil)
+	_ workspace.FS           = (*FS)(nil)
+	_ workspace.Resolver     = (*FS)(nil)
+	_ workspace.ExpectWriter = (*FS)(nil)
 )
 
 // NewFS returns the file system over sb. The caller keeps sb and closes it.
@@ -165,6 +176,29 @@ func (f *FS) UpdateFile(ctx context.Context, name string, maxSize int64, update 
 	}
 	defer f.mu.RUnlock()
 	return f.sb.UpdateFile(ctx, name, maxSize, update)
+}
+
+// WriteFileExpect writes name only when it leads to one of expect (see
+// [sandbox.Sandbox.WriteFileExpect]): the path the write's own walk
+// resolved is compared, and the write goes through the directories that
+// walk opened. It implements [workspace.ExpectWriter].
+func (f *FS) WriteFileExpect(ctx context.Context, name string, data []byte, expect []string) (workspace.WriteResult, error) {
+	if err := f.enter(ctx, "write", name); err != nil {
+		return workspace.WriteResult{}, err
+	}
+	defer f.mu.RUnlock()
+	return f.sb.WriteFileExpect(ctx, name, data, expect)
+}
+
+// UpdateFileExpect updates name only when it leads to one of expect,
+// checked before the file is opened (see [sandbox.Sandbox.UpdateFileExpect]).
+// It implements [workspace.ExpectWriter].
+func (f *FS) UpdateFileExpect(ctx context.Context, name string, maxSize int64, expect []string, update func(old []byte) ([][]byte, error)) (workspace.WriteResult, error) {
+	if err := f.enter(ctx, "update", name); err != nil {
+		return workspace.WriteResult{}, err
+	}
+	defer f.mu.RUnlock()
+	return f.sb.UpdateFileExpect(ctx, name, maxSize, expect, update)
 }
 
 // Remove removes the file, link or empty directory name.
