@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/filetool"
@@ -32,7 +33,7 @@ import (
 // directory or a link to private, w the directory or a link to .claude.
 // With the walk's descriptor check or the write's own comparison of the
 // path it resolved with the checked targets removed, the secret is read and
-// the policy file written within a few hundred calls.
+// the policy file written by Write and by Edit within a few hundred calls.
 func TestSwapAfterThePermissionCheckIsRefused(t *testing.T) {
 	e := newEnv(t)
 	const (
@@ -83,14 +84,22 @@ func TestSwapAfterThePermissionCheckIsRefused(t *testing.T) {
 				if exchange(p) == nil {
 					swaps.Add(1)
 				}
+				// Each side of the swap lasts about as long as a call: a
+				// walk through the directory then survives often enough
+				// for the check to allow the call.
+				time.Sleep(time.Microsecond)
 			}
 		})
 	}
 
 	var mu sync.Mutex
 	outcomes := map[string]int{}
-	note := func(what string) {
+	samples := map[string]string{} // one error of each outcome, for the log
+	note := func(what string, err error) {
 		mu.Lock()
+		if err != nil {
+			samples[what] = err.Error()
+		}
 		outcomes[what]++
 		mu.Unlock()
 	}
@@ -113,43 +122,71 @@ func TestSwapAfterThePermissionCheckIsRefused(t *testing.T) {
 		defer mu.Unlock()
 		return outcomes[tool+" done"] > 0 && outcomes[tool+" denied"] > 0
 	}
-	breached := func() bool {
+	// Write's content is marked as Write's, Edit's change is "Bash": the
+	// policy file shows which tool reached it.
+	written := `{"permissions": {"allow": ["Read"]}, "by": "Write"}`
+	var leaked, byWrite, byEdit atomic.Bool
+	breached := func() {
 		b, _ := os.ReadFile(filepath.Join(e.root, ".claude", "settings.json"))
-		return string(b) != policy
+		if strings.Contains(string(b), `"Write"`) {
+			byWrite.Store(true)
+		}
+		if strings.Contains(string(b), `"Bash"`) {
+			byEdit.Store(true)
+		}
 	}
-	var leaked atomic.Bool
 	var wg sync.WaitGroup
+	writersDone := make(chan struct{})
+	// Reads are cheap: one goroutine makes them for as long as the
+	// writers run.
+	wg.Go(func() {
+		for {
+			select {
+			case <-writersDone:
+				return
+			default:
+			}
+			out, err := callTool(e.read, `{"path":"r/secret"}`)
+			if err == nil && strings.Contains(string(out), secretTxt) {
+				leaked.Store(true)
+			}
+			note("Read "+kind(err), err)
+		}
+	})
+	var writers sync.WaitGroup
 	for range 2 {
-		wg.Go(func() {
-			// At least 300 rounds, until each tool has been both allowed
-			// and refused, at most 3000; how the swaps and the calls
-			// interleave is up to the scheduler.
-			for i := 0; i < 300 || !(exercised(filetool.ReadName) && exercised(filetool.WriteName) && exercised(filetool.EditName)) && i < 3000; i++ {
-				out, err := callTool(e.read, `{"path":"r/secret"}`)
-				if err == nil && strings.Contains(string(out), secretTxt) {
-					leaked.Store(true)
-				}
-				note("Read " + kind(err))
-				_, err = callTool(e.write, `{"path":"w/settings.json","content":`+jsonString(policy)+`}`)
-				note("Write " + kind(err))
+		writers.Go(func() {
+			// At least 1000 rounds, until each tool has been both
+			// allowed and refused, at most 5000; how the swaps and the
+			// calls interleave is up to the scheduler.
+			for i := 0; i < 1000 || !(exercised(filetool.ReadName) && exercised(filetool.WriteName) && exercised(filetool.EditName)) && i < 5000; i++ {
+				_, err := callTool(e.write, `{"path":"w/settings.json","content":`+jsonString(written)+`}`)
+				note("Write "+kind(err), err)
 				// The edit is undone by the next round's Write.
 				_, err = callTool(e.edit, `{"path":"w/settings.json","old_string":"\"Read\"","new_string":"\"Bash\""}`)
-				note("Edit " + kind(err))
-				if leaked.Load() || breached() {
-					return
-				}
+				note("Edit "+kind(err), err)
+				breached()
 			}
 		})
 	}
+	writers.Wait()
+	close(writersDone)
 	wg.Wait()
 	close(stop)
 	swapper.Wait()
-	t.Logf("%d swaps; outcomes %v", swaps.Load(), outcomes)
+	t.Logf("%d swaps; outcomes %v; errors seen %q", swaps.Load(), outcomes, samples)
 	if leaked.Load() {
 		t.Errorf("Read returned %s, which Read(/private/**) denies, through a directory swapped for a link after the check", "private/secret")
 	}
-	if b, _ := os.ReadFile(filepath.Join(e.root, ".claude", "settings.json")); string(b) != policy {
-		t.Errorf("the protected .claude/settings.json was changed through a directory swapped for a link after the check: %q", b)
+	breached()
+	if byWrite.Load() {
+		t.Error("Write changed the protected .claude/settings.json through a directory swapped for a link after the check")
+	}
+	if byEdit.Load() {
+		t.Error("Edit changed the protected .claude/settings.json through a directory swapped for a link after the check")
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.root, ".claude", "settings.json")); string(b) != policy && !byWrite.Load() && !byEdit.Load() {
+		t.Errorf("the protected .claude/settings.json was changed: %q", b)
 	}
 	for _, tool := range []string{filetool.ReadName, filetool.WriteName, filetool.EditName} {
 		if !exercised(tool) {
@@ -169,4 +206,3 @@ func must(tb testing.TB, err error) {
 		tb.Fatal(err)
 	}
 }
-
