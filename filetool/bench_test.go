@@ -207,7 +207,8 @@ func BenchmarkEdit50MB(b *testing.B) {
 // file the way a runner makes it (helikon.CallTool: the JSON check, the
 // permission pipeline with its guards and an allow rule, the targets with
 // their link resolution, the call, the output check): Read of a 40-line
-// file, Write of 1 KiB, and Edit of one line of it.
+// file, Write of 1 KiB, the two three directories down, and Edit of one
+// line of the file.
 func BenchmarkSmallFileRoundTrip(b *testing.B) {
 	root := b.TempDir()
 	sb, err := sandbox.Open(root)
@@ -232,6 +233,14 @@ func smallFileRoundTrips(b *testing.B, root string, fsys workspace.FS, measure f
 	if err := os.WriteFile(filepath.Join(root, "small.txt"), text, 0o644); err != nil {
 		b.Fatal(err)
 	}
+	// The same file three directories down: what the walk of a path costs.
+	nested := filepath.Join(root, "src", "pkg", "sub")
+	if err := os.MkdirAll(nested, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(nested, "small.txt"), text, 0o644); err != nil {
+		b.Fatal(err)
+	}
 	perms := &helikon.Permissions{Allow: []helikon.Rule{helikon.MustParseRule("Read"), helikon.MustParseRule("Write"), helikon.MustParseRule("Edit")}}
 	tc := helikon.NewToolContext(context.Background(), struct{}{}, nil)
 	for _, bc := range []struct {
@@ -245,6 +254,12 @@ func smallFileRoundTrips(b *testing.B, root string, fsys workspace.FS, measure f
 		{"Write", filetool.NewWrite[struct{}](fsys, nil), func(int) json.RawMessage {
 			return json.RawMessage(`{"path":"out.txt","content":` + strconv.Quote(string(text[:1024])) + `}`)
 		}},
+		{"ReadNested", filetool.NewRead[struct{}](fsys, nil), func(int) json.RawMessage {
+			return json.RawMessage(`{"path":"src/pkg/sub/small.txt"}`)
+		}},
+		{"WriteNested", filetool.NewWrite[struct{}](fsys, nil), func(int) json.RawMessage {
+			return json.RawMessage(`{"path":"src/pkg/sub/out.txt","content":` + strconv.Quote(string(text[:1024])) + `}`)
+		}},
 		{"Edit", filetool.NewEdit[struct{}](fsys, nil), func(i int) json.RawMessage {
 			// Alternate between two contents, so that every call edits.
 			from, to := "line 7 of", "LINE 7 of"
@@ -254,9 +269,12 @@ func smallFileRoundTrips(b *testing.B, root string, fsys workspace.FS, measure f
 			return json.RawMessage(`{"path":"small.txt","old_string":"` + from + `","new_string":"` + to + `"}`)
 		}},
 	} {
+		// i outlives one run of the function below: the testing package
+		// may run it more than once on the same file, and Edit must go
+		// on alternating from where the file is.
+		i := 0
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
-			i := 0
 			report := measure()
 			for b.Loop() {
 				if _, err := helikon.CallTool(tc, perms, bc.tool, bc.args(i)); err != nil {

@@ -64,14 +64,53 @@ func (s *Sandbox) ReadDir(p string) ([]fs.DirEntry, error) {
 // Remove removes the file, symbolic link or empty directory p. The links
 // on the way to its last component are resolved inside the root; a link as
 // the last component is removed itself, never followed (as unlink(2) does).
-// The root itself cannot be removed ([fs.ErrInvalid]).
+// The entry is removed from the directory descriptor the walk opened, so a
+// directory swapped for a link meanwhile cannot redirect the removal. The
+// root itself cannot be removed ([fs.ErrInvalid]).
 func (s *Sandbox) Remove(p string) error {
 	const op = "remove"
-	rel, err := s.entry(op, p)
+	rel, err := s.rel(op, p)
 	if err != nil {
 		return err
 	}
-	return mapErr(op, p, s.root.Remove(rel))
+	dir, last := splitEntry(rel)
+	whole := last == "" || last == "." || last == ".."
+	if whole {
+		dir = rel
+	}
+	_, err = s.walkRel(op, p, dir, func(w *walker, real string) error {
+		var d *os.Root
+		var err error
+		name := last
+		switch {
+		case whole && real == ".":
+			return pathError(op, p, fmt.Errorf("the sandbox root itself: %w", fs.ErrInvalid))
+		case whole:
+			d, name, _, err = w.parent()
+		case w.notDir:
+			return pathError(op, p, fmt.Errorf("%s is not a directory: %w", real, syscall.ENOTDIR))
+		default:
+			d, err = w.dir()
+		}
+		if err != nil {
+			return err
+		}
+		return mapErr(op, p, d.Remove(name))
+	})
+	return err
+}
+
+// splitEntry splits rel into the directory its last component is in and
+// that component ("." for a name at the root).
+func splitEntry(rel string) (dir, last string) {
+	dir, last = ".", rel
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		dir, last = rel[:i], rel[i+1:]
+		if dir == "" {
+			dir = "."
+		}
+	}
+	return dir, last
 }
 
 // Rename renames oldp to newp, both resolved as by [Sandbox.Remove]: a link
@@ -106,13 +145,7 @@ func (s *Sandbox) entry(op, p string) (string, error) {
 		return "", err
 	}
 	var real string
-	dir, last := ".", rel
-	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-		dir, last = rel[:i], rel[i+1:]
-		if dir == "" {
-			dir = "."
-		}
-	}
+	dir, last := splitEntry(rel)
 	switch last {
 	case "", ".", "..":
 		real, _, err = s.resolve(op, rel)

@@ -280,6 +280,11 @@ func (s *Sandbox) walk(op, p string, use func(w *walker, real string) error) (in
 	if err != nil {
 		return 0, err
 	}
+	return s.walkRel(op, p, rel, use)
+}
+
+// walkRel is walk of rel, a path relative to the root, naming p in errors.
+func (s *Sandbox) walkRel(op, p, rel string, use func(w *walker, real string) error) (int, error) {
 	for try := 1; ; try++ {
 		w := walker{s: s, op: op, p: p, cur: s.root, exists: true}
 		real, err := w.walk(rel)
