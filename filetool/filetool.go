@@ -19,18 +19,22 @@
 // through symbolic links inside the root, so that permission rules such as
 // Read(.env) or Edit(src/**) and the built-in guards cannot be sidestepped
 // with a link. On a file system that cannot (a remote one), the targets hold
-// the path as written, and a call that came through the permission check is
-// refused, naming the real path, when the file it opens or creates is not
-// among them: Read compares the path the file system opened; Edit and Write
-// pass the targets to the write as the paths it may land on
-// ([workspace.WriteFileExpect], [workspace.UpdateFileExpect]). A file system
-// that checks that in the write itself ([workspace.ExpectWriter]: package
+// the path as written. Either way the targets are what the rules saw at
+// the check, and a command of the workspace can swap a directory for a link
+// before the call runs; so a call that came through the permission check
+// is refused, naming the real path, when the file it opens or creates is
+// not among them, on every file system: Read compares the path the file
+// system opened ([workspace.File.Path]); Edit and Write pass the targets to
+// the write as the paths it may land on ([workspace.WriteFileExpect],
+// [workspace.UpdateFileExpect]). A file system that checks that in the
+// write itself ([workspace.ExpectWriter]: package workspace/local, whose
+// write goes through the directories its own walk opened; package
 // workspace/execfs, behind the Docker isolated, forkd and Kubernetes
-// workspaces) refuses before it writes anything, in the same round trip, so
-// a Write costs one exec and an Edit two (its read and its write); on any
-// other, Edit and Write open the file first (one more round trip), and a
-// Write that created a new file through a linked directory removes it
-// again.
+// workspaces) refuses before it creates a directory, reads or writes
+// anything, in the same operation, so a remote Write costs one exec and an
+// Edit two (its read and its write); on any other, Edit and Write open the
+// file first (one more round trip), and a Write that created a new file
+// through a linked directory removes it again.
 //
 // # What is guaranteed
 //
@@ -59,13 +63,15 @@
 //     the file again), except one made in the last microseconds before the
 //     rename, or one that keeps the size within a clock tick of the read
 //     (see [workspace.ErrChanged]): that one is overwritten, whole.
-//   - On a file system with neither a resolver nor an ExpectWriter, a Write
-//     refused for creating a file through a linked directory made that file
-//     (and the missing directories before it) for an instant before removing
-//     the file; the directories stay. On any file system without a resolver,
-//     a concurrent writer inside the workspace can swap a link between the
-//     check of where the path leads and the write itself (in execfs, between
-//     two steps of one script; see its package doc).
+//   - On a file system that is no ExpectWriter, a Write refused for
+//     creating a file through a linked directory made that file (and the
+//     missing directories before it) for an instant before removing the
+//     file; the directories stay, and a concurrent writer inside the
+//     workspace can swap a link between the open that checks where the path
+//     leads and the write. In execfs the same swap fits between two steps
+//     of one script (see its package doc). On the local file system the
+//     write goes through the directory descriptors of the walk whose path
+//     was compared, so no such window is left.
 //   - total_lines is null when counting would mean scanning more than
 //     ReadOptions.CountBytes past the window.
 //   - Read does not check the UTF-8 encoding of lines it skips or of the

@@ -144,9 +144,11 @@ type WriteResult struct {
 // Resolver is implemented by file systems that resolve symbolic links
 // without a round trip to another machine (package workspace/local, over
 // os.Root). The file tools use it to report, before a call runs, the path a
-// link leads to, so that permission rules see it; for an FS without it they
-// compare the path the FS reports having opened ([File.Path]) with what
-// the rules saw, and refuse the call when they differ.
+// link leads to, so that permission rules see it. What it returns is a
+// snapshot: on every FS, the tools also compare the path the FS reports
+// having opened ([File.Path]) with what the rules saw, and make writes
+// conditional on it ([ExpectWriter]), so that a link swapped in after the
+// check is refused.
 type Resolver interface {
 	// RealPath returns name relative to the root with every symbolic link
 	// resolved, the last component included ("." for the root itself);
@@ -158,10 +160,14 @@ type Resolver interface {
 // ExpectWriter is implemented by file systems that can make a write
 // conditional on the file its path leads to, checked in the write itself
 // (package workspace/execfs: its script resolves the path, compares and
-// writes in one exec). The file tools use it, through [WriteFileExpect]
-// and [UpdateFileExpect], on a file system without a [Resolver]: the
-// permission check saw the path as written, and the write must not land on
-// another file through a symbolic link.
+// writes in one exec; package workspace/local: the write's own walk
+// resolves the path, and the write goes through the directories it
+// opened). The file tools use it, through [WriteFileExpect] and
+// [UpdateFileExpect], for every call that came through the permission
+// check: on a file system without a [Resolver] the check saw the path as
+// written, and on one with it the path a link led to when the rules were
+// matched; either way the write must not land on another file through a
+// symbolic link, one swapped in since the check included.
 //
 // expect holds the paths the caller allows, relative to the root, clean
 // and slash-separated, as [WriteResult.Path] reports them. When name, its
