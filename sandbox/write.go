@@ -124,6 +124,8 @@ func (s *Sandbox) UpdateFileExpect(ctx context.Context, p string, maxSize int64,
 	return s.updateFile(ctx, p, maxSize, expectIn(expect), update)
 }
 
+// updateFile is UpdateFile; check is as for writeFile, called before the
+// file is opened.
 func (s *Sandbox) updateFile(ctx context.Context, p string, maxSize int64, check func(real string) error, update func(old []byte) ([][]byte, error)) (res WriteResult, err error) {
 	const op = "update"
 	var updateErr error // update's own, returned as is
@@ -138,8 +140,8 @@ func (s *Sandbox) updateFile(ctx context.Context, p string, maxSize int64, check
 		}
 		unlock := s.locks.lock(rel)
 		defer unlock()
-		// A writer this one waited for has replaced the file since the
-		// walk looked at it.
+		// A writer this one waited for may have replaced the file since
+		// the walk looked at it.
 		if err := w.lookAgain(); err != nil {
 			return err
 		}
