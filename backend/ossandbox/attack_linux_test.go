@@ -306,8 +306,13 @@ func TestAttackSetuidGainsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustWrite(t, suid, string(data))
-	if err := os.Chmod(suid, 0o4755); err != nil {
+	// os.Chmod takes the set-user-ID bit as os.ModeSetuid: 0o4755 would
+	// be 0o755.
+	if err := os.Chmod(suid, 0o755|os.ModeSetuid); err != nil {
 		t.Fatal(err)
+	}
+	if fi, err := os.Stat(suid); err != nil || fi.Mode()&os.ModeSetuid == 0 {
+		t.Fatalf("the copy is not set-user-ID: %v, %v", fi.Mode(), err)
 	}
 	res, err := b.Run(context.Background(), &backend.Request{Argv: []string{suid, "caps"}, SetEnv: []string{attackEnv + "=1"}})
 	if err != nil {

@@ -4,6 +4,7 @@ package ossandbox
 
 import (
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -357,6 +358,20 @@ func runAttack(args []string) int {
 		_ = unix.Kill(os.Getpid(), unix.SIGSTOP)
 		_ = bg.Wait()
 		return res(nil, "resumed after a ptrace stop")
+	case "setcap":
+		// A file capability (CAP_SETUID, permitted and effective) in a
+		// version 2 security.capability attribute: the other way to make
+		// a program that gains privilege at exec.
+		if err := os.WriteFile(arg(0), []byte("x"), 0o755); err != nil {
+			fmt.Println(err)
+			return attackBroken
+		}
+		capv := make([]byte, 20)
+		binary.LittleEndian.PutUint32(capv[0:], 0x02000000|1) // VFS_CAP_REVISION_2 | VFS_CAP_FLAGS_EFFECTIVE
+		binary.LittleEndian.PutUint32(capv[4:], 1<<unix.CAP_SETUID)
+		return res(unix.Setxattr(arg(0), "security.capability", capv, 0), "set a file capability on "+arg(0))
+	case "setid":
+		return setIDAttack(arg(0), arg(1))
 	case "mkdir-write":
 		// The cross-directory and temp-dir operations that must work.
 		err := os.MkdirAll(filepath.Dir(arg(0)), 0o755)

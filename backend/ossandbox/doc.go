@@ -46,7 +46,23 @@
 //     caller's command could otherwise lower this program's limits, or
 //     set its CPU limit and have the kernel kill it); arguments are
 //     compared on the low 32 bits the kernel reads. no_new_privs is set: setuid binaries gain
-//     nothing. For root callers ptrace keeps two requests, PTRACE_TRACEME
+//     nothing.
+//   - No set-user-ID or set-group-ID file is made (seccomp, the same
+//     filter for root and unprivileged callers): chmod, fchmod, fchmodat
+//     and fchmodat2 with either bit in the mode, mknod and mknodat with
+//     either bit, creat with either bit, and open and openat that create
+//     (O_CREAT, O_TMPFILE) with either bit fail with EPERM; openat2, whose
+//     mode the filter cannot read, fails with ENOSYS, and libc falls back
+//     to openat (mkdir drops both bits in the kernel). So chmod u+s,
+//     install -m 4755, cp -p or tar -xp of a set-user-ID file, perl's and
+//     python's chmod fail, and no such file is left. This matters most for
+//     root callers: a set-user-ID-root program left in the project would
+//     run as root for every local user who can reach it. An unprivileged
+//     caller's command would leave one running as that caller, which is
+//     still another user's way in, so the rule is the same. File
+//     capabilities (security.capability) need CAP_SETFCAP, which the
+//     command never holds. On macOS the Seatbelt profile denies
+//     file-write-setugid. For root callers ptrace keeps two requests, PTRACE_TRACEME
 //     and PTRACE_DETACH, which the backend uses to set resource limits (see
 //     below); they reach no other process (attach, seize, peek and poke
 //     stay refused).
@@ -242,6 +258,14 @@
 //
 // # Not guaranteed
 //
+//   - The set-ID rule cannot tell a directory from a file, so the
+//     set-group-ID bit is refused on directories too (git init --shared,
+//     install -d -m 2775, GNU chmod with a numeric mode on a directory that
+//     has the bit, which chmod passes back): they fail with EPERM. A
+//     directory made inside a set-group-ID directory still inherits the
+//     bit (the kernel sets it), and set-ID files already in the root keep
+//     theirs; a chmod that keeps such a bit (chmod g-w on such a file)
+//     fails.
 //   - For unprivileged callers on a machine without user namespaces,
 //     metadata of the caller's own files outside the root (chmod, utimes,
 //     chown to oneself, user xattrs) can be changed: Landlock does not

@@ -402,7 +402,7 @@ func (b *Backend) guarantees() backend.Guarantees {
 		g.Network = backend.IsolationNone
 	}
 	g.Features = landlock.Features(b.abi, b.opts.AllowNetwork)
-	g.Features = append(g.Features, "seccomp-bpf: foreign architectures killed, namespaces, mounts, ptrace, io_uring, bpf, keyrings and TIOCSTI denied, no_new_privs")
+	g.Features = append(g.Features, "seccomp-bpf: foreign architectures killed, namespaces, mounts, ptrace, io_uring, bpf, keyrings, TIOCSTI and set-user-ID/set-group-ID modes denied, no_new_privs")
 	switch {
 	case b.egress != nil:
 		g.Network = backend.IsolationProxied

@@ -11,13 +11,16 @@ import (
 func TestSeatbeltProfile(t *testing.T) {
 	off := seatbeltProfile(false)
 	on := seatbeltProfile(true)
-	for _, want := range []string{"(deny default)", `(subpath (param "HELIKON_ROOT"))`, `(subpath (param "HELIKON_TMP"))`, "(allow file-read*)"} {
+	for _, want := range []string{"(deny default)", `(subpath (param "HELIKON_ROOT"))`, `(subpath (param "HELIKON_TMP"))`, "(allow file-read*)", "(deny file-write-setugid)"} {
 		if !strings.Contains(off, want) {
 			t.Errorf("profile lacks %s", want)
 		}
 	}
 	if strings.Contains(off, "network-outbound") || !strings.Contains(on, "(allow network-outbound)") {
 		t.Error("network must be allowed exactly when asked")
+	}
+	if strings.Index(off, "(deny file-write-setugid)") < strings.Index(off, "(allow file-write*") {
+		t.Error("the set-ID denial must follow the write allowance it narrows (the last matching rule wins)")
 	}
 	if strings.Count(off, "(") != strings.Count(off, ")") || strings.Count(on, "(") != strings.Count(on, ")") {
 		t.Error("unbalanced parentheses")

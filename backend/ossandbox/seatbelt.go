@@ -17,7 +17,10 @@ const (
 // temporary directory, and to the null and tty devices; process creation and
 // signals within the sandbox; network outbound and inbound only when
 // allowNetwork is set (which includes Unix sockets: Seatbelt's network
-// operations cover both).
+// operations cover both). Setting a set-user-ID or set-group-ID bit
+// (file-write-setugid) is denied even where writes are allowed: a later
+// rule overrides an earlier one, and a set-ID program left in the root
+// would run as its owner for anyone who can reach it.
 func seatbeltProfile(allowNetwork bool) string {
 	var b strings.Builder
 	b.WriteString(`(version 1)
@@ -30,6 +33,7 @@ func seatbeltProfile(allowNetwork bool) string {
 (allow file-write*
   (subpath (param "` + seatbeltRootParam + `"))
   (subpath (param "` + seatbeltTmpParam + `")))
+(deny file-write-setugid)
 (allow file-write-data
   (literal "/dev/null")
   (literal "/dev/zero")

@@ -36,6 +36,17 @@
 //   - gets EPERM from clone with any namespace-creating flag, and ENOSYS from
 //     clone3 (whose flags live in memory the filter cannot read) so that libc
 //     falls back to clone;
+//   - gets EPERM from every call that would give a file the set-user-ID or
+//     set-group-ID bit: chmod, fchmod, fchmodat and fchmodat2 with either
+//     bit in the mode; mknod and mknodat with either bit in the mode; creat
+//     with either bit; open and openat with either bit in the mode when the
+//     flags have O_CREAT or O_TMPFILE (the only opens whose mode the kernel
+//     reads). openat2, whose mode lives in memory the filter cannot read,
+//     gets ENOSYS, so that callers fall back to openat (glibc's and Go's
+//     open never use it). mkdir and mkdirat need no rule: the kernel drops
+//     both bits from their mode. A set-user-ID program left in a directory
+//     another user can reach would run with the identity of its owner, the
+//     caller: root for a root caller (see Not guaranteed for directories);
 //   - gets EPERM from the TIOCSTI and TIOCLINUX ioctls (typing into the
 //     controlling terminal);
 //   - gets EPERM from socket for every family but AF_UNIX unless the policy
@@ -55,6 +66,16 @@
 // those.
 //
 // # Not guaranteed
+//
+// The set-ID rule cannot tell files from directories (chmod's argument is a
+// path or a descriptor), so a directory cannot be given the set-group-ID
+// bit either: git init --shared, install -d -m 2775, and GNU chmod with a
+// numeric mode on a directory that already has the bit (chmod keeps it by
+// passing it back) fail with EPERM; so does a chmod that keeps the bit of a
+// file that already has one (chmod g-w). A directory made inside a
+// set-group-ID directory still inherits the bit: the kernel sets it, not a
+// call the filter sees. Set-ID files that already exist keep their bits
+// until written (a write by a process without CAP_FSETID clears them).
 //
 // The filter sees syscall numbers and register arguments, never memory: it
 // cannot inspect paths, socket addresses or clone3's argument structure.
@@ -122,6 +143,17 @@ const (
 		0x10000000 | // CLONE_NEWUSER
 		0x20000000 | // CLONE_NEWPID
 		0x40000000 // CLONE_NEWNET
+)
+
+// The mode bits the filter refuses, and the open flags under which it looks.
+const (
+	// setIDBits are S_ISUID and S_ISGID. The mode arguments are umode_t
+	// (16 bits in the kernel), so the low 32 bits hold every bit read.
+	setIDBits = 0o4000 | 0o2000
+	// createFlags are the open flags with which the kernel reads the mode:
+	// O_CREAT and __O_TMPFILE (O_TMPFILE without its O_DIRECTORY), the
+	// same values on amd64 and arm64 (flags is an int).
+	createFlags = 0o100 | 0o20000000
 )
 
 // Policy selects the variable parts of the filter. The zero value is the
@@ -356,6 +388,10 @@ const (
 	lSendmsg  label = "sendmsg"
 	lSendmmsg label = "sendmmsg"
 	lPair     label = "socketpair"
+	lMode1    label = "mode-in-arg1"
+	lMode2    label = "mode-in-arg2"
+	lOpen     label = "open"
+	lOpenat   label = "openat"
 )
 
 // filter is a filter under assembly for one architecture and policy.
@@ -434,7 +470,11 @@ func (f *filter) rules() []rule {
 		rule
 	}{
 		{true, rule{f.denied(), lEPERM, nil}},
-		{true, rule{[]string{"clone3"}, lENOSYS, nil}},
+		{true, rule{[]string{"clone3", "openat2"}, lENOSYS, nil}},
+		{true, rule{f.have("chmod", "fchmod", "mknod", "creat"), lMode1, (*filter).modeArg1}},
+		{true, rule{[]string{"fchmodat", "fchmodat2", "mknodat"}, lMode2, (*filter).modeArg2}},
+		{true, rule{f.have("open"), lOpen, (*filter).open}},
+		{true, rule{[]string{"openat"}, lOpenat, (*filter).openat}},
 		{!p.TraceMe, rule{[]string{"prlimit64"}, lPrlim, (*filter).prlimit64}},
 		{true, rule{[]string{"setpriority"}, lPrio, (*filter).setpriority}},
 		{true, rule{[]string{"clone"}, lClone, (*filter).clone}},
@@ -446,7 +486,7 @@ func (f *filter) rules() []rule {
 	}
 	var out []rule
 	for _, r := range all {
-		if r.when {
+		if r.when && len(r.calls) > 0 {
 			out = append(out, r.rule)
 		}
 	}
@@ -464,6 +504,53 @@ func (f *filter) denied() []string {
 		}
 	}
 	return out
+}
+
+// have returns those of names that arch has: chmod, open, creat and mknod
+// exist on amd64 only (arm64 has only their *at forms).
+func (f *filter) have(names ...string) []string {
+	var out []string
+	for _, name := range names {
+		if _, ok := f.arch.nr[name]; ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// modeArg1 refuses a set-ID bit in the mode of chmod(path, mode),
+// fchmod(fd, mode), mknod(path, mode, dev) and creat(path, mode).
+func (f *filter) modeArg1() {
+	f.load(argLow(1))
+	f.jset(setIDBits, lEPERM)
+	f.jumpTo(lAllow)
+}
+
+// modeArg2 refuses a set-ID bit in the mode of fchmodat(dfd, path, mode),
+// fchmodat2(dfd, path, mode, flags) and mknodat(dfd, path, mode, dev).
+func (f *filter) modeArg2() {
+	f.load(argLow(2))
+	f.jset(setIDBits, lEPERM)
+	f.jumpTo(lAllow)
+}
+
+// open(path, flags, mode) refuses a set-ID bit in mode when flags create a
+// file; without O_CREAT or O_TMPFILE the kernel ignores mode.
+func (f *filter) open() {
+	f.load(argLow(1))
+	f.jif(bpf.JumpBitsSet, createFlags, "", lAllow)
+	f.load(argLow(2))
+	f.jset(setIDBits, lEPERM)
+	f.jumpTo(lAllow)
+}
+
+// openat(dfd, path, flags, mode): as open, one argument later.
+func (f *filter) openat() {
+	f.load(argLow(2))
+	f.jif(bpf.JumpBitsSet, createFlags, "", lAllow)
+	f.load(argLow(3))
+	f.jset(setIDBits, lEPERM)
+	f.jumpTo(lAllow)
 }
 
 // prlimit64(pid, resource, new, old): pid is an int, new a pointer.

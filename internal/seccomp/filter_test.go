@@ -44,6 +44,15 @@ func run(t testing.TB, prog []bpf.Instruction, c call) uint32 {
 	return uint32(v)
 }
 
+// The uapi values the reference spells out on its own rather than taking
+// from the filter (tables_linux_test.go checks them against x/sys/unix).
+const (
+	sISUID   = 0o4000
+	sISGID   = 0o2000
+	oCreat   = 0o100
+	oTmpfile = 0o20000000 // __O_TMPFILE; O_TMPFILE adds O_DIRECTORY
+)
+
 // expect is the reference the filter is checked against: the policy written
 // as plain Go, with the kernel's own truncation of the arguments.
 func expect(arch *Arch, p Policy, c call) uint32 {
@@ -58,6 +67,8 @@ func expect(arch *Arch, p Policy, c call) uint32 {
 		}
 	}
 	low := func(i int) uint32 { return uint32(c.args[i]) }
+	// setID reports whether mode argument i, a umode_t, has a set-ID bit.
+	setID := func(i int) bool { return uint16(c.args[i])&(sISUID|sISGID) != 0 }
 	switch {
 	case name == "ptrace" && p.TraceMe:
 		if c.args[0] == ptraceTraceMe || c.args[0] == ptraceDetach {
@@ -74,8 +85,16 @@ func expect(arch *Arch, p Policy, c call) uint32 {
 		return eperm
 	case name == "setpriority" && (low(0) == prioUser || low(1) != 0):
 		return eperm
-	case name == "clone3":
+	case name == "clone3" || name == "openat2":
 		return RetErrno | errnoENOSYS
+	case (name == "chmod" || name == "fchmod" || name == "mknod" || name == "creat") && setID(1):
+		return eperm
+	case (name == "fchmodat" || name == "fchmodat2" || name == "mknodat") && setID(2):
+		return eperm
+	case name == "open" && low(1)&(oCreat|oTmpfile) != 0 && setID(2):
+		return eperm
+	case name == "openat" && low(2)&(oCreat|oTmpfile) != 0 && setID(3):
+		return eperm
 	case name == "clone" && low(0)&cloneNamespace != 0:
 		return eperm
 	case name == "ioctl" && (low(1) == tiocsti || low(1) == tioclinux):
@@ -181,6 +200,38 @@ func TestFilterDecisions(t *testing.T) {
 		{"attach disguised as traceme by high bits denied", Policy{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{0x1_00000000}}, eperm},
 		{"peekdata disguised as detach denied", Policy{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{0xffffffff_00000011}}, eperm},
 		{"sendto fastopen allowed with full network", Policy{AllowNetwork: true}, call{x.Audit, nr("sendto"), [6]uint64{3, 0, 0, msgFastOpen}}, RetAllow},
+		{"chmod 0755 allowed", strict, call{x.Audit, nr("chmod"), [6]uint64{0, 0o755}}, RetAllow},
+		{"chmod 4755 denied", strict, call{x.Audit, nr("chmod"), [6]uint64{0, 0o4755}}, eperm},
+		{"chmod 2755 denied", strict, call{x.Audit, nr("chmod"), [6]uint64{0, 0o2755}}, eperm},
+		{"chmod with only the set-ID bit denied", strict, call{x.Audit, nr("chmod"), [6]uint64{0, 0o4000}}, eperm},
+		{"chmod sticky allowed", strict, call{x.Audit, nr("chmod"), [6]uint64{0, 0o1777}}, RetAllow},
+		{"chmod 4755 with high bits denied", strict, call{x.Audit, nr("chmod"), [6]uint64{0, 0xffffffff_00000000 | 0o4755}}, eperm},
+		{"chmod with the bits only above 32 allowed like the kernel", strict, call{x.Audit, nr("chmod"), [6]uint64{0, 0x6000_00000000 | 0o755}}, RetAllow},
+		{"chmod with bits above umode_t allowed", strict, call{x.Audit, nr("chmod"), [6]uint64{0, 0xffff0000 | 0o755}}, RetAllow},
+		{"chmod with the first argument set-ID-like allowed", strict, call{x.Audit, nr("chmod"), [6]uint64{0o4755, 0o755}}, RetAllow},
+		{"fchmod 4755 denied", strict, call{x.Audit, nr("fchmod"), [6]uint64{3, 0o4755}}, eperm},
+		{"fchmod 0644 allowed", strict, call{x.Audit, nr("fchmod"), [6]uint64{3, 0o644}}, RetAllow},
+		{"fchmodat 6755 denied", strict, call{x.Audit, nr("fchmodat"), [6]uint64{0xffffff9c, 0, 0o6755}}, eperm},
+		{"fchmodat 0755 allowed", strict, call{x.Audit, nr("fchmodat"), [6]uint64{0xffffff9c, 0, 0o755}}, RetAllow},
+		{"fchmodat2 4755 denied", strict, call{x.Audit, nr("fchmodat2"), [6]uint64{0xffffff9c, 0, 0o4755, 0x100}}, eperm},
+		{"fchmodat2 with the flags set-ID-like allowed", strict, call{x.Audit, nr("fchmodat2"), [6]uint64{0xffffff9c, 0, 0o755, 0o4000}}, RetAllow},
+		{"mknod regular 4755 denied", strict, call{x.Audit, nr("mknod"), [6]uint64{0, 0o100000 | 0o4755, 0}}, eperm},
+		{"mknod fifo allowed", strict, call{x.Audit, nr("mknod"), [6]uint64{0, 0o10000 | 0o644, 0}}, RetAllow},
+		{"mknodat regular 2755 denied", strict, call{x.Audit, nr("mknodat"), [6]uint64{0xffffff9c, 0, 0o100000 | 0o2755, 0}}, eperm},
+		{"creat 4755 denied", strict, call{x.Audit, nr("creat"), [6]uint64{0, 0o4755}}, eperm},
+		{"creat 0644 allowed", strict, call{x.Audit, nr("creat"), [6]uint64{0, 0o644}}, RetAllow},
+		{"open O_CREAT 4755 denied", strict, call{x.Audit, nr("open"), [6]uint64{0, oCreat | 1, 0o4755}}, eperm},
+		{"open O_CREAT 0644 allowed", strict, call{x.Audit, nr("open"), [6]uint64{0, oCreat | 1, 0o644}}, RetAllow},
+		{"open without O_CREAT ignores the mode", strict, call{x.Audit, nr("open"), [6]uint64{0, 2, 0o4755}}, RetAllow},
+		{"open O_TMPFILE 4755 denied", strict, call{x.Audit, nr("open"), [6]uint64{0, oTmpfile | 0o200000 | 1, 0o4755}}, eperm},
+		{"open O_CREAT in high bits is no create (the kernel reads an int)", strict, call{x.Audit, nr("open"), [6]uint64{0, oCreat << 32, 0o4755}}, RetAllow},
+		{"openat O_CREAT 4755 denied", strict, call{x.Audit, nr("openat"), [6]uint64{0xffffff9c, 0, oCreat | 0o1000 | 1, 0o4755}}, eperm},
+		{"openat O_CREAT 2755 with high bits denied", strict, call{x.Audit, nr("openat"), [6]uint64{0xffffff9c, 0, 0xffffffff_00000000 | oCreat, 0xdead0000_00000000 | 0o2755}}, eperm},
+		{"openat O_CREAT 0666 allowed", strict, call{x.Audit, nr("openat"), [6]uint64{0xffffff9c, 0, oCreat | 1, 0o666}}, RetAllow},
+		{"openat O_TMPFILE 6777 denied", strict, call{x.Audit, nr("openat"), [6]uint64{0xffffff9c, 0, oTmpfile | 0o200000 | 2, 0o6777}}, eperm},
+		{"openat read-only ignores the mode", strict, call{x.Audit, nr("openat"), [6]uint64{0xffffff9c, 0, 0, 0o6777}}, RetAllow},
+		{"openat2 enosys", strict, call{x.Audit, nr("openat2"), [6]uint64{0xffffff9c, 0, 0, 24}}, enosys},
+		{"mkdir 6777 allowed (the kernel drops the bits)", strict, call{x.Audit, 83, [6]uint64{0, 0o6777}}, RetAllow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -259,6 +310,10 @@ func FuzzFilter(f *testing.F) {
 	f.Add(uint8(3), uint32(0xc000003e), uint32(0x40000001), uint64(0), uint64(0), uint64(0), uint64(0))
 	f.Add(uint8(9), uint32(0xc000003e), uint32(41), uint64(2), uint64(2), uint64(0), uint64(0))
 	f.Add(uint8(16), uint32(0xc000003e), uint32(101), uint64(17), uint64(2), uint64(0), uint64(0))
+	f.Add(uint8(0), uint32(0xc000003e), uint32(90), uint64(0), uint64(0o4755), uint64(0), uint64(0))
+	f.Add(uint8(0), uint32(0xc000003e), uint32(257), uint64(0), uint64(0), uint64(oCreat), uint64(0xffffffff_00000000|0o2755))
+	f.Add(uint8(4), uint32(0xc00000b7), uint32(53), uint64(0), uint64(0), uint64(0o6755), uint64(0))
+	f.Add(uint8(4), uint32(0xc00000b7), uint32(56), uint64(0), uint64(0), uint64(oTmpfile|0o40000), uint64(0o4755))
 	progs := map[uint8][]bpf.Instruction{}
 	policy := func(sel uint8) Policy {
 		return Policy{AllowNetwork: sel&1 != 0, AllowUnixSockets: sel&2 != 0, TCPOnly: sel&8 != 0, TraceMe: sel&16 != 0}
@@ -326,6 +381,15 @@ func TestFilterMatchesReferenceOnEverySyscall(t *testing.T) {
 		{0, 42, 19},
 		{prioUser, 0, 0},
 		{3, 0, msgFastOpen, msgFastOpen},
+		// The set-ID rules: the mode in each argument a rule reads, with
+		// and without the create flags, with bits above 32 and above 16.
+		{0, 0o4755, 0o2755, 0o6755},
+		{0, oCreat | 1, 0o4755},
+		{0, 0, oCreat, 0o2755},
+		{0, 0, oTmpfile | 0o200000, 0xffffffff_00000000 | 0o4000},
+		{0, oCreat << 32, 0o4755, 0o4755},
+		{0, 0x6000_00000000 | 0o755, 0xffff0000 | 0o755, 0o1777},
+		{0, 0, 0, 0o6777},
 	}
 	for _, arch := range []*Arch{amd64, arm64} {
 		for _, p := range policies() {

@@ -26,6 +26,8 @@ var amd64 = &Arch{
 		"clone3": 435, "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442,
 		"quotactl_fd": 443, "open_tree_attr": 467,
 		"setpriority": 141, "prlimit64": 302,
+		"open": 2, "creat": 85, "chmod": 90, "fchmod": 91, "mknod": 133, "openat": 257,
+		"mknodat": 259, "fchmodat": 268, "openat2": 437, "fchmodat2": 452,
 	},
 }
 
@@ -46,5 +48,6 @@ var arm64 = &Arch{
 		"fsconfig": 431, "fsmount": 432, "fspick": 433, "clone3": 435, "pidfd_getfd": 438,
 		"process_madvise": 440, "mount_setattr": 442, "quotactl_fd": 443, "open_tree_attr": 467,
 		"setpriority": 140, "prlimit64": 261,
+		"mknodat": 33, "fchmod": 52, "fchmodat": 53, "openat": 56, "openat2": 437, "fchmodat2": 452,
 	},
 }

@@ -38,6 +38,8 @@ func TestNativeTableMatchesXSys(t *testing.T) {
 		"clock_settime": unix.SYS_CLOCK_SETTIME, "clock_adjtime": unix.SYS_CLOCK_ADJTIME,
 		"adjtimex": unix.SYS_ADJTIMEX, "fanotify_init": unix.SYS_FANOTIFY_INIT,
 		"setpriority": unix.SYS_SETPRIORITY, "prlimit64": unix.SYS_PRLIMIT64,
+		"openat": unix.SYS_OPENAT, "openat2": unix.SYS_OPENAT2, "fchmod": unix.SYS_FCHMOD,
+		"fchmodat": unix.SYS_FCHMODAT, "fchmodat2": unix.SYS_FCHMODAT2, "mknodat": unix.SYS_MKNODAT,
 	}
 	for name, nr := range nativeOnly {
 		want[name] = nr
@@ -50,5 +52,17 @@ func TestNativeTableMatchesXSys(t *testing.T) {
 	}
 	if len(arch.nr) != len(want) {
 		t.Errorf("table has %d entries, cross-checked %d", len(arch.nr), len(want))
+	}
+}
+
+// TestSetIDConstantsMatchXSys cross-checks the mode bits and open flags
+// that the filter and its reference spell out.
+func TestSetIDConstantsMatchXSys(t *testing.T) {
+	if setIDBits != unix.S_ISUID|unix.S_ISGID || sISUID != unix.S_ISUID || sISGID != unix.S_ISGID {
+		t.Errorf("set-ID bits %#o, want %#o", setIDBits, unix.S_ISUID|unix.S_ISGID)
+	}
+	tmpfile := unix.O_TMPFILE &^ unix.O_DIRECTORY
+	if createFlags != unix.O_CREAT|tmpfile || oCreat != unix.O_CREAT || oTmpfile != tmpfile {
+		t.Errorf("create flags %#o, want %#o", createFlags, unix.O_CREAT|tmpfile)
 	}
 }

@@ -30,7 +30,7 @@
 //   - Every container is created with network mode none (only loopback)
 //     unless Options.AllowNetwork; all capabilities dropped
 //     (--cap-drop ALL); no-new-privileges; the daemon's default seccomp
-//     profile; an init process as PID 1 that reaps orphans; a pids limit
+//     profile (in the bind mode, the set-ID profile below instead); an init process as PID 1 that reaps orphans; a pids limit
 //     (Options.Limits.Processes, [DefaultPids] by default) and, when set,
 //     memory (swap included) and CPU limits (Options.Memory, Options.CPUs)
 //     for the whole container; the labels of [workspace.Labels] plus
@@ -45,6 +45,26 @@
 //     [VirtualizedRuntimes] (Options.Runtime "runsc" for gVisor, "kata")
 //     every contained axis is virtualized. No guarantee is reported that the
 //     configuration does not enforce.
+//   - In the bind mode, where the daemon applies seccomp, no command makes
+//     a set-user-ID or set-group-ID file: the container's seccomp profile
+//     is Docker's default (github.com/moby/profiles/seccomp, the source
+//     of the daemon's own) with chmod, fchmod, fchmodat, fchmodat2, mknod,
+//     mknodat, creat, and open and openat that create (O_CREAT,
+//     O_TMPFILE), allowed only without either bit in their mode (masked
+//     comparisons: bits above 32 change nothing), and openat2, whose mode
+//     seccomp cannot read, failing with ENOSYS so that callers fall back to
+//     openat; everything else is the default's. chmod u+s, cp -p or tar
+//     -xp of a set-user-ID file fail with EPERM. Without it a command
+//     running as root (the bind mode's default user for a root caller)
+//     could leave a set-user-ID-root program in Root that every user of
+//     this machine runs as root; capabilities do not help, since a file's
+//     owner sets its mode without one. Docker takes the profile's content
+//     in the security option; Podman's service opens the value as a path,
+//     so for Podman the profile is written to a temporary file on this
+//     machine (the bind mode's daemon sees its disk) that is removed once
+//     the container is created. The isolated mode keeps the daemon's
+//     default profile: its files stay in the container, whose processes
+//     gain nothing from a set-ID bit (no-new-privileges).
 //   - Commands run with docker exec as the container's user: Options.User,
 //     else in the bind mode this process's uid:gid (the user the file
 //     operations run as on the same files, as the local backends run
@@ -95,14 +115,19 @@
 //   - Request.Limits.Processes has no effect (the pids limit is the
 //     container's); the CPU and memory caps are for the whole container,
 //     not per command.
-//   - In the bind mode a command can create set-user-ID files in Root that
-//     belong to the user it runs as: on this machine they run with that
-//     user's rights, like a file that user made, as with the local
-//     backends (a helikon run as root lets root-owned set-user-ID programs
-//     appear in Root; set Options.User to an unprivileged uid). A command
-//     inside the container can race the file operations as any local
-//     process can race package sandbox; the os.Root resolution still never
-//     leaves Root. Links the container's processes create that point at the
+//   - Set-ID files in the bind mode where the set-ID profile is not
+//     applied: a daemon without seccomp, or started with its default
+//     profile unconfined (Guarantees then say syscalls none), a client not
+//     built for Linux (the default profile's source is Linux-only), or a
+//     container created without it and attached to (its Guarantees name
+//     the profile it has). There a command can create set-ID
+//     files in Root owned by the user it runs as (root for a root caller;
+//     set Options.User to an unprivileged uid). The set-group-ID bit is
+//     refused on directories too (git init --shared fails); a directory
+//     made inside a set-group-ID directory still inherits it from the
+//     kernel. A command inside the container can race the file operations
+//     as any local process can race package sandbox; the os.Root
+//     resolution still never leaves Root. Links the container's processes create that point at the
 //     container's "/" are absolute links, which os.Root refuses.
 //   - In the isolated mode the file operations are as confined as package
 //     workspace/execfs says (its checks run inside the container, where the

@@ -17,6 +17,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/api/types/system"
 	"github.com/moby/moby/client"
 
 	"github.com/paigasus/helikon/backend"
@@ -127,6 +128,15 @@ type Engine struct {
 	seccomp   bool   // the daemon applies its default seccomp profile
 	imageUser string // the image's configured user
 	imageID   string // the image's ID, which workspaces are created from
+	// setID is the seccomp profile of bind-mode containers (setIDProfile):
+	// the daemon's default with set-ID modes refused; nil where the
+	// daemon applies no seccomp or the profile is not built (not Linux).
+	setID []byte
+	// podman is whether the daemon is Podman's service, which takes a
+	// seccomp profile as a path where Docker takes its content; learnt
+	// at the first Create that passes a profile.
+	podmanOnce sync.Once
+	podman     bool
 	// defaultRuntime is the daemon's runtime for containers that name none.
 	defaultRuntime string
 	// owners caches resolveUser's answers: the image, pinned by its ID,
@@ -135,7 +145,7 @@ type Engine struct {
 	owners   map[string][2]int
 	// weaken switches protections off, for the attack tests to show that
 	// each one is what stops its attack.
-	weaken   struct{ keepCaps, newPrivs bool }
+	weaken   struct{ keepCaps, newPrivs, setID bool }
 	features []string
 	log      *slog.Logger
 }
@@ -208,6 +218,12 @@ func New(ctx context.Context, opts *Options) (*Engine, error) {
 			e.seccomp = true
 		}
 	}
+	if e.seccomp && !o.Isolate {
+		if e.setID, err = setIDProfile(); err != nil {
+			cli.Close()
+			return nil, err
+		}
+	}
 	if o.Runtime != "" {
 		if _, ok := info.Info.Runtimes[o.Runtime]; !ok {
 			cli.Close()
@@ -239,7 +255,8 @@ func New(ctx context.Context, opts *Options) (*Engine, error) {
 // hostConfig is the container configuration every workspace gets from the
 // options: no network unless allowed, every capability dropped,
 // no-new-privileges, an init, the runtime and the limits, the root
-// bind-mounted unless isolated.
+// bind-mounted unless isolated, and then the set-ID profile (Docker's form:
+// the profile itself; see [Engine.Create] for Podman's).
 func (e *Engine) hostConfig() *container.HostConfig {
 	limits := e.opts.Limits
 	pids := int64(DefaultPids)
@@ -276,6 +293,9 @@ func (e *Engine) hostConfig() *container.HostConfig {
 	}
 	if !e.opts.Isolate {
 		hc.Mounts = []mount.Mount{{Type: mount.TypeBind, Source: e.root, Target: e.dir}}
+		if e.setID != nil && !e.weaken.setID {
+			hc.SecurityOpt = append(hc.SecurityOpt, "seccomp="+string(e.setID))
+		}
 	}
 	return hc
 }
@@ -342,7 +362,12 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 		Entrypoint: []string{"/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 86400; done"},
 		Cmd:        []string{},
 	}
+	done, err := e.seccompForDaemon(ctx, hc)
+	if err != nil {
+		return nil, err
+	}
 	cr, err := e.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: containerName(session), Config: cfg, HostConfig: hc})
+	done()
 	if err != nil {
 		// Podman's service answers 500 where Docker answers 409.
 		if cerrdefs.IsConflict(err) || strings.Contains(err.Error(), "is already in use") {
@@ -380,6 +405,45 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 	}
 	ok = true
 	return ws, nil
+}
+
+// seccompForDaemon puts hc's seccomp profile in the form the daemon takes.
+// Docker takes the profile's content in SecurityOpt (its CLI reads the file
+// and sends that); Podman's service (4.x) opens the value as a path on its
+// own machine, which in the bind mode is this one, and reads it at create.
+// For Podman the profile goes to a temporary file, which done removes once
+// the container is created.
+func (e *Engine) seccompForDaemon(ctx context.Context, hc *container.HostConfig) (done func(), err error) {
+	i := slices.IndexFunc(hc.SecurityOpt, func(s string) bool { return strings.HasPrefix(s, "seccomp={") })
+	if i < 0 {
+		return func() {}, nil
+	}
+	e.podmanOnce.Do(func() {
+		v, err := e.cli.ServerVersion(ctx, client.ServerVersionOptions{})
+		e.podman = err == nil && isPodman(v)
+	})
+	if !e.podman {
+		return func() {}, nil
+	}
+	f, err := os.CreateTemp("", "helikon-seccomp-*.json")
+	if err != nil {
+		return nil, fmt.Errorf("docker: the seccomp profile for Podman: %w", err)
+	}
+	_, err = f.WriteString(strings.TrimPrefix(hc.SecurityOpt[i], "seccomp="))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("docker: the seccomp profile for Podman: %w", err)
+	}
+	hc.SecurityOpt[i] = "seccomp=" + f.Name()
+	return func() { os.Remove(f.Name()) }, nil
+}
+
+// isPodman reports whether the daemon that answered is Podman's service.
+func isPodman(v client.ServerVersionResult) bool {
+	return slices.ContainsFunc(v.Components, func(c system.ComponentVersion) bool { return strings.Contains(c.Name, "Podman") })
 }
 
 // labelMode is the label that records a workspace's file mode.

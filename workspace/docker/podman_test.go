@@ -2,11 +2,8 @@ package docker
 
 import (
 	"os"
-	"slices"
-	"strings"
 	"testing"
 
-	"github.com/moby/moby/api/types/system"
 	"github.com/moby/moby/client"
 )
 
@@ -43,9 +40,4 @@ func TestPodmanService(t *testing.T) {
 	} {
 		t.Run(name, test)
 	}
-}
-
-// isPodman reports whether the daemon that answered is Podman's service.
-func isPodman(v client.ServerVersionResult) bool {
-	return slices.ContainsFunc(v.Components, func(c system.ComponentVersion) bool { return strings.Contains(c.Name, "Podman") })
 }

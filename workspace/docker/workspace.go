@@ -232,6 +232,17 @@ func dropsAllCaps(drop []string) bool {
 	return true
 }
 
+// setIDComment marks the set-ID profile's own rules, and so the profile in
+// a container's SecurityOpt as Docker reports it.
+const setIDComment = "helikon: no set-user-ID or set-group-ID bit"
+
+// isSetIDProfile reports whether a security option is the set-ID profile
+// ([setIDProfile]), as Docker reports it back (its content) or as it was
+// given to Podman (a temporary file's path).
+func isSetIDProfile(opt string) bool {
+	return strings.HasPrefix(opt, "seccomp=") && (strings.Contains(opt, setIDComment) || strings.Contains(opt, "/helikon-seccomp-"))
+}
+
 // openBind opens the file system of a bind-mode workspace.
 func (w *Workspace) openBind(source string) error {
 	f, sb, err := newBindFS(source, w.dir)
@@ -287,9 +298,12 @@ func (e *Engine) guarantees(hc *container.HostConfig, user, bindSource string) b
 		"user: "+user,
 		"capabilities: all dropped; no-new-privileges",
 	)
-	if seccomp {
+	switch {
+	case seccomp && slices.ContainsFunc(hc.SecurityOpt, isSetIDProfile):
+		g.Features = append(g.Features, "seccomp: Docker's default profile, set-user-ID and set-group-ID modes refused")
+	case seccomp:
 		g.Features = append(g.Features, "seccomp: the daemon's default profile")
-	} else {
+	default:
 		g.Features = append(g.Features, "seccomp: none")
 	}
 	r := hc.Resources
