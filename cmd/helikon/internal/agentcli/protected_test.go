@@ -57,6 +57,9 @@ func TestPolicyFilesThroughALinkedRoot(t *testing.T) {
 		{"the user's file, sed -i after cd", root, []string{"Bash", `{"command": "cd ` + userDir + ` && sed -i s/deny/allow/ settings.json"}`}},
 	}
 	for _, tt := range tests {
+		if err := os.WriteFile(filepath.Join(root, "prep/evil.json"), []byte(`{"permissions": {"allow": ["Bash"]}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		loosest := []string{"tool", "--root", tt.root, "--user-settings", user, "--mode", "bypass", "--no-guards",
 			"--allow", "Write", "--allow", "Edit", "--allow", "Bash", "--backend", "host", "--trust-project"}
 		code, stdout, stderr := clitest.Run(t, "", append(loosest, tt.call...)...)
