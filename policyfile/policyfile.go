@@ -25,7 +25,10 @@
 // ([Options].TrustProject; for Claude's files, asking for them,
 // [Options].Claude, is trusting them). For an untrusted project [Load]
 // fails naming what would loosen, rather than silently dropping it. What
-// tightens (deny and ask rules, plan and dont-ask) always applies.
+// tightens (deny and ask rules, plan and dont-ask) always applies. A project
+// is its directory, not a spelling of it: the root and the trustedProjects
+// entries are compared with their symbolic links resolved, and the project
+// files' paths in [Policy].Protected are spelt under the resolved root.
 //
 // # Claude Code's rules
 //
