@@ -131,9 +131,11 @@ func isRootOrHome(op, home string) bool {
 // spelling and remembered, so a link made or moved above them later is not
 // seen), and a target or argument whose last element could name the file or
 // one of its directories has the links of its existing directories resolved
-// when the call is checked. A root reached through a link (Dir or Path
-// spelt through it, or a target spelt through it while the other is
-// resolved) is therefore the same root.
+// when the call is checked (a pattern in one element of its directory is
+// expanded for that; patterns in several elements are refused, as following
+// them could take a walk of the whole file system). A root reached through
+// a link (Dir or Path spelt through it, or a target spelt through it while
+// the other is resolved) is therefore the same root.
 //
 // Fails closed: a relative argument of a command that may run in a
 // directory the tool does not know ([Command].DirUnknown: after cd "$d",
@@ -324,6 +326,17 @@ func namesAbs(name string, forms []protectedForm, exact bool) bool {
 	parent := path.Dir(name) // as spelt: the file system may tell case
 	parents := []string{parent}
 	if !exact && hasGlob(parent) {
+		// One pattern element costs one directory listing; more could
+		// walk a whole file system on every call, so they fail closed.
+		globs := 0
+		for _, e := range strings.Split(parent, "/") {
+			if hasGlob(e) {
+				globs++
+			}
+		}
+		if globs > 1 {
+			return true
+		}
 		m, err := filepath.Glob(filepath.FromSlash(parent))
 		if err != nil {
 			return false
@@ -339,9 +352,9 @@ func namesAbs(name string, forms []protectedForm, exact bool) bool {
 	return false
 }
 
-// maxGlobParents bounds the directories a glob in an argument's directory
-// part is expanded to when the argument is checked through links: a shell
-// line does not name more of them by hand.
+// maxGlobParents bounds the directories a pattern element in an argument's
+// directory part is expanded to when the argument is checked through links
+// (one listing of one directory): a line does not mean more of them.
 const maxGlobParents = 64
 
 // hasGlob reports whether p holds a pattern character of [path.Match].

@@ -126,6 +126,7 @@ func TestProtectedFilesThroughLinksAndCd(t *testing.T) {
 		{"mv of the directory through the link", real, "Bash", sh(nil, "", "mv", link+"/.claude", "/tmp/x"), true},
 		{"glob through the link", real, "Bash", sh(nil, "", "sed", "-i", "x", link+"/.cla*/settings.json"), true},
 		{"glob in the directory through the link", real, "Bash", sh(nil, "", "sed", "-i", "x", filepath.Dir(link)+"/l*/.claude/settings.json"), true},
+		{"patterns in several directory elements", real, "Bash", sh(nil, "", "sed", "-i", "x", "/*/*/x/settings.json"), true},
 		{"cp after cd", real, "Bash", sh([]string{real, real + "/prep"}, "", "cp", "../evil.json", "../.claude/settings.json"), true},
 		{"cp after cd, linked root", link, "Bash", sh([]string{real, real + "/prep"}, "", "cp", "evil.json", "../.helikon/settings.json"), true},
 		{"sed -i after cd into the directory", real, "Bash", sh([]string{real, real + "/.claude"}, "", "sed", "-i", "x", "settings.json"), true},
