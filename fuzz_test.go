@@ -82,3 +82,41 @@ func FuzzProtectedSpellings(f *testing.F) {
 		}
 	})
 }
+
+// FuzzProtectedAfterUnknownCd checks the policy-file guard's fail-closed
+// reading of a relative argument after a cd the line cannot follow: when
+// some directory would make the argument name the protected file, the
+// command is refused, and saying that the directory is unknown never lets
+// through an argument refused without it.
+func FuzzProtectedAfterUnknownCd(f *testing.F) {
+	for _, s := range []string{"settings.json", "../.claude/settings.json", "../../x/../.CLAUDE/settings.json", ".claude", "./settings*.json", "a/b", "..", "."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, arg string) {
+		if path.IsAbs(arg) {
+			return
+		}
+		root := "/w/root"
+		target := root + "/.claude/settings.json"
+		p := helikon.Permissions{Protected: []helikon.ProtectedFile{{Path: target, Dir: root}}, NoGuards: true}
+		refused := func(dirs []string, unknown string) bool {
+			tg := helikon.Targets{Commands: []helikon.Command{{Args: []string{"cp", "x", arg}, Dirs: dirs, DirUnknown: unknown}}}
+			return !p.Check(context.Background(), helikon.Call{Tool: "Bash", Mode: helikon.ModeBypass, Targeter: fakeTargeter{t: tg}}).Allowed
+		}
+		// A directory deep enough for the argument's leading .. elements.
+		up := 0
+		for c := path.Clean(arg); c == ".." || strings.HasPrefix(c, "../"); c = strings.TrimPrefix(strings.TrimPrefix(c, ".."), "/") {
+			up++
+		}
+		deep := root + strings.Repeat("/d", up+2)
+		for _, d := range []string{root, root + "/.claude", deep} {
+			known := refused([]string{d}, "")
+			if known && !refused([]string{d}, `cd "$x"`) {
+				t.Fatalf("%q in %s is refused, and allowed once a cd is unknown", arg, d)
+			}
+			if strings.EqualFold(path.Clean(d+"/"+arg), target) && !refused([]string{root}, `cd "$x"`) {
+				t.Fatalf("%q names %s from %s and was allowed after an unknown cd", arg, target, d)
+			}
+		}
+	})
+}

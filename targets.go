@@ -57,6 +57,20 @@ type Command struct {
 	// word computed at run time (git $sub), whose value cannot be known
 	// before the command runs.
 	Dynamic []bool
+	// Dirs are the absolute directories the command may run in, when the
+	// tool knows them: for a shell, its root and every directory a literal
+	// cd or pushd on the line leads to (the same list for every command of
+	// the line, since a loop or a function may run a command after a cd
+	// written later). The policy-file guard resolves relative arguments
+	// against each. Nil means the tool does not say, and relative arguments
+	// are taken against [ProtectedFile].Dir.
+	Dirs []string
+	// DirUnknown, when not "", says why the command may also run in a
+	// directory the tool cannot know before it runs (cd "$d", cd -, env -C).
+	// A relative argument may then name any file whose path ends as it
+	// does, and the policy-file guard refuses one that may name a
+	// protected file.
+	DirUnknown string
 }
 
 // Program returns the program name: the last element of Args[0], so that

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -205,6 +206,38 @@ func TestTargets(t *testing.T) {
 	}
 	if _, err := tool.Targets(json.RawMessage(`{"command":5}`)); helikon.KindOf(err) != helikon.KindInvalidArgs {
 		t.Errorf("invalid args: %v", err)
+	}
+}
+
+// TestTargetsReportEachCommandsDirectories: a command is reported with the
+// directories a literal cd on the line leads to, and with why it may run in
+// another after a cd the line cannot follow, so that the policy-file guard
+// resolves relative arguments where they lead.
+func TestTargetsReportEachCommandsDirectories(t *testing.T) {
+	t.Parallel()
+	tool, dir := newTool(t, nil, nil)
+	tests := []struct {
+		command string
+		dirs    []string
+		unknown bool
+	}{
+		{"cp a b", []string{dir}, false},
+		{"cd prep && cp ../evil.json ../.claude/settings.json", []string{dir, filepath.Join(dir, "prep")}, false},
+		{"cp x y; cd /srv/a", []string{dir, "/srv/a"}, false},
+		{`cd "$d" && sed -i x settings.json`, []string{dir}, true},
+		{"env -C sub cp x settings.json", []string{dir}, true},
+		{"cd - && cp x y", []string{dir}, true},
+	}
+	for _, tt := range tests {
+		tg, err := tool.Targets(json.RawMessage(`{"command":` + strconv.Quote(tt.command) + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range tg.Commands {
+			if !slices.Equal(c.Dirs, tt.dirs) || (c.DirUnknown != "") != tt.unknown {
+				t.Errorf("%s: %q runs in %q (unknown %q), want %q (unknown %v)", tt.command, c.Args, c.Dirs, c.DirUnknown, tt.dirs, tt.unknown)
+			}
+		}
 	}
 }
 

@@ -53,6 +53,14 @@ func (t *Tool[C]) checkLists(tc *helikon.ToolContext[C], in Args) error {
 // that "cd /etc && echo x > passwd" shows /etc/passwd to the guards. A
 // leading ~ or $HOME in a target is the home directory.
 //
+// Every command is reported with the directories it may run in
+// ([helikon.Command].Dirs: the sandbox root and the directories above) and,
+// in DirUnknown, why it may run in another one (a cd the line cannot
+// follow, env -C…; see [shellcmd.Analysis].DirUnknown), so that the
+// policy-file guard judges "cd prep && cp x ../.claude/settings.json"
+// relative to prep, and refuses a relative name that may lead to a policy
+// file from a directory it cannot know.
+//
 // A write target computed at run time (> "$f") is reported as written, and
 // its > command with the argument computed at run time, so an allow rule
 // with a target does not cover it and a deny rule with one does; it does
@@ -80,6 +88,13 @@ func (t *Tool[C]) targetsOf(in Args) helikon.Targets {
 	var bases []string
 	if t.root != "" {
 		bases = workDirs(a.Commands, t.root, home)
+	}
+	// Every command may run in any of them (a loop or a function runs a
+	// command after a cd written later): the policy-file guard resolves
+	// relative arguments against each, and fails closed on those that may
+	// name a policy file when a cd cannot be followed.
+	for i := range tg.Commands {
+		tg.Commands[i].Dirs, tg.Commands[i].DirUnknown = bases, a.DirUnknown
 	}
 	write := func(p string, computed bool) {
 		tg.Paths = append(tg.Paths, helikon.PathTarget{Path: p, Root: t.root, Access: helikon.AccessWrite, Computed: computed})

@@ -25,7 +25,10 @@
 // ([Options].TrustProject; for Claude's files, asking for them,
 // [Options].Claude, is trusting them). For an untrusted project [Load]
 // fails naming what would loosen, rather than silently dropping it. What
-// tightens (deny and ask rules, plan and dont-ask) always applies.
+// tightens (deny and ask rules, plan and dont-ask) always applies. A project
+// is its directory, not a spelling of it: the root and the trustedProjects
+// entries are compared with their symbolic links resolved, and the project
+// files' paths in [Policy].Protected are spelt under the resolved root.
 //
 // # Claude Code's rules
 //
@@ -160,7 +163,10 @@ type Policy struct {
 
 // Options says which files [Load] reads.
 type Options struct {
-	// Root is the absolute sandbox root, where project files are.
+	// Root is the absolute sandbox root, where project files are. [Load]
+	// resolves its symbolic links: the project files' paths in
+	// [Policy].Protected and the trustedProjects comparison use the
+	// resolved spelling, whatever link the root was reached through.
 	Root string
 	// UserFile is the user's file; "" means [UserFile]'s. NoUserFile skips it.
 	UserFile   string
@@ -251,14 +257,15 @@ func Load(o *Options) (*Policy, error) {
 		}
 		pol.Protected = append(pol.Protected, path)
 	}
-	projectPath := filepath.Join(o.Root, filepath.FromSlash(ProjectFile))
+	root := realPath(o.Root)
+	projectPath := filepath.Join(root, filepath.FromSlash(ProjectFile))
 	project, err := readFile(projectPath, KindProject, home)
 	if err != nil {
 		return nil, err
 	}
 	claude := o.Claude || user != nil && user.claude || project != nil && project.claude
 	for _, f := range ClaudeFiles {
-		path := filepath.Join(o.Root, filepath.FromSlash(f))
+		path := filepath.Join(root, filepath.FromSlash(f))
 		pol.Protected = append(pol.Protected, path)
 		if claude {
 			if _, err := read(path, KindClaude); err != nil {
@@ -275,7 +282,9 @@ func Load(o *Options) (*Policy, error) {
 	trusted := o.TrustProject
 	if user != nil {
 		for _, t := range user.trusted {
-			trusted = trusted || filepath.Clean(t) == filepath.Clean(o.Root)
+			// Resolved, as the root is: an entry naming the project
+			// through a link is the project.
+			trusted = trusted || realPath(t) == root
 		}
 	}
 	for _, f := range files {
@@ -290,6 +299,23 @@ func Load(o *Options) (*Policy, error) {
 		pol.merge(f)
 	}
 	return pol, nil
+}
+
+// realPath returns p, clean, with the symbolic links of its longest existing
+// leading part resolved; the rest is kept as written (a project whose
+// .helikon directory does not exist yet still has one name for it).
+func realPath(p string) string {
+	p = filepath.Clean(p)
+	var rest []string
+	for d := p; ; d = filepath.Dir(d) {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			return filepath.Join(append([]string{real}, rest...)...)
+		}
+		if filepath.Dir(d) == d {
+			return p
+		}
+		rest = append([]string{filepath.Base(d)}, rest...)
+	}
 }
 
 // readFile reads and parses one file; it returns nil, nil when the file does

@@ -51,6 +51,16 @@ type Analysis struct {
 	// WriteUnresolved, when not empty, says why some write target cannot be
 	// known statically (an expansion such as > "$f").
 	WriteUnresolved string
+	// DirUnknown, when not empty, says why some command may run in a
+	// directory the analysis cannot follow: after a cd or pushd to a
+	// directory computed at run time, ~, -, / or through .. after a
+	// directory name, after CDPATH is set, or under a wrapper that changes
+	// directory (env -C, sudo -D, find -execdir; see the package
+	// documentation). It does not make the line unresolved: the caller
+	// decides what a relative name is worth then (the policy-file guard
+	// refuses one that may name a policy file, see
+	// [helikon.Command].DirUnknown).
+	DirUnknown string
 
 	// dynamic[i][j] reports that Commands[i].Args[j] is not known statically;
 	// policies use it to fail closed on leading-argument patterns.
@@ -100,6 +110,7 @@ func (o Options) Analyze(command string) *Analysis {
 	a.script(command, syntax.LangBash, 0, "the command")
 	a.vars.finish(a)
 	a.finishPaths()
+	a.res.DirUnknown = a.cwd.unknown
 	if _, home := a.vars.numeric["HOME"]; home && a.pathTilde {
 		a.unresolved("PATH holds a ~ directory and the line sets HOME, which decides where it leads; write the directories literally")
 	}

@@ -508,3 +508,29 @@ func TestAnalyzeMaxDepth(t *testing.T) {
 		t.Errorf("MaxDepth 2: unresolved = %q", a.Unresolved)
 	}
 }
+
+// TestDirUnknown: a cd the line cannot follow, or a wrapper that changes
+// directory, is reported (the policy-file guard fails closed on it); a
+// literal cd is not.
+func TestDirUnknown(t *testing.T) {
+	for _, tt := range []struct {
+		line    string
+		unknown bool
+	}{
+		{"cp a b", false},
+		{"cd prep && cp ../a ../.claude/settings.json", false},
+		{"cd /srv/x; sed -i s/a/b/ settings.json", false},
+		{`cd "$d" && sed -i x settings.json`, true},
+		{"cd - && cp a b", true},
+		{"cd ~/.config && cp a helikon/settings.json", true},
+		{"env -C sub cp a b", true},
+		{"sudo -D /x cp a b", true},
+		{"find . -execdir cp a b ';'", true},
+		{"bash -c 'cd $(pwd)/x && cp a b'", true},
+	} {
+		a := Options{Dir: "/w/root"}.Analyze(tt.line)
+		if (a.DirUnknown != "") != tt.unknown {
+			t.Errorf("%s: DirUnknown %q, want unknown=%v", tt.line, a.DirUnknown, tt.unknown)
+		}
+	}
+}

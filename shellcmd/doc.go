@@ -121,7 +121,10 @@
 // --wd, capsh --chroot, find -execdir). This is decided over the whole line,
 // so a cd after the name in the source (run first in a loop) counts. With
 // Options.Dir unset, a relative name that goes up with .. is refused and one
-// that does not is taken to stay outside /proc and /dev.
+// that does not is taken to stay outside /proc and /dev. Why the directory
+// is not known is also reported on its own ([Analysis].DirUnknown), without
+// making the line unresolved, for callers that judge the commands'
+// arguments relative to where they run (the policy-file guard).
 //
 // bash splits its input into characters by the character set of its locale
 // (LC_ALL, else LC_CTYPE, else LANG), and reads the variables again as soon

@@ -37,20 +37,30 @@ func AddCommonFlags(fs *flag.FlagSet) *CommonFlags {
 	return c
 }
 
-// RootDir returns the absolute sandbox root, checking that it is a directory.
+// RootDir returns the absolute sandbox root with its symbolic links
+// resolved, checking that it is a directory. Everything the CLI derives from
+// the root (the policy files' paths, the trusted-project comparison, the
+// guard's protected files, the tools' root) uses this one spelling, the one
+// the sandbox opens: a root reached through a link (--root link, or a working
+// directory entered through one) must not give a policy file a second name
+// that the guard does not know.
 func (c *CommonFlags) RootDir() (string, error) {
 	abs, err := filepath.Abs(c.Root)
 	if err != nil {
 		return "", fmt.Errorf("--root %s: %w", c.Root, err)
 	}
-	fi, err := os.Stat(abs)
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("--root %s: %w", c.Root, err)
+	}
+	fi, err := os.Stat(real)
 	if err != nil {
 		return "", fmt.Errorf("--root %s: %w", c.Root, err)
 	}
 	if !fi.IsDir() {
 		return "", fmt.Errorf("--root %s is not a directory", c.Root)
 	}
-	return abs, nil
+	return real, nil
 }
 
 // Permissions builds the permission pipeline and mode from the policy files
