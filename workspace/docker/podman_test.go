@@ -37,6 +37,8 @@ func TestPodmanService(t *testing.T) {
 		"LinkToTheContainersRoot":   TestAttackLinkToTheContainersRootIsRefused,
 		"CopyBelongsToTheUser":      TestIsolatedCopyBelongsToTheCommandsUser,
 		"TimeoutKillsTheBackground": TestTimeoutKillsTheBackgroundChainAndIsAResult,
+		"SetIDPlantBindMode":        TestAttackSetIDPlantBindMode,
+		"BindModeKeepsModes":        TestBindModeKeepsOrdinaryModes,
 	} {
 		t.Run(name, test)
 	}
