@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +34,20 @@ type Options struct {
 	// ReadPaths are extra directories or files the command may read, list
 	// and execute (a toolchain outside /usr, for instance).
 	ReadPaths []string
+	// ReadOnlyPaths are directories beneath the root that commands may
+	// read but not change: on Linux each is mounted read-only over itself
+	// in the command's mount namespace (see the package documentation),
+	// so that no program, however it names a file there (a shell
+	// redirect, a script, tar, git, a hard link, /proc/self/cwd), can
+	// write, create, remove or rename anything beneath it, nor remove,
+	// rename or replace the directory. helikon's CLI passes the policy
+	// files' directories (.helikon, .claude, and the user's helikon
+	// directory where the root contains it). A relative path is relative
+	// to the root; an absolute one outside the root is dropped (commands
+	// cannot write outside the root anyway). A missing directory is
+	// created (empty, mode 0755) by [New] and before each command, and
+	// left in place; one reached through a symbolic link is refused.
+	ReadOnlyPaths []string
 	// Timeout is the longest a command may run; a request can only
 	// shorten it. Zero means [backend.DefaultTimeout].
 	Timeout time.Duration
@@ -135,4 +150,53 @@ func cleanRoot(root string) (string, error) {
 		}
 	}
 	return real, nil
+}
+
+// errReadOnlyPath is wrapped by construction errors about
+// [Options].ReadOnlyPaths.
+var errReadOnlyPath = errors.New("ossandbox: bad read-only path")
+
+// resolveReadOnly returns the paths of [Options].ReadOnlyPaths that lie
+// beneath root (symbolic links resolved), relative to it and without
+// duplicates; absolute paths outside root are dropped, since commands
+// cannot write there.
+func resolveReadOnly(root string, paths []string) ([]string, error) {
+	var rel []string
+	for _, p := range paths {
+		r := filepath.Clean(p)
+		if filepath.IsAbs(p) {
+			real, err := evalExisting(r)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s: %w", errReadOnlyPath, p, err)
+			}
+			if r, err = filepath.Rel(root, real); err != nil || !filepath.IsLocal(r) {
+				continue // outside the root
+			}
+		}
+		if !filepath.IsLocal(r) || r == "." {
+			return nil, fmt.Errorf("%w: %s is not a directory beneath the root", errReadOnlyPath, p)
+		}
+		r = filepath.ToSlash(r)
+		if !slices.Contains(rel, r) {
+			rel = append(rel, r)
+		}
+	}
+	return rel, nil
+}
+
+// evalExisting resolves the symbolic links of the longest existing
+// ancestor of the absolute, clean path p and appends the rest.
+func evalExisting(p string) (string, error) {
+	var rest []string
+	for {
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(append([]string{real}, rest...)...), nil
+		}
+		if !errors.Is(err, os.ErrNotExist) || filepath.Dir(p) == p {
+			return "", err
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = filepath.Dir(p)
+	}
 }

@@ -21,7 +21,8 @@ func sampleConfig() *Config {
 			},
 			ConnectTCP: []uint16{3128, 65535},
 		},
-		Filter: []bpf.RawInstruction{{Op: 0x20, K: 4}, {Op: 0x15, Jt: 1, Jf: 2, K: 0xc000003e}, {Op: 0x6, K: 0x7fff0000}},
+		Filter:   []bpf.RawInstruction{{Op: 0x20, K: 4}, {Op: 0x15, Jt: 1, Jf: 2, K: 0xc000003e}, {Op: 0x6, K: 0x7fff0000}},
+		ReadOnly: []string{".helikon", ".claude", ".config/helikon"},
 	}
 }
 
