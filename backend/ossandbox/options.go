@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -150,53 +149,4 @@ func cleanRoot(root string) (string, error) {
 		}
 	}
 	return real, nil
-}
-
-// errReadOnlyPath is wrapped by construction errors about
-// [Options].ReadOnlyPaths.
-var errReadOnlyPath = errors.New("ossandbox: bad read-only path")
-
-// resolveReadOnly returns the paths of [Options].ReadOnlyPaths that lie
-// beneath root (symbolic links resolved), relative to it and without
-// duplicates; absolute paths outside root are dropped, since commands
-// cannot write there.
-func resolveReadOnly(root string, paths []string) ([]string, error) {
-	var rel []string
-	for _, p := range paths {
-		r := filepath.Clean(p)
-		if filepath.IsAbs(p) {
-			real, err := evalExisting(r)
-			if err != nil {
-				return nil, fmt.Errorf("%w: %s: %w", errReadOnlyPath, p, err)
-			}
-			if r, err = filepath.Rel(root, real); err != nil || !filepath.IsLocal(r) {
-				continue // outside the root
-			}
-		}
-		if !filepath.IsLocal(r) || r == "." {
-			return nil, fmt.Errorf("%w: %s is not a directory beneath the root", errReadOnlyPath, p)
-		}
-		r = filepath.ToSlash(r)
-		if !slices.Contains(rel, r) {
-			rel = append(rel, r)
-		}
-	}
-	return rel, nil
-}
-
-// evalExisting resolves the symbolic links of the longest existing
-// ancestor of the absolute, clean path p and appends the rest.
-func evalExisting(p string) (string, error) {
-	var rest []string
-	for {
-		real, err := filepath.EvalSymlinks(p)
-		if err == nil {
-			return filepath.Join(append([]string{real}, rest...)...), nil
-		}
-		if !errors.Is(err, os.ErrNotExist) || filepath.Dir(p) == p {
-			return "", err
-		}
-		rest = append([]string{filepath.Base(p)}, rest...)
-		p = filepath.Dir(p)
-	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/paigasus/helikon/internal/capture"
 	"github.com/paigasus/helikon/internal/landlock"
 	"github.com/paigasus/helikon/internal/proc"
+	"github.com/paigasus/helikon/internal/readonlypaths"
 	"github.com/paigasus/helikon/internal/seccomp"
 )
 
@@ -109,8 +110,8 @@ func New(root string, opts *Options) (*Backend, error) {
 	if b.readPaths, err = resolveReadPaths(o.ReadPaths); err != nil {
 		return nil, err
 	}
-	if b.readOnly, err = resolveReadOnly(croot, o.ReadOnlyPaths); err != nil {
-		return nil, err
+	if b.readOnly, err = readonlypaths.Resolve(croot, o.ReadOnlyPaths); err != nil {
+		return nil, fmt.Errorf("ossandbox: %w", err)
 	}
 	// Before the probe: a root caller's probe confines its first
 	// command's thread, read-only paths mounted.

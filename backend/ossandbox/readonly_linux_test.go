@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,7 +30,9 @@ var policyTree = map[string]string{
 
 // readOnlyAttacks are programs that try to change, replace, rename, remove
 // or create a policy file, each naming it its own way. need is a program
-// the attack needs; without it the attack is skipped.
+// the attack needs, by the path the command runs it as (a system path the
+// sandbox can execute, not a shim in $HOME); without it the attack is
+// skipped.
 var readOnlyAttacks = []struct {
 	name, need, cmd string
 }{
@@ -39,12 +40,12 @@ var readOnlyAttacks = []struct {
 	{"append", "", `echo evil >> .claude/settings.json`},
 	{"create absent file", "", `echo evil > .claude/settings.local.json`},
 	{"truncate", "", `truncate -s 0 .helikon/settings.json`},
-	{"python", "python3", `python3 -c 'open(".helikon/settings.json","w").write("evil")'`},
-	{"python os.replace", "python3", `python3 -c '
+	{"python", "/usr/bin/python3", `/usr/bin/python3 -c 'open(".helikon/settings.json","w").write("evil")'`},
+	{"python os.replace", "/usr/bin/python3", `/usr/bin/python3 -c '
 import os
 open("n","w").write("evil")
 os.replace("n", ".claude/settings.json")'`},
-	{"perl", "perl", `perl -e 'open(F, ">", ".claude/settings.json") or die; print F "evil"'`},
+	{"perl", "/usr/bin/perl", `/usr/bin/perl -e 'open(F, ">", ".claude/settings.json") or die; print F "evil"'`},
 	{"cp -r a tree into the root", "", `mkdir -p "$TMPDIR/t/.helikon" "$TMPDIR/t/.claude" && echo evil > "$TMPDIR/t/.helikon/settings.json" && echo evil > "$TMPDIR/t/.claude/settings.local.json" && cp -r "$TMPDIR/t/." .`},
 	{"cp -r --remove-destination", "", `mkdir -p "$TMPDIR/t/.claude" && echo evil > "$TMPDIR/t/.claude/settings.json" && cp -r --remove-destination "$TMPDIR/t/." .`},
 	{"mv the directory away", "", `mv .helikon gone; mkdir -p .helikon; echo evil > .helikon/settings.json`},
@@ -55,7 +56,7 @@ os.replace("n", ".claude/settings.json")'`},
 	{"hard link of a planted file", "", `echo evil > n; ln n .claude/settings.local.json`},
 	{"symlink in place", "", `rm -rf .helikon; ln -s elsewhere .helikon; mkdir elsewhere; echo evil > elsewhere/settings.json`},
 	{"/proc/self/cwd", "", `echo evil > /proc/self/cwd/.helikon/settings.json; echo evil > /proc/$$/cwd/.claude/settings.local.json`},
-	{"tar -x over it", "tar", `mkdir -p "$TMPDIR/t/.helikon" "$TMPDIR/t/.claude" && echo evil > "$TMPDIR/t/.helikon/settings.json" && echo evil > "$TMPDIR/t/.claude/settings.local.json" && tar -C "$TMPDIR/t" -cf "$TMPDIR/a.tar" .helikon .claude && tar -xf "$TMPDIR/a.tar"; tar --recursive-unlink -xf "$TMPDIR/a.tar"`},
+	{"tar -x over it", "/usr/bin/tar", `mkdir -p "$TMPDIR/t/.helikon" "$TMPDIR/t/.claude" && echo evil > "$TMPDIR/t/.helikon/settings.json" && echo evil > "$TMPDIR/t/.claude/settings.local.json" && tar -C "$TMPDIR/t" -cf "$TMPDIR/a.tar" .helikon .claude && tar -xf "$TMPDIR/a.tar"; tar --recursive-unlink -xf "$TMPDIR/a.tar"`},
 	{"chmod and touch", "", `chmod 0777 .helikon .claude/settings.json; touch -d 2000-01-01 .helikon/settings.json`},
 }
 
@@ -122,7 +123,7 @@ func TestReadOnlyPathsResistAttacks(t *testing.T) {
 			for _, a := range readOnlyAttacks {
 				t.Run(a.name, func(t *testing.T) {
 					if a.need != "" {
-						if _, err := exec.LookPath(a.need); err != nil {
+						if _, err := os.Stat(a.need); err != nil {
 							t.Skipf("%s is not installed", a.need)
 						}
 					}

@@ -287,6 +287,17 @@ func (e *Engine) guarantees(hc *container.HostConfig, user, bindSource string) b
 		"user: "+user,
 		"capabilities: all dropped; no-new-privileges",
 	)
+	if bindSource != "" {
+		var ro []string
+		for _, m := range hc.Mounts {
+			if rel, err := filepath.Rel(bindSource, m.Source); m.Type == mount.TypeBind && m.ReadOnly && err == nil && filepath.IsLocal(rel) && rel != "." {
+				ro = append(ro, filepath.ToSlash(rel))
+			}
+		}
+		if len(ro) > 0 {
+			g.Features = append(g.Features, "read-only paths: bind-mounted read-only in the container: "+strings.Join(ro, ", ")+" (nothing beneath them can be written, created, removed or renamed, and they cannot be removed, renamed, replaced or given a second name, whatever program names them)")
+		}
+	}
 	if seccomp {
 		g.Features = append(g.Features, "seccomp: the daemon's default profile")
 	} else {

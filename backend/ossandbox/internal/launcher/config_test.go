@@ -56,7 +56,7 @@ func TestDecodeRejectsMalformed(t *testing.T) {
 	good := sampleConfig().Encode()
 	cases := map[string][]byte{
 		"empty":          nil,
-		"other version":  append([]byte{2}, good[1:]...),
+		"other version":  append([]byte{configVersion + 1}, good[1:]...),
 		"unknown flag":   append([]byte{good[0], 0x80}, good[2:]...),
 		"trailing byte":  append(append([]byte(nil), good...), 0),
 		"huge count":     {configVersion, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f},
