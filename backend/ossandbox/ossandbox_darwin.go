@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/paigasus/helikon/backend"
@@ -90,6 +91,11 @@ func New(root string, opts *Options) (*Backend, error) {
 	if o.AllowNetwork {
 		b.g.Network = backend.IsolationNone
 		b.g.Features[1] = "seatbelt: network allowed"
+	}
+	if len(o.ReadOnlyPaths) > 0 {
+		// Not yet expressed in the profile (it would be a deny rule per
+		// path, untested on macOS so far): said, not pretended.
+		b.g.Features = append(b.g.Features, "read-only paths: NOT read-only for commands under Seatbelt ("+strings.Join(o.ReadOnlyPaths, ", ")+"); only the tools' own checks protect them")
 	}
 	return b, nil
 }
