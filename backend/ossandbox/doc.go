@@ -346,7 +346,10 @@
 // Seatbelt profile: deny by default, reads allowed everywhere, writes only
 // beneath the root and the private temporary directory (passed as profile
 // parameters, never spliced into the profile), network off unless allowed;
-// its guarantees report syscalls none. [Options].ReadOnlyPaths are not
-// enforced there yet, and its guarantees say so. It is compiled and its profile
+// its guarantees report syscalls none. Each of [Options].ReadOnlyPaths
+// gets a deny rule for writes beneath it, after the root's allow (created
+// first where missing; a symbolic link refused); Seatbelt checks the path
+// an operation names, so a hard link made before the backend existed is
+// not covered. It is compiled and its profile
 // unit-tested on Linux, but has not been exercised on macOS.
 package ossandbox
