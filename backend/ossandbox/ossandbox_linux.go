@@ -351,6 +351,9 @@ func (b *Backend) settle() {
 		b.userns, b.pidNS, b.tmpBase = false, false, base
 		b.usernsWhy = usernsWhy(err)
 		b.log.Warn("ossandbox: no user namespace per command; metadata of files outside the root is not confined", "why", b.usernsWhy)
+		if len(b.readOnly) > 0 {
+			b.log.Warn("ossandbox: no mount namespace per command; the read-only paths are NOT read-only for commands", "paths", b.readOnly)
+		}
 	}
 	b.unsettled = false
 	b.g = b.guarantees()
@@ -381,6 +384,19 @@ func (b *Backend) ensureReadOnly() error {
 		}
 	}
 	return nil
+}
+
+// probeless returns the read-only paths a launcher started with probe
+// mounts: none for a probe. settle's probes then test the launcher only,
+// and a launcher that starts but cannot mount the paths is still chosen,
+// so that its commands are refused as unavailable, instead of settle
+// falling back to running them without a mount namespace, where the paths
+// would not be read-only at all.
+func (b *Backend) probeless(probe bool) []string {
+	if probe {
+		return nil
+	}
+	return b.readOnly
 }
 
 // launchView is what one command reads of the launcher's configuration.

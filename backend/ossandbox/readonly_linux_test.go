@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/paigasus/helikon/backend"
 )
 
@@ -254,6 +256,18 @@ func TestReadOnlyPathsGuarantees(t *testing.T) {
 	}
 	if !slices.ContainsFunc(b.Guarantees().Features, func(f string) bool { return strings.Contains(f, want) }) {
 		t.Errorf("features %q; want one containing %q", b.Guarantees().Features, want)
+	}
+	if !isRoot() {
+		// Without user namespaces there is no mount namespace: the
+		// guarantees must say the paths are not read-only.
+		launcherUnavailable = unix.EPERM
+		nb, _ := newTestBackend(t, Options{ReadOnlyPaths: policyDirs})
+		launcherUnavailable = nil
+		if !slices.ContainsFunc(nb.Guarantees().Features, func(f string) bool {
+			return strings.Contains(f, ".helikon, .claude are NOT read-only")
+		}) {
+			t.Errorf("without user namespaces, features %q do not say the read-only paths are not enforced", nb.Guarantees().Features)
+		}
 	}
 	b2, _ := newTestBackend(t, Options{})
 	if slices.ContainsFunc(b2.Guarantees().Features, func(f string) bool { return strings.Contains(f, "read-only paths") }) {

@@ -228,7 +228,7 @@ func (b *Backend) serverConfig(probe bool) []byte {
 		LastCap:  b.lastCap,
 		ABI:      b.abi,
 		Rules:    b.rules(tmp),
-		ReadOnly: b.readOnly,
+		ReadOnly: b.probeless(probe),
 		Filter:   b.serverFilter,
 	}).Encode()
 }

@@ -69,7 +69,7 @@ func (b *Backend) startLauncherNS(cmd *exec.Cmd, tmp tempDir, probe, pidNS bool)
 		LastCap:  b.lastCap,
 		ABI:      b.abi,
 		Rules:    b.rules(tmp),
-		ReadOnly: b.readOnly,
+		ReadOnly: b.probeless(probe),
 		Filter:   b.filter,
 	}).Encode()
 	r, w, err := os.Pipe()
