@@ -99,12 +99,15 @@
 // # Not guaranteed
 //
 //   - A read-only path removed on the host while the container lives is
-//     detached from the container's mount namespace by the kernel: a
-//     command could then create it in Root. No command in the container can
-//     remove it; the user or an unconfined program can. Create a new
-//     workspace after such a change. A container created without the
-//     option (by an older helikon) and attached to has no read-only paths;
-//     its guarantees do not list any.
+//     detached from the container's mount namespace by the kernel (no
+//     command in the container can remove it; the user or an unconfined
+//     program can). Each command first checks, in the container, that
+//     every read-only path is still a directory it cannot create anything
+//     in, and exits 125 saying so otherwise: create a new workspace. A
+//     removal during a command, after its check, is not caught for that
+//     command. A container created without the option (by an older
+//     helikon) and attached to has no read-only paths; its guarantees do
+//     not list any.
 //   - A container shares this machine's kernel: a kernel vulnerability
 //     reachable through the default seccomp profile is a way out. Use a
 //     virtualizing runtime where that matters.

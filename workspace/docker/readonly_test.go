@@ -116,3 +116,46 @@ func TestPolicyDirsCreatedAndReported(t *testing.T) {
 		t.Fatal("a workspace was created with .claude a symbolic link")
 	}
 }
+
+// TestPolicyDirRemovedOnHostRefused: a read-only directory removed on the
+// host while the container lives is detached from the container by the
+// kernel, and a command could create it and a policy file in it; every
+// command first checks that its read-only paths are still read-only, and
+// stops (exit 125) when one is not.
+func TestPolicyDirRemovedOnHostRefused(t *testing.T) {
+	root := bindRoot(t)
+	mustWritePolicy(t, root)
+	ws := create(t, newEngine(t, Options{Root: root, ReadOnlyPaths: []string{".helikon", ".claude"}}))
+	if !slices.Equal(ws.readOnly, []string{".helikon", ".claude"}) && !slices.Equal(ws.readOnly, []string{".claude", ".helikon"}) {
+		t.Fatalf("the workspace's read-only paths are %q", ws.readOnly)
+	}
+	const attack = `mkdir -p .claude && echo evil > .claude/settings.json`
+	planted := filepath.Join(root, ".claude", "settings.json")
+	if err := os.RemoveAll(filepath.Join(root, ".claude")); err != nil {
+		t.Fatal(err)
+	}
+	// Without the check, the detached mount lets the command plant it.
+	saved := ws.readOnly
+	ws.readOnly = nil
+	run(t, ws, &backend.Request{Command: attack})
+	if b, err := os.ReadFile(planted); err != nil || !strings.Contains(string(b), "evil") {
+		t.Fatalf("without the check the command could not plant the file (%q, %v): the test shows nothing", b, err)
+	}
+	if err := os.RemoveAll(filepath.Join(root, ".claude")); err != nil {
+		t.Fatal(err)
+	}
+	ws.readOnly = saved
+	res := run(t, ws, &backend.Request{Command: attack})
+	if res.ExitCode == nil || *res.ExitCode != 125 || !strings.Contains(string(res.Stderr), "no longer mounted read-only") {
+		t.Errorf("exit %v, stderr %q; want 125 and the reason", res.ExitCode, res.Stderr)
+	}
+	if _, err := os.Stat(planted); err == nil {
+		t.Error("the command planted a policy file")
+	}
+	// The other read-only path still holds, and the check costs nothing
+	// to a workspace whose paths are in place.
+	ok := create(t, newEngine(t, Options{Root: bindRoot(t), ReadOnlyPaths: []string{".helikon"}}))
+	if got := strings.TrimSpace(sh(t, ok, "echo fine")); got != "fine" {
+		t.Errorf("a command in an intact workspace: %q", got)
+	}
+}

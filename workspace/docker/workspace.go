@@ -41,6 +41,9 @@ type Workspace struct {
 	limits     backend.ResourceLimits
 	guarantees backend.Guarantees
 	sb         *sandbox.Sandbox // the bind mode's root on this machine
+	// readOnly are the container's read-only bind mounts beneath dir,
+	// relative to it: each command checks that they are still in place.
+	readOnly []string
 
 	ops    sync.RWMutex // held for reading by file operations; Close takes it
 	mu     sync.Mutex
@@ -181,6 +184,9 @@ func (w *Workspace) describe(c container.InspectResponse, attached bool) (bindSo
 	for _, m := range c.Mounts {
 		if m.Type == mount.TypeBind && m.Destination == w.dir {
 			bindSource = m.Source
+		}
+		if rel, err := filepath.Rel(w.dir, m.Destination); m.Type == mount.TypeBind && !m.RW && err == nil && filepath.IsLocal(rel) && rel != "." {
+			w.readOnly = append(w.readOnly, filepath.ToSlash(rel))
 		}
 	}
 	w.timeout = e.opts.Timeout
