@@ -42,7 +42,8 @@ func reportCPU(b *testing.B) {
 
 // BenchmarkSpawnTrue compares /bin/true started plainly with os/exec, through
 // the host backend, and through the OS sandbox (Landlock, seccomp and, for
-// root, namespaces and the pids cgroup). Compare ns/op (and cpu-ns/op, which
+// root, namespaces and the pids cgroup), and through it with two
+// read-only paths (the CLI's policy directories). Compare ns/op (and cpu-ns/op, which
 // a loaded machine disturbs less) between sub-benchmarks:
 //
 //	go test -run '^$' -bench SpawnTrue -count 10 ./backend/ossandbox/
@@ -60,10 +61,14 @@ func BenchmarkSpawnTrue(b *testing.B) {
 		b.Fatal(err)
 	}
 	ob, _ := newTestBackend(b, Options{})
+	// The policy directories as the CLI passes them: a read-only mount
+	// each in every command's namespace, and their lookup before it.
+	rob, _ := newTestBackend(b, Options{ReadOnlyPaths: []string{".helikon", ".claude"}})
+	b.Cleanup(func() { ob.Close(); rob.Close() })
 	for _, c := range []struct {
 		name string
 		be   backend.Backend
-	}{{"host", hb}, {"os-sandbox", ob}} {
+	}{{"host", hb}, {"os-sandbox", ob}, {"os-sandbox-read-only-paths", rob}} {
 		b.Run(c.name, func(b *testing.B) {
 			reportCPU(b)
 			for b.Loop() {

@@ -156,6 +156,43 @@
 //     launcher runs without the pid namespace; the subreaper then notices
 //     its parent's exit (a new parent pid) within 200 ms and kills the
 //     tree.
+//   - Read-only paths ([Options].ReadOnlyPaths; helikon's CLI passes the
+//     policy files' directories, .helikon and .claude, and the user's
+//     helikon directory where the root contains it): where the command has
+//     a mount namespace of its own (root callers, and unprivileged callers
+//     through either launcher), each is bind-mounted read-only, nosuid and
+//     nodev over itself, recursively, in that namespace, after the root's
+//     own mount and before Landlock (launcher.ProtectPaths). Nothing
+//     beneath them can be written, created, truncated, chmod-ed, removed or
+//     renamed (EROFS); the directories themselves cannot be removed,
+//     renamed or replaced (EBUSY: mount points); a file in them cannot be
+//     given a second name elsewhere in the root (EXDEV: links do not cross
+//     mounts). This holds for every program and every way of naming the
+//     file (a shell redirect, python, perl, cp -r or tar -x of a tree into
+//     the root, mv, rm -rf, git checkout or apply, patch, a hard link,
+//     /proc/self/cwd): the kernel decides, not a check of the command
+//     line, which stays the first line in front of it. The mount is made
+//     on a descriptor of the directory opened component by component
+//     without following links (openat2 RESOLVE_NO_SYMLINKS), so a link
+//     cannot redirect it; a read-only path that is a symbolic link, or
+//     reached through one, is refused: Run fails with
+//     [backend.ErrUnavailable] and nothing runs. So does a command whose
+//     mount cannot be made. A path that does not exist is created, empty,
+//     mode 0755, owned by the caller, by [New] and again before each
+//     command (in this program's namespace, so that a command finds a
+//     read-only directory there, never a name it could take to plant a
+//     policy file a later run would obey), and left in place: removing it
+//     afterwards would detach the mounts of any other command using it at
+//     the time (another session's, or a thread confined ahead), and an
+//     empty directory is invisible to git. Where the root's file system is
+//     read-only, a missing path is skipped (no command can create it). A
+//     thread confined ahead for the next command (root callers' standby,
+//     the long-lived launcher's) checks, just before the command starts,
+//     that each path is still a read-only mount in its namespace: one
+//     removed on the host since then (the kernel detaches the mounts on a
+//     removed directory in every namespace) fails that command with
+//     [backend.ErrUnavailable], and the next is confined afresh. An empty
+//     list adds no mount and no lookup.
 //   - Resource limits, soft and hard alike: core 0, CPU = timeout + 5 s,
 //     file size 1 GiB, and address space and open files when configured. A
 //     command never starts without them. For root callers the command is
@@ -266,6 +303,18 @@
 //     bit (the kernel sets it), and set-ID files already in the root keep
 //     theirs; a chmod that keeps such a bit (chmod g-w on such a file)
 //     fails.
+//   - For unprivileged callers without user namespaces (no mount
+//     namespace), [Options].ReadOnlyPaths are NOT read-only for commands:
+//     only the callers' own checks (helikon's command analyser) protect
+//     them. Guarantees().Features says so.
+//   - A read-only path removed on the host by a process outside the
+//     sandbox while a command runs is detached from that command's
+//     namespace by the kernel: the command could then create it. No
+//     command can remove it; the user, or an unconfined program, can. A
+//     file of a read-only path that already had a second name in the root
+//     before the backend started (a hard link made outside the sandbox) can
+//     be written through that name: the mount covers the directory, not
+//     the inode's other names.
 //   - For unprivileged callers on a machine without user namespaces,
 //     metadata of the caller's own files outside the root (chmod, utimes,
 //     chown to oneself, user xattrs) can be changed: Landlock does not
@@ -321,6 +370,10 @@
 // Seatbelt profile: deny by default, reads allowed everywhere, writes only
 // beneath the root and the private temporary directory (passed as profile
 // parameters, never spliced into the profile), network off unless allowed;
-// its guarantees report syscalls none. It is compiled and its profile
+// its guarantees report syscalls none. Each of [Options].ReadOnlyPaths
+// gets a deny rule for writes beneath it, after the root's allow (created
+// first where missing; a symbolic link refused); Seatbelt checks the path
+// an operation names, so a hard link made before the backend existed is
+// not covered. It is compiled and its profile
 // unit-tested on Linux, but has not been exercised on macOS.
 package ossandbox

@@ -33,6 +33,20 @@ type Options struct {
 	// ReadPaths are extra directories or files the command may read, list
 	// and execute (a toolchain outside /usr, for instance).
 	ReadPaths []string
+	// ReadOnlyPaths are directories beneath the root that commands may
+	// read but not change: on Linux each is mounted read-only over itself
+	// in the command's mount namespace (see the package documentation),
+	// so that no program, however it names a file there (a shell
+	// redirect, a script, tar, git, a hard link, /proc/self/cwd), can
+	// write, create, remove or rename anything beneath it, nor remove,
+	// rename or replace the directory. helikon's CLI passes the policy
+	// files' directories (.helikon, .claude, and the user's helikon
+	// directory where the root contains it). A relative path is relative
+	// to the root; an absolute one outside the root is dropped (commands
+	// cannot write outside the root anyway). A missing directory is
+	// created (empty, mode 0755) by [New] and before each command, and
+	// left in place; one reached through a symbolic link is refused.
+	ReadOnlyPaths []string
 	// Timeout is the longest a command may run; a request can only
 	// shorten it. Zero means [backend.DefaultTimeout].
 	Timeout time.Duration

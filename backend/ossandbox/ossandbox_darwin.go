@@ -11,11 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/internal/capture"
 	"github.com/paigasus/helikon/internal/proc"
+	"github.com/paigasus/helikon/internal/readonlypaths"
 )
 
 // sandboxExec is Apple's Seatbelt front end, deprecated but shipped on every
@@ -25,12 +27,15 @@ const sandboxExec = "/usr/bin/sandbox-exec"
 // Backend runs commands confined by Landlock and seccomp (Linux) or
 // Seatbelt (macOS). It is safe for concurrent use.
 type Backend struct {
-	root      string
-	opts      Options
-	shell     string
-	shellKind shellKind
-	g         backend.Guarantees
-	log       *slog.Logger
+	root     string
+	opts     Options
+	readOnly []string // Options.ReadOnlyPaths, absolute
+	// readOnlyRel are the same relative to the root.
+	readOnlyRel []string
+	shell       string
+	shellKind   shellKind
+	g           backend.Guarantees
+	log         *slog.Logger
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -57,6 +62,17 @@ func New(root string, opts *Options) (*Backend, error) {
 		return nil, fmt.Errorf("%w: os sandbox: %s: %w", backend.ErrUnavailable, sandboxExec, err)
 	}
 	b := &Backend{root: croot, opts: o, log: o.Logger}
+	rel, err := readonlypaths.Resolve(croot, o.ReadOnlyPaths)
+	if err != nil {
+		return nil, fmt.Errorf("ossandbox: %w", err)
+	}
+	for _, p := range rel {
+		b.readOnly = append(b.readOnly, filepath.Join(croot, filepath.FromSlash(p)))
+	}
+	b.readOnlyRel = rel
+	if err := b.ensureReadOnly(); err != nil {
+		return nil, err
+	}
 	if b.log == nil {
 		b.log = slog.Default()
 	}
@@ -73,7 +89,7 @@ func New(root string, opts *Options) (*Backend, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	argv := seatbeltArgv(sandboxExec, o.AllowNetwork, croot, realPath(tmp), []string{"/usr/bin/true"})
+	argv := seatbeltArgv(sandboxExec, o.AllowNetwork, croot, realPath(tmp), b.readOnly, []string{"/usr/bin/true"})
 	if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("%w: os sandbox: seatbelt probe failed: %v: %s", backend.ErrUnavailable, err, out)
 	}
@@ -91,7 +107,21 @@ func New(root string, opts *Options) (*Backend, error) {
 		b.g.Network = backend.IsolationNone
 		b.g.Features[1] = "seatbelt: network allowed"
 	}
+	if len(rel) > 0 {
+		b.g.Features = append(b.g.Features, "seatbelt: writes denied beneath the read-only paths "+strings.Join(rel, ", ")+" (created empty where missing)")
+	}
 	return b, nil
+}
+
+// ensureReadOnly creates the read-only paths that are missing, before a
+// command, so that the profile's deny rules cover a directory rather than
+// leave a name a command could take; one that is a symbolic link is
+// refused (Seatbelt matches the path a link resolves to).
+func (b *Backend) ensureReadOnly() error {
+	if err := readonlypaths.Ensure(b.root, b.readOnlyRel); err != nil {
+		return fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
+	}
+	return nil
 }
 
 // Guarantees reports what the backend enforces.
@@ -113,6 +143,9 @@ func (b *Backend) Timeout() time.Duration {
 func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Result, error) {
 	if (req.Command == "") == (len(req.Argv) == 0) {
 		return nil, errors.New("ossandbox: exactly one of Command and Argv must be set")
+	}
+	if err := b.ensureReadOnly(); err != nil {
+		return nil, err
 	}
 	timeout := backend.EffectiveTimeout(b.opts.Timeout, req.Timeout)
 	limits := tighten(b.opts.Limits.WithDefaults(timeout), req.Limits)
@@ -137,7 +170,7 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 	allow = append(allow[:len(allow):len(allow)], req.Env...)
 	set := append([]string{"HOME=" + tmp, "TMPDIR=" + tmp}, req.SetEnv...)
 	return proc.Run(ctx, &proc.Spec{
-		Argv:      seatbeltArgv(sandboxExec, b.opts.AllowNetwork, b.root, tmp, inner),
+		Argv:      seatbeltArgv(sandboxExec, b.opts.AllowNetwork, b.root, tmp, b.readOnly, inner),
 		Dir:       b.root,
 		Env:       backend.ScrubEnv(os.Environ(), allow, set),
 		Stdin:     req.Stdin,

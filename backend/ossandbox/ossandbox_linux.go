@@ -26,6 +26,7 @@ import (
 	"github.com/paigasus/helikon/internal/capture"
 	"github.com/paigasus/helikon/internal/landlock"
 	"github.com/paigasus/helikon/internal/proc"
+	"github.com/paigasus/helikon/internal/readonlypaths"
 	"github.com/paigasus/helikon/internal/seccomp"
 )
 
@@ -39,6 +40,7 @@ type Backend struct {
 	root       string
 	opts       Options
 	readPaths  []string
+	readOnly   []string // Options.ReadOnlyPaths beneath the root, relative to it
 	abi        int
 	filter     []bpf.RawInstruction
 	privileged bool   // the caller is root: namespaces and capability drop
@@ -106,6 +108,14 @@ func New(root string, opts *Options) (*Backend, error) {
 		b.log = slog.Default()
 	}
 	if b.readPaths, err = resolveReadPaths(o.ReadPaths); err != nil {
+		return nil, err
+	}
+	if b.readOnly, err = readonlypaths.Resolve(croot, o.ReadOnlyPaths); err != nil {
+		return nil, fmt.Errorf("ossandbox: %w", err)
+	}
+	// Before the probe: a root caller's probe confines its first
+	// command's thread, read-only paths mounted.
+	if err := b.ensureReadOnly(); err != nil {
 		return nil, err
 	}
 	b.privileged = os.Geteuid() == 0
@@ -341,9 +351,52 @@ func (b *Backend) settle() {
 		b.userns, b.pidNS, b.tmpBase = false, false, base
 		b.usernsWhy = usernsWhy(err)
 		b.log.Warn("ossandbox: no user namespace per command; metadata of files outside the root is not confined", "why", b.usernsWhy)
+		if len(b.readOnly) > 0 {
+			b.log.Warn("ossandbox: no mount namespace per command; the read-only paths are NOT read-only for commands", "paths", b.readOnly)
+		}
 	}
 	b.unsettled = false
 	b.g = b.guarantees()
+}
+
+// ensureReadOnly creates the read-only paths that are missing and checks
+// that each is a directory reached without a symbolic link, here, before
+// a command's confinement mounts them: a path that cannot be mounted is
+// refused as this error, not as a launcher that failed to start (which
+// would have settle fall back to a configuration without the mounts).
+// It costs a lookup per path and component.
+func (b *Backend) ensureReadOnly() error {
+	if len(b.readOnly) == 0 {
+		return nil
+	}
+	rfd, err := unix.Open(b.root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("%w: os sandbox: open the root: %w", backend.ErrUnavailable, err)
+	}
+	defer unix.Close(rfd)
+	for _, p := range b.readOnly {
+		fd, ok, err := launcher.OpenProtected(rfd, p, true)
+		if err != nil {
+			return fmt.Errorf("%w: os sandbox: read-only path: %w; a directory kept read-only for commands must be a plain directory of the root", backend.ErrUnavailable, err)
+		}
+		if ok {
+			unix.Close(fd)
+		}
+	}
+	return nil
+}
+
+// probeless returns the read-only paths a launcher started with probe
+// mounts: none for a probe. settle's probes then test the launcher only,
+// and a launcher that starts but cannot mount the paths is still chosen,
+// so that its commands are refused as unavailable, instead of settle
+// falling back to running them without a mount namespace, where the paths
+// would not be read-only at all.
+func (b *Backend) probeless(probe bool) []string {
+	if probe {
+		return nil
+	}
+	return b.readOnly
 }
 
 // launchView is what one command reads of the launcher's configuration.
@@ -457,6 +510,14 @@ func (b *Backend) guarantees() backend.Guarantees {
 				"unprivileged caller: all capabilities dropped, bounding set included")
 		} else {
 			g.Features = append(g.Features, "unprivileged caller: NO read-only view, metadata of the caller's own files outside the root (chmod, utimes, xattrs) is NOT confined: "+b.usernsWhy)
+		}
+	}
+	if len(b.readOnly) > 0 {
+		list := strings.Join(b.readOnly, ", ")
+		if b.privileged || b.userns {
+			g.Features = append(g.Features, "read-only paths: mounted read-only in the command's mount namespace: "+list+" (nothing beneath them can be written, created, removed or renamed, and they cannot be removed, renamed, replaced or given a second name, whatever program names them; created empty where missing)")
+		} else {
+			g.Features = append(g.Features, "read-only paths: "+list+" are NOT read-only for commands (no mount namespace: "+b.usernsWhy+"); only the tools' own checks protect them")
 		}
 	}
 	return g
@@ -714,6 +775,9 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string
 		if err := launcher.ReadOnlyView(b.root, viewTmp, b.rootRW, b.tmpRW); err != nil {
 			return h, err
 		}
+		if err := launcher.ProtectPaths(b.root, b.readOnly); err != nil {
+			return h, err
+		}
 		if tmp.tmpfs {
 			if err := launcher.MountTmpfs(rs, tmp.path, tmp.size); err != nil {
 				return h, err
@@ -737,6 +801,9 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string
 func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Result, error) {
 	if (req.Command == "") == (len(req.Argv) == 0) {
 		return nil, errors.New("ossandbox: exactly one of Command and Argv must be set")
+	}
+	if err := b.ensureReadOnly(); err != nil {
+		return nil, err
 	}
 	v := b.view()
 	if v.unsettled && req.Stdin != nil {
@@ -999,7 +1066,7 @@ func (c *confinedStart) Start(cmd *exec.Cmd) error {
 	var err error
 	if c.sb != nil {
 		c.used = true
-		c.h, err = startStandby(c.sb, cmd, c.traceMe, c.limits)
+		c.h, err = c.b.startStandby(c.sb, cmd, c.traceMe, c.limits)
 	} else {
 		c.h, c.proxy, err = c.b.startConfined(cmd, c.rs, c.td, c.cgroup, c.traceMe, c.limits)
 	}

@@ -2,6 +2,7 @@ package ossandbox
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,8 +10,8 @@ import (
 )
 
 func TestSeatbeltProfile(t *testing.T) {
-	off := seatbeltProfile(false)
-	on := seatbeltProfile(true)
+	off := seatbeltProfile(false, 0)
+	on := seatbeltProfile(true, 0)
 	for _, want := range []string{"(deny default)", `(subpath (param "HELIKON_ROOT"))`, `(subpath (param "HELIKON_TMP"))`, "(allow file-read*)", "(deny file-write-setugid)"} {
 		if !strings.Contains(off, want) {
 			t.Errorf("profile lacks %s", want)
@@ -27,8 +28,24 @@ func TestSeatbeltProfile(t *testing.T) {
 	}
 	// Paths are parameters, never profile text, whatever they contain.
 	root := `/tmp/x") (allow file-write* (subpath "/`
-	argv := seatbeltArgv("/usr/bin/sandbox-exec", false, root, "/tmp/t", []string{"ls"})
+	argv := seatbeltArgv("/usr/bin/sandbox-exec", false, root, "/tmp/t", nil, []string{"ls"})
 	if strings.Contains(argv[2], root) || argv[4] != "HELIKON_ROOT="+root || argv[len(argv)-2] != "--" || argv[len(argv)-1] != "ls" {
+		t.Errorf("argv = %q", argv)
+	}
+	// Read-only paths: a deny rule each, after the allow it narrows, the
+	// paths as parameters.
+	ro := seatbeltProfile(false, 2)
+	allow := strings.Index(ro, "(allow file-write*")
+	for _, want := range []string{`(deny file-write* (subpath (param "HELIKON_RO_0")))`, `(deny file-write* (subpath (param "HELIKON_RO_1")))`} {
+		if i := strings.Index(ro, want); i < allow {
+			t.Errorf("profile lacks %s after the allow", want)
+		}
+	}
+	if strings.Contains(off, "deny file-write") || strings.Count(ro, "(") != strings.Count(ro, ")") {
+		t.Error("deny rules without read-only paths, or unbalanced parentheses")
+	}
+	argv = seatbeltArgv("/usr/bin/sandbox-exec", false, "/r", "/tmp/t", []string{root + "/.claude"}, []string{"ls"})
+	if !slices.Contains(argv, "HELIKON_RO_0="+root+"/.claude") || strings.Contains(argv[2], root) {
 		t.Errorf("argv = %q", argv)
 	}
 }

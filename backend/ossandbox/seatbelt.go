@@ -1,6 +1,9 @@
 package ossandbox
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Seatbelt profile parameters. Paths reach the profile only as parameters
 // (sandbox-exec -D NAME=VALUE), never spliced into its text, so no path can
@@ -8,6 +11,9 @@ import "strings"
 const (
 	seatbeltRootParam = "HELIKON_ROOT"
 	seatbeltTmpParam  = "HELIKON_TMP"
+	// seatbeltReadOnlyParam, followed by an index, names each read-only
+	// path ([Options].ReadOnlyPaths).
+	seatbeltReadOnlyParam = "HELIKON_RO_"
 )
 
 // seatbeltProfile returns the Seatbelt (SBPL) profile of the macOS backend:
@@ -17,11 +23,12 @@ const (
 // temporary directory, and to the null and tty devices; process creation and
 // signals within the sandbox; network outbound and inbound only when
 // allowNetwork is set (which includes Unix sockets: Seatbelt's network
-// operations cover both). Setting a set-user-ID or set-group-ID bit
-// (file-write-setugid) is denied even where writes are allowed: a later
-// rule overrides an earlier one, and a set-ID program left in the root
-// would run as its owner for anyone who can reach it.
-func seatbeltProfile(allowNetwork bool) string {
+// operations cover both); writes denied again beneath each of readOnly
+// read-only paths (the last matching rule decides). Setting a set-user-ID
+// or set-group-ID bit (file-write-setugid) is denied even where writes are
+// allowed: a later rule overrides an earlier one, and a set-ID program left
+// in the root would run as its owner for anyone who can reach it.
+func seatbeltProfile(allowNetwork bool, readOnly int) string {
 	var b strings.Builder
 	b.WriteString(`(version 1)
 (deny default)
@@ -40,7 +47,11 @@ func seatbeltProfile(allowNetwork bool) string {
   (literal "/dev/dtracehelper")
   (literal "/dev/tty"))
 (allow file-ioctl (literal "/dev/dtracehelper") (literal "/dev/tty"))
-(allow sysctl-read)
+`)
+	for i := range readOnly {
+		fmt.Fprintf(&b, "(deny file-write* (subpath (param \"%s%d\")))\n", seatbeltReadOnlyParam, i)
+	}
+	b.WriteString(`(allow sysctl-read)
 (allow mach-lookup
   (global-name "com.apple.system.opendirectoryd.libinfo")
   (global-name "com.apple.system.notification_center")
@@ -69,13 +80,17 @@ func seatbeltProfile(allowNetwork bool) string {
 }
 
 // seatbeltArgv returns the sandbox-exec command line that runs argv under
-// the profile with root and tmp as parameters.
-func seatbeltArgv(sandboxExec string, allowNetwork bool, root, tmp string, argv []string) []string {
+// the profile with root, tmp and the read-only paths (absolute) as
+// parameters.
+func seatbeltArgv(sandboxExec string, allowNetwork bool, root, tmp string, readOnly, argv []string) []string {
 	out := []string{sandboxExec,
-		"-p", seatbeltProfile(allowNetwork),
+		"-p", seatbeltProfile(allowNetwork, len(readOnly)),
 		"-D", seatbeltRootParam + "=" + root,
 		"-D", seatbeltTmpParam + "=" + tmp,
-		"--",
 	}
+	for i, p := range readOnly {
+		out = append(out, "-D", fmt.Sprintf("%s%d=%s", seatbeltReadOnlyParam, i, p))
+	}
+	out = append(out, "--")
 	return append(out, argv...)
 }

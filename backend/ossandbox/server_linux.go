@@ -217,18 +217,19 @@ func (b *Backend) launchServer(probe bool) (*serverConn, error) {
 func (b *Backend) serverConfig(probe bool) []byte {
 	tmp := tempDir{path: b.tmpBase, tmpfs: true}
 	return (&launcher.Config{
-		Serve:   true,
-		Probe:   probe,
-		Root:    b.root,
-		Tmp:     b.tmpBase,
-		TmpFS:   true,
-		RootRW:  b.rootRW,
-		TmpRW:   b.tmpRW,
-		PidNS:   true,
-		LastCap: b.lastCap,
-		ABI:     b.abi,
-		Rules:   b.rules(tmp),
-		Filter:  b.serverFilter,
+		Serve:    true,
+		Probe:    probe,
+		Root:     b.root,
+		Tmp:      b.tmpBase,
+		TmpFS:    true,
+		RootRW:   b.rootRW,
+		TmpRW:    b.tmpRW,
+		PidNS:    true,
+		LastCap:  b.lastCap,
+		ABI:      b.abi,
+		Rules:    b.rules(tmp),
+		ReadOnly: b.probeless(probe),
+		Filter:   b.serverFilter,
 	}).Encode()
 }
 

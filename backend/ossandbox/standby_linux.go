@@ -115,7 +115,7 @@ func (b *Backend) confineStandby(k standbyKey) (standbyState, error) {
 
 // startStandby has w start cmd, from its thread confined for it, and
 // returns what the start held.
-func startStandby(w *rootWorker, cmd *exec.Cmd, traceMe bool, limits []rlimit) (held, error) {
+func (b *Backend) startStandby(w *rootWorker, cmd *exec.Cmd, traceMe bool, limits []rlimit) (held, error) {
 	// As startConfined: no descriptor opened without O_CLOEXEC reaches
 	// the command.
 	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
@@ -126,6 +126,13 @@ func startStandby(w *rootWorker, cmd *exec.Cmd, traceMe bool, limits []rlimit) (
 			return
 		}
 		h = st.h
+		// Confined while the previous command ran: a read-only
+		// directory removed on the host since is no longer mounted in
+		// its namespace, and the command could create it.
+		if err = launcher.CheckProtected(b.root, b.readOnly); err != nil {
+			err = fmt.Errorf("%w: os sandbox: %w; run the command again", backend.ErrUnavailable, err)
+			return
+		}
 		err = startOnThread(cmd, &h, traceMe, limits)
 	})
 	if err != nil {

@@ -58,18 +58,19 @@ func (b *Backend) startLauncherNS(cmd *exec.Cmd, tmp tempDir, probe, pidNS bool)
 		return fmt.Errorf("%w: os sandbox: the command is not started by a reaper", backend.ErrUnavailable)
 	}
 	data := (&launcher.Config{
-		Probe:   probe,
-		Root:    b.root,
-		Tmp:     tmp.path,
-		TmpFS:   tmp.tmpfs,
-		TmpSize: tmp.size,
-		RootRW:  b.rootRW,
-		TmpRW:   b.tmpRW,
-		PidNS:   pidNS,
-		LastCap: b.lastCap,
-		ABI:     b.abi,
-		Rules:   b.rules(tmp),
-		Filter:  b.filter,
+		Probe:    probe,
+		Root:     b.root,
+		Tmp:      tmp.path,
+		TmpFS:    tmp.tmpfs,
+		TmpSize:  tmp.size,
+		RootRW:   b.rootRW,
+		TmpRW:    b.tmpRW,
+		PidNS:    pidNS,
+		LastCap:  b.lastCap,
+		ABI:      b.abi,
+		Rules:    b.rules(tmp),
+		ReadOnly: b.probeless(probe),
+		Filter:   b.filter,
 	}).Encode()
 	r, w, err := os.Pipe()
 	if err != nil {

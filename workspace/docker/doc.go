@@ -100,9 +100,34 @@
 //   - The engine never pulls: a missing image fails naming it and how to
 //     build or load it. A daemon that does not answer fails with an error
 //     wrapping [backend.ErrUnavailable].
+//   - Read-only paths (Options.ReadOnlyPaths, bind mode; helikon's CLI
+//     passes the policy files' directories .helikon and .claude): each is
+//     bind-mounted read-only into the container over its place in the
+//     root, so no program in the container, however it names a file there
+//     (a redirect, cp -r or tar -x into the root, mv, rm -rf, a hard link,
+//     /proc/self/cwd), can write, create, remove or rename anything beneath
+//     it (EROFS), nor remove, rename or replace the directory (EBUSY), nor
+//     link a file of it elsewhere (EXDEV); without capabilities, no command
+//     can unmount it. A missing directory is created (empty, mode 0755)
+//     before the container, and left in place (the bind mount needs a
+//     source, and removing it would detach the mount); one that is a
+//     symbolic link, or reached through one, is refused (the daemon would
+//     mount what it points to). The guarantees list the read-only mounts
+//     the container has. In the isolated mode nothing a command writes
+//     reaches Root, and the option is ignored.
 //
 // # Not guaranteed
 //
+//   - A read-only path removed on the host while the container lives is
+//     detached from the container's mount namespace by the kernel (no
+//     command in the container can remove it; the user or an unconfined
+//     program can). Each command first checks, in the container, that
+//     every read-only path is still a directory it cannot create anything
+//     in, and exits 125 saying so otherwise: create a new workspace. A
+//     removal during a command, after its check, is not caught for that
+//     command. A container created without the option (by an older
+//     helikon) and attached to has no read-only paths; its guarantees do
+//     not list any.
 //   - A container shares this machine's kernel: a kernel vulnerability
 //     reachable through the default seccomp profile is a way out. Use a
 //     virtualizing runtime where that matters.

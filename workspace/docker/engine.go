@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,6 +22,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/internal/readonlypaths"
 	"github.com/paigasus/helikon/workspace"
 )
 
@@ -94,6 +96,19 @@ type Options struct {
 	// none: unlike the local backends, the container has its own PATH and
 	// HOME, and this machine's would be wrong there.
 	EnvAllowlist []string
+	// ReadOnlyPaths are directories beneath Root that commands may read but
+	// not change, in the bind mode: each is bind-mounted read-only into the
+	// container over its place in the root, so that no program in the
+	// container, however it names a file there, can write, create, remove
+	// or rename anything beneath it, nor remove, rename or replace the
+	// directory (a mount point). helikon's CLI passes the policy files'
+	// directories (.helikon, .claude). Relative paths are relative to
+	// Root; absolute ones outside Root are dropped. A missing directory is
+	// created (empty, mode 0755) before the container is, and left in
+	// place; one reached through a symbolic link is refused (the daemon
+	// would mount where the link points). Ignored with Isolate, where
+	// nothing written in the container reaches Root.
+	ReadOnlyPaths []string
 	// Limits are the per-command resource limits (set with ulimit in the
 	// container: CPU seconds, file size, address space, open files; zero
 	// fields get the defaults of [backend.ResourceLimits.WithDefaults]),
@@ -123,11 +138,12 @@ var VirtualizedRuntimes = []string{"runsc", "io.containerd.runsc.v1", "kata", "k
 type Engine struct {
 	cli       *client.Client
 	opts      Options
-	dir       string // the working directory in the container
-	root      string // the host directory (bind source, or copied in); "" when none
-	seccomp   bool   // the daemon applies its default seccomp profile
-	imageUser string // the image's configured user
-	imageID   string // the image's ID, which workspaces are created from
+	dir       string   // the working directory in the container
+	root      string   // the host directory (bind source, or copied in); "" when none
+	readOnly  []string // Options.ReadOnlyPaths relative to root (bind mode)
+	seccomp   bool     // the daemon applies its default seccomp profile
+	imageUser string   // the image's configured user
+	imageID   string   // the image's ID, which workspaces are created from
 	// setID is the seccomp profile of bind-mode containers (setIDProfile):
 	// the daemon's default with set-ID modes refused; nil where the
 	// daemon applies no seccomp or the profile is not built (not Linux).
@@ -186,6 +202,11 @@ func New(ctx context.Context, opts *Options) (*Engine, error) {
 			return nil, fmt.Errorf("docker: root %s is not a directory", abs)
 		}
 		e.root, e.dir = abs, abs
+		if !o.Isolate {
+			if e.readOnly, err = readonlypaths.Resolve(abs, o.ReadOnlyPaths); err != nil {
+				return nil, fmt.Errorf("docker: %w", err)
+			}
+		}
 	} else {
 		e.dir = o.Dir
 		if e.dir == "" {
@@ -293,6 +314,11 @@ func (e *Engine) hostConfig() *container.HostConfig {
 	}
 	if !e.opts.Isolate {
 		hc.Mounts = []mount.Mount{{Type: mount.TypeBind, Source: e.root, Target: e.dir}}
+		for _, p := range e.readOnly {
+			// Mounted after the root (the runtime orders mounts by
+			// their depth): a read-only mount point in the container.
+			hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: filepath.Join(e.root, p), Target: path.Join(e.dir, p), ReadOnly: true})
+		}
 		if e.setID != nil && !e.weaken.setID {
 			hc.SecurityOpt = append(hc.SecurityOpt, "seccomp="+string(e.setID))
 		}
@@ -344,6 +370,11 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 	user, err := e.user()
 	if err != nil {
 		return nil, err
+	}
+	// Before the container: the daemon would make a missing source
+	// directory itself (as root) or refuse it, and follows a link.
+	if err := readonlypaths.Ensure(e.root, e.readOnly); err != nil {
+		return nil, fmt.Errorf("docker: %w: %w", err, backend.ErrUnavailable)
 	}
 	hc := e.hostConfig()
 	labels := workspace.Labels(session, time.Now())

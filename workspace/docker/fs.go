@@ -27,7 +27,7 @@ func (r runner) Exec(ctx context.Context, argv []string, stdin []byte, maxStdout
 	}
 	out := backend.NewCappedBuffer(maxStdout)
 	errb := backend.NewCappedBuffer(stderrCap)
-	s := &execSpec{script: wrapper("", nil), argv: argv, stdout: out, stderr: errb}
+	s := &execSpec{script: wrapper("", nil, nil), argv: argv, stdout: out, stderr: errb}
 	if stdin != nil {
 		s.stdin = bytes.NewReader(stdin)
 		s.script = drainingWrapper

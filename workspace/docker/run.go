@@ -59,7 +59,7 @@ func (w *Workspace) Run(ctx context.Context, req *backend.Request) (*backend.Res
 	out := capture.New(req, w.outputCap)
 	begin := time.Now()
 	o, err := w.exec(ctx, &execSpec{
-		script:  wrapper(proc.Prologue(limits, false), unsafeLocale(w.baseEnv, env)),
+		script:  wrapper(proc.Prologue(limits, false), unsafeLocale(w.baseEnv, env), w.readOnly),
 		argv:    argv,
 		env:     env,
 		stdin:   req.Stdin,
@@ -87,10 +87,24 @@ func (w *Workspace) Run(ctx context.Context, req *backend.Request) (*backend.Res
 // exec) as the first line of standard output, which exec strips and keeps
 // to kill the command; drops locale variables a shell would read the
 // command line through in another character set; applies the per-command
-// resource limits; and replaces itself with the command.
-func wrapper(prologue string, unset []string) string {
+// resource limits; checks that each of readOnly (relative to the working
+// directory, the root) is still a directory the command cannot write,
+// exiting 125 otherwise; and replaces itself with the command.
+//
+// The check catches a read-only mount detached by the kernel because the
+// directory was removed on the host while the container lived (the
+// command could then create it, and a policy file in it): creating a
+// directory in it fails with EROFS on a read-only mount, whoever asks (a
+// test -w is no check: busybox answers yes to root without asking the
+// kernel); one that could be made is removed at once.
+func wrapper(prologue string, unset, readOnly []string) string {
 	var b strings.Builder
 	b.WriteString("echo $$ || exit 125\n")
+	for _, p := range readOnly {
+		q := "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+		probe := "'" + strings.ReplaceAll(p+"/.helikon-read-only-check-", "'", `'\''`) + "'$$"
+		b.WriteString("if [ ! -d " + q + " ] || mkdir " + probe + " 2>/dev/null; then rmdir " + probe + " 2>/dev/null; echo \"helikon: \"" + q + "\" is no longer mounted read-only (removed on the host since the workspace was created?); create a new workspace\" >&2; exit 125; fi\n")
+	}
 	if len(unset) > 0 {
 		b.WriteString("unset " + strings.Join(unset, " ") + "\n")
 	}

@@ -41,6 +41,9 @@ type Workspace struct {
 	limits     backend.ResourceLimits
 	guarantees backend.Guarantees
 	sb         *sandbox.Sandbox // the bind mode's root on this machine
+	// readOnly are the container's read-only bind mounts beneath dir,
+	// relative to it: each command checks that they are still in place.
+	readOnly []string
 
 	ops    sync.RWMutex // held for reading by file operations; Close takes it
 	mu     sync.Mutex
@@ -182,6 +185,9 @@ func (w *Workspace) describe(c container.InspectResponse, attached bool) (bindSo
 		if m.Type == mount.TypeBind && m.Destination == w.dir {
 			bindSource = m.Source
 		}
+		if rel, err := filepath.Rel(w.dir, m.Destination); m.Type == mount.TypeBind && !m.RW && err == nil && filepath.IsLocal(rel) && rel != "." {
+			w.readOnly = append(w.readOnly, filepath.ToSlash(rel))
+		}
 	}
 	w.timeout = e.opts.Timeout
 	w.outputCap = e.opts.OutputCap
@@ -298,6 +304,17 @@ func (e *Engine) guarantees(hc *container.HostConfig, user, bindSource string) b
 		"user: "+user,
 		"capabilities: all dropped; no-new-privileges",
 	)
+	if bindSource != "" {
+		var ro []string
+		for _, m := range hc.Mounts {
+			if rel, err := filepath.Rel(bindSource, m.Source); m.Type == mount.TypeBind && m.ReadOnly && err == nil && filepath.IsLocal(rel) && rel != "." {
+				ro = append(ro, filepath.ToSlash(rel))
+			}
+		}
+		if len(ro) > 0 {
+			g.Features = append(g.Features, "read-only paths: bind-mounted read-only in the container: "+strings.Join(ro, ", ")+" (nothing beneath them can be written, created, removed or renamed, and they cannot be removed, renamed, replaced or given a second name, whatever program names them)")
+		}
+	}
 	switch {
 	case seccomp && slices.ContainsFunc(hc.SecurityOpt, isSetIDProfile):
 		g.Features = append(g.Features, "seccomp: Docker's default profile, set-user-ID and set-group-ID modes refused")

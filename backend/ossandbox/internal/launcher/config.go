@@ -38,11 +38,15 @@ type Config struct {
 	// opens its paths itself).
 	Rules  landlock.Config
 	Filter []bpf.RawInstruction
+	// ReadOnly are directories beneath Root, relative to it, that each
+	// command finds mounted read-only in its mount namespace
+	// ([ProtectPaths]).
+	ReadOnly []string
 }
 
 // configVersion starts an encoded Config; a launcher of another build
 // (which cannot happen through /proc/self/exe) would refuse it.
-const configVersion = 1
+const configVersion = 2
 
 const (
 	flagProbe = 1 << iota
@@ -57,8 +61,8 @@ const (
 
 // Encode returns c in the launcher's configuration encoding: a version
 // byte, a flags byte, then the strings (length-prefixed), the integers
-// (varints), the rules, the ports and the filter (8 bytes per instruction,
-// as struct sock_filter, little-endian).
+// (varints), the rules, the ports, the filter (8 bytes per instruction,
+// as struct sock_filter, little-endian) and the read-only paths.
 func (c *Config) Encode() []byte {
 	var flags byte
 	for _, f := range [...]struct {
@@ -98,6 +102,10 @@ func (c *Config) Encode() []byte {
 		b = binary.LittleEndian.AppendUint16(b, in.Op)
 		b = append(b, in.Jt, in.Jf)
 		b = binary.LittleEndian.AppendUint32(b, in.K)
+	}
+	b = binary.AppendUvarint(b, uint64(len(c.ReadOnly)))
+	for _, p := range c.ReadOnly {
+		str(p)
 	}
 	return b
 }
@@ -160,6 +168,10 @@ func Decode(b []byte) (*Config, error) {
 			break
 		}
 		c.Filter[i] = bpf.RawInstruction{Op: binary.LittleEndian.Uint16(in), Jt: in[2], Jf: in[3], K: binary.LittleEndian.Uint32(in[4:])}
+	}
+	n = d.count(1)
+	for range n {
+		c.ReadOnly = append(c.ReadOnly, d.str())
 	}
 	if d.err == nil && len(d.b) > 0 {
 		d.fail(fmt.Errorf("launcher configuration: %d trailing bytes", len(d.b)))

@@ -21,7 +21,8 @@ func sampleConfig() *Config {
 			},
 			ConnectTCP: []uint16{3128, 65535},
 		},
-		Filter: []bpf.RawInstruction{{Op: 0x20, K: 4}, {Op: 0x15, Jt: 1, Jf: 2, K: 0xc000003e}, {Op: 0x6, K: 0x7fff0000}},
+		Filter:   []bpf.RawInstruction{{Op: 0x20, K: 4}, {Op: 0x15, Jt: 1, Jf: 2, K: 0xc000003e}, {Op: 0x6, K: 0x7fff0000}},
+		ReadOnly: []string{".helikon", ".claude", ".config/helikon"},
 	}
 }
 
@@ -55,7 +56,7 @@ func TestDecodeRejectsMalformed(t *testing.T) {
 	good := sampleConfig().Encode()
 	cases := map[string][]byte{
 		"empty":          nil,
-		"other version":  append([]byte{2}, good[1:]...),
+		"other version":  append([]byte{configVersion + 1}, good[1:]...),
 		"unknown flag":   append([]byte{good[0], 0x80}, good[2:]...),
 		"trailing byte":  append(append([]byte(nil), good...), 0),
 		"huge count":     {configVersion, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f},

@@ -32,7 +32,8 @@ const SocketFD = prelaunch.SocketFD
 //  1. unshare a mount and a pid namespace: the command is the first
 //     process of a pid namespace of its own, which the kernel empties when
 //     it exits or is killed, and has a private copy of the view;
-//  2. mount the command's tmpfs in it and grant it by descriptor;
+//  2. mount [Config].ReadOnly read-only over themselves (ProtectPaths),
+//     then the command's tmpfs, granted by descriptor;
 //  3. drop every capability (the bounding set included), set
 //     no_new_privs, Landlock (rules opened once per launcher) and seccomp;
 //  4. fork the command, traced when its limits are set at exec
@@ -329,6 +330,12 @@ type started struct {
 // startCommand starts req, from the calling thread confined with the
 // command's mount namespace mnt.
 func (s *server) startCommand(req *Request, files []*os.File, mnt int) started {
+	// The thread may have been confined ahead, while the previous command
+	// ran: a read-only directory removed on the host since is no longer
+	// mounted in its namespace.
+	if err := CheckProtected(s.c.Root, s.c.ReadOnly); err != nil {
+		return started{mnt: mnt, err: err}
+	}
 	st := started{mnt: mnt, forked: true}
 	p, err := os.StartProcess(req.Path, req.Argv, &os.ProcAttr{
 		Dir:   s.c.Root,
@@ -432,6 +439,12 @@ func (s *server) confine(tmpSize int64) (mnt int, err error) {
 	}
 	if mnt, err = ThreadMountNS(); err != nil {
 		return -1, fmt.Errorf("hold the mount namespace: %w", err)
+	}
+	// Per command, not once in the launcher's view: a directory removed
+	// and made again on the host since (whose mount in the view the
+	// kernel would have detached) is covered as it is now.
+	if err := ProtectPaths(c.Root, c.ReadOnly); err != nil {
+		return mnt, err
 	}
 	rs, err := landlock.Build(c.ABI, landlock.Config{AllowNetwork: c.Rules.AllowNetwork, ConnectTCP: c.Rules.ConnectTCP, Opened: []*landlock.Opened{s.opened}})
 	if err != nil {

@@ -62,6 +62,7 @@ func dockerEngine(te *ToolEnv, f *cli.BackendFlags) (workspace.Engine, error) {
 		Image: w.Image, Root: te.Root, Isolate: w.Isolate, Runtime: w.Runtime,
 		AllowNetwork: f.AllowNetwork, Memory: w.Memory, CPUs: w.CPUs,
 		Timeout: f.Timeout, Limits: f.Limits(), Logger: te.logger(),
+		ReadOnlyPaths: cli.PolicyDirs(),
 	}
 	if f.Env != nil {
 		opts.EnvAllowlist = *f.Env

@@ -78,3 +78,36 @@ func TestLocalIsTheOSSandbox(t *testing.T) {
 		t.Fatalf("exec --backend local: exit %d, stdout %q, stderr %q; want 5 and in", code, out, stderr)
 	}
 }
+
+// TestExecKeepsPolicyFilesReadOnly: under the OS sandbox, a program the
+// command runs cannot change, replace or create the project's policy files,
+// however it names them (the analyser never sees what a script does):
+// the CLI has the backend mount their directories read-only.
+func TestExecKeepsPolicyFilesReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, ".helikon"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const orig = `{"permissions": {"deny": ["Bash"]}}`
+	if err := os.WriteFile(filepath.Join(dir, ".helikon", "settings.json"), []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := clitest.Run(t, "", "guarantees", "--backend", "os", "--root", dir)
+	if code != 0 {
+		t.Skipf("no OS sandbox here (exit %d)", code)
+	}
+	if !strings.Contains(out, "read-only in the command's mount namespace: .helikon, .claude") {
+		t.Errorf("the guarantees do not name the policy directories: %s", out)
+	}
+	const attack = `echo evil > .helikon/settings.json; mv .helikon x; rm -rf .helikon; mkdir -p .claude; echo evil > .claude/settings.json; echo evil > /proc/self/cwd/.claude/settings.local.json; echo done`
+	code, out, stderr := clitest.Run(t, "", "exec", "--backend", "os", "--root", dir, "--", "sh", "-c", attack)
+	if code != 0 || out != "done\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, ".helikon", "settings.json")); err != nil || string(b) != orig {
+		t.Errorf(".helikon/settings.json is %q, %v; want it unchanged", b, err)
+	}
+	if ents, err := os.ReadDir(filepath.Join(dir, ".claude")); err != nil || len(ents) > 0 {
+		t.Errorf(".claude holds %v, %v; want an empty directory", ents, err)
+	}
+}

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/backend/ossandbox"
 	"github.com/paigasus/helikon/egress"
+	"github.com/paigasus/helikon/policyfile"
 )
 
 func init() {
@@ -38,11 +41,12 @@ func osBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend
 		allow = append(allow, *f.Env...)
 	}
 	opts := &ossandbox.Options{
-		AllowNetwork: f.AllowNetwork,
-		Egress:       eg,
-		Timeout:      f.Timeout,
-		EnvAllowlist: allow,
-		Limits:       f.Limits(),
+		AllowNetwork:  f.AllowNetwork,
+		Egress:        eg,
+		Timeout:       f.Timeout,
+		EnvAllowlist:  allow,
+		Limits:        f.Limits(),
+		ReadOnlyPaths: PolicyDirs(),
 	}
 	if f.ReadPaths != nil {
 		opts.ReadPaths = *f.ReadPaths
@@ -54,6 +58,26 @@ func osBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend
 		opts.Launcher = f.launcher
 	}
 	return ossandbox.New(root, opts)
+}
+
+// PolicyDirs are the directories of the policy files (package policyfile)
+// that a backend with a kernel boundary keeps read-only for commands:
+// .helikon and .claude (relative to the root), and the user's helikon
+// directory (absolute; the backends drop it where the root does not
+// contain it, since commands cannot write outside the root). The
+// analyser's checks stay the first line; these mounts hold whatever
+// program a command runs.
+func PolicyDirs() []string {
+	dirs := []string{path.Dir(policyfile.ProjectFile)}
+	for _, f := range policyfile.ClaudeFiles {
+		if d := path.Dir(f); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	if u, err := policyfile.UserFile(); err == nil {
+		dirs = append(dirs, filepath.Dir(u))
+	}
+	return dirs
 }
 
 func runGuarantees(ctx context.Context, env *Env, args []string) int {
