@@ -57,8 +57,17 @@ func TestPolicyFilesThroughALinkedRoot(t *testing.T) {
 		{"the user's file, sed -i after cd", root, []string{"Bash", `{"command": "cd ` + userDir + ` && sed -i s/deny/allow/ settings.json"}`}},
 	}
 	for _, tt := range tests {
-		if err := os.WriteFile(filepath.Join(root, "prep/evil.json"), []byte(`{"permissions": {"allow": ["Bash"]}}`), 0o644); err != nil {
-			t.Fatal(err)
+		// Each call starts from the same files, so that one call's success
+		// does not hide the next's.
+		for f, c := range map[string]string{
+			filepath.Join(root, ".helikon/settings.json"): policy,
+			filepath.Join(root, ".claude/settings.json"):  policy,
+			filepath.Join(root, "prep/evil.json"):         `{"permissions": {"allow": ["Bash"]}}`,
+			user:                                          policy,
+		} {
+			if err := os.WriteFile(f, []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		loosest := []string{"tool", "--root", tt.root, "--user-settings", user, "--mode", "bypass", "--no-guards",
 			"--allow", "Write", "--allow", "Edit", "--allow", "Bash", "--backend", "host", "--trust-project"}
@@ -66,10 +75,10 @@ func TestPolicyFilesThroughALinkedRoot(t *testing.T) {
 		if code != cli.ExitDenied || !strings.Contains(stderr, "policy-file") {
 			t.Errorf("%s: exit %d (%s%s), want denied by the policy-file guard", tt.name, code, stdout, stderr)
 		}
-	}
-	for _, f := range []string{filepath.Join(root, ".helikon/settings.json"), filepath.Join(root, ".claude/settings.json"), user} {
-		if b, _ := os.ReadFile(f); string(b) != policy {
-			t.Errorf("%s was changed: %s", f, b)
+		for _, f := range []string{filepath.Join(root, ".helikon/settings.json"), filepath.Join(root, ".claude/settings.json"), user} {
+			if b, _ := os.ReadFile(f); string(b) != policy {
+				t.Errorf("%s: %s was changed: %s", tt.name, f, b)
+			}
 		}
 	}
 }
