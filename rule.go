@@ -32,7 +32,9 @@ import (
 //   - Bash, WebFetch and WebSearch patterns beginning with "=" match exactly:
 //     "Bash(=npm run build)" matches that command with no further arguments
 //     (a deny or ask rule also matches when the only further words are
-//     computed at run time, since they may expand to nothing), and
+//     computed at run time, since they may expand to nothing; an allow rule
+//     also compares the program as written, so it does not match
+//     ./npm run build or /usr/bin/npm run build), and
 //     "WebFetch(=example.com)" that host and none of its subdomains.
 //   - any other tool: the pattern is matched as a path glob, a host pattern
 //     and a program name against whatever the tool reports as its targets.
@@ -198,6 +200,12 @@ func matchCommand(c Command, pattern string, deny bool) bool {
 	body, exact := strings.CutPrefix(pattern, "=")
 	words := strings.Fields(body)
 	if !c.matchPattern(words, deny) {
+		return false
+	}
+	if exact && !deny && c.Args[0] != words[0] {
+		// An exact allow pattern names the program as written: the
+		// command it allows is that one, not ./npm or another file of the
+		// same name.
 		return false
 	}
 	if !exact || len(c.Args) == len(words) {
