@@ -89,6 +89,11 @@ func TestExactPatterns(t *testing.T) {
 		{"Bash(=npm run build)", "Bash", cmd([]bool{false, false, false, true}, "npm", "run", "build", "$X"), false, true},
 		{"Bash(=npm run build)", "Bash", cmd([]bool{false, true, false, false}, "npm", "$R", "build", "x"), false, true},
 		{"Bash(npm run build)", "Bash", cmd(nil, "npm", "run", "build", "--prod"), true, true},
+		// An exact allow rule names the program as written; a deny rule
+		// still matches it by its last path element.
+		{"Bash(=npm run build)", "Bash", cmd(nil, "./npm", "run", "build"), false, true},
+		{"Bash(=npm run build)", "Bash", cmd(nil, "/usr/bin/npm", "run", "build"), false, true},
+		{"Bash(npm run build)", "Bash", cmd(nil, "/usr/bin/npm", "run", "build"), true, true},
 		{"WebFetch(=example.com)", "WebFetch", host("example.com"), true, true},
 		{"WebFetch(=example.com)", "WebFetch", host("EXAMPLE.com."), true, true},
 		{"WebFetch(=example.com)", "WebFetch", host("api.example.com"), false, false},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -158,8 +159,13 @@ type Decision struct {
 	Reason string
 	// Asked is true when the approval handler was consulted.
 	Asked bool
-	// Rule is the rule that decided, when a deny, ask or allow rule did.
+	// Rule is the rule that decided, when a deny, ask or allow rule did:
+	// one that matched the call (for allow rules that together covered a
+	// call, the one that matched its first target).
 	Rule Rule
+	// Matches, when allow rules decided, are the rules that matched each
+	// of the call's targets (for a Bash line, each command), in order.
+	Matches []RuleMatch
 	// Targets is what the tool reported the call with Args touches, when
 	// the call is allowed and the tool reported it (see [Targeter]); nil
 	// otherwise. [CheckedCall.Invoke] hands it to the tool.
@@ -249,8 +255,8 @@ func (p *Permissions) check(ctx context.Context, call Call) (Decision, *targetsI
 		return d, ti
 	}
 
-	if r, ok := allowMatch(p.Allow, call.Tool, ti); ok {
-		return Decision{Allowed: true, Args: args, Stage: StageAllowRule, Reason: "allowed by rule " + r.String(), Rule: r}, ti
+	if m, ok := allowMatch(p.Allow, call.Tool, ti); ok {
+		return Decision{Allowed: true, Args: args, Stage: StageAllowRule, Reason: allowReason(m), Rule: m[0].Rule, Matches: m}, ti
 	}
 
 	switch call.Mode {
@@ -380,6 +386,19 @@ func (p *Permissions) ask(ctx context.Context, call *Call, ti *targetsInfo, stag
 		return d
 	}
 	return Decision{Allowed: true, Args: call.Args, Stage: stage, Reason: "approved: " + reason, Asked: true}
+}
+
+// allowReason says which allow rules permitted a call, and which target
+// each matched when it took more than one.
+func allowReason(m []RuleMatch) string {
+	if !slices.ContainsFunc(m, func(x RuleMatch) bool { return x.Rule != m[0].Rule }) {
+		return "allowed by rule " + m[0].Rule.String()
+	}
+	parts := make([]string, len(m))
+	for i, x := range m {
+		parts[i] = fmt.Sprintf("%s for %q", x.Rule, x.Target)
+	}
+	return "allowed by rules " + strings.Join(parts, ", ")
 }
 
 func deny(stage Stage, reason string) Decision {

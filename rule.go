@@ -32,7 +32,9 @@ import (
 //   - Bash, WebFetch and WebSearch patterns beginning with "=" match exactly:
 //     "Bash(=npm run build)" matches that command with no further arguments
 //     (a deny or ask rule also matches when the only further words are
-//     computed at run time, since they may expand to nothing), and
+//     computed at run time, since they may expand to nothing; an allow rule
+//     also compares the program as written, so it does not match
+//     ./npm run build or /usr/bin/npm run build), and
 //     "WebFetch(=example.com)" that host and none of its subdomains.
 //   - any other tool: the pattern is matched as a path glob, a host pattern
 //     and a program name against whatever the tool reports as its targets.
@@ -200,6 +202,12 @@ func matchCommand(c Command, pattern string, deny bool) bool {
 	if !c.matchPattern(words, deny) {
 		return false
 	}
+	if exact && !deny && c.Args[0] != words[0] {
+		// An exact allow pattern names the program as written: the
+		// command it allows is that one, not ./npm or another file of the
+		// same name.
+		return false
+	}
 	if !exact || len(c.Args) == len(words) {
 		return true
 	}
@@ -268,56 +276,105 @@ func (r Rule) deniesWritesOf(ti *targetsInfo) bool {
 	return false
 }
 
+// RuleMatch is one allow rule that permitted a call, and the target it
+// matched: a command's words, a path or a host, as the call's [Targets]
+// hold it ("" when a rule without a pattern allowed the whole call).
+type RuleMatch struct {
+	Rule   Rule
+	Target string
+}
+
 // allowMatch reports whether the allow rules permit the call: a bare rule for
 // the tool, or pattern rules that together cover every target of the call.
-func allowMatch(rules []Rule, tool string, ti *targetsInfo) (Rule, bool) {
+// It returns the rule that covered each target, in the targets' order, one
+// entry per rule and target (a target covered by several rules is reported
+// with the first).
+func allowMatch(rules []Rule, tool string, ti *targetsInfo) ([]RuleMatch, bool) {
 	var applicable []Rule
 	for _, r := range rules {
 		if !r.appliesTo(tool) {
 			continue
 		}
 		if r.Pattern == "" {
-			return r, true
+			return []RuleMatch{{Rule: r}}, true
 		}
 		applicable = append(applicable, r)
 	}
 	if len(applicable) == 0 || !ti.known {
-		return Rule{}, false
+		return nil, false
 	}
 	// Every item must be covered by some rule; a call that reports no items
 	// is not permitted by pattern rules (nothing was shown to match).
 	n, _ := applicable[0].matchItems(ti, false)
 	if n == 0 {
-		return Rule{}, false
+		return nil, false
 	}
+	var matches []RuleMatch
 	for i := range n {
 		covered := false
 		for _, r := range applicable {
 			if _, m := r.matchItems(ti, false); m(i) {
+				matches = append(matches, RuleMatch{Rule: r, Target: r.itemText(ti, i)})
 				covered = true
 				break
 			}
 		}
 		if !covered {
-			return Rule{}, false
+			return nil, false
 		}
 	}
-	return applicable[0], true
+	return matches, true
+}
+
+// itemText returns item i of the targets as r's family counts them (see
+// matchItems), for a person to read.
+func (r Rule) itemText(ti *targetsInfo, i int) string {
+	command := func(c Command) string { return strings.Join(c.Args, " ") }
+	switch r.family() {
+	case familyCommand:
+		return command(ti.t.Commands[i])
+	case familyReadPath, familyWritePath:
+		for _, p := range ti.t.Paths {
+			if r.family() == familyReadPath || p.Access == AccessWrite {
+				if i == 0 {
+					return p.Path
+				}
+				i--
+			}
+		}
+		return ""
+	case familyHost:
+		return ti.t.Hosts[i]
+	}
+	np, nh := len(ti.t.Paths), len(ti.t.Hosts)
+	switch {
+	case i < np:
+		return ti.t.Paths[i].Path
+	case i < np+nh:
+		return ti.t.Hosts[i-np]
+	}
+	return command(ti.t.Commands[i-np-nh])
 }
 
 // AllowedBy reports whether rules, read as allow rules, permit a call of tool
 // whose targets are t, as step 4 of [Permissions.Check] decides it, and
-// returns the rule that did. A nil t, or one with Unresolved set, is a call
-// whose targets are unknown: only a bare rule for the tool permits it. It
-// lets an approval handler keep rules of its own (an "always" answer) and
-// match them exactly as the pipeline matches its allow rules.
+// returns a rule that did: one that matched (the one for the first target,
+// when several rules together cover the call). A nil t, or one with
+// Unresolved set, is a call whose targets are unknown: only a bare rule for
+// the tool permits it. It lets an approval handler keep rules of its own (an
+// "always" answer) and match them exactly as the pipeline matches its allow
+// rules.
 func AllowedBy(rules []Rule, tool string, t *Targets) (Rule, bool) {
 	ti := &targetsInfo{why: "the targets are unknown"}
 	if t != nil {
 		ti.t = *t
 		ti.known = t.Unresolved == ""
 	}
-	return allowMatch(rules, tool, ti)
+	m, ok := allowMatch(rules, tool, ti)
+	if !ok {
+		return Rule{}, false
+	}
+	return m[0].Rule, true
 }
 
 // globMatch matches a rule's path pattern against a path target.

@@ -2,6 +2,7 @@ package helikon_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/paigasus/helikon"
@@ -218,5 +219,45 @@ func TestCommandRulesFailClosedOnComputedWords(t *testing.T) {
 		if a.Allowed != tt.allow {
 			t.Errorf("allow %s on %v: allowed=%v, want %v", tt.rule, tt.c.Args, a.Allowed, tt.allow)
 		}
+	}
+}
+
+// TestDecisionNamesTheAllowRulesThatMatched: the rule a decision names is
+// one that matched the call, never merely the first allow rule for the
+// tool, and a call several rules allowed together names each with its
+// target.
+func TestDecisionNamesTheAllowRulesThatMatched(t *testing.T) {
+	cmds := func(argvs ...[]string) helikon.Targets {
+		var tg helikon.Targets
+		for _, a := range argvs {
+			tg.Commands = append(tg.Commands, helikon.Command{Args: a})
+		}
+		return tg
+	}
+	allow := []helikon.Rule{helikon.MustParseRule("Bash(git status)"), helikon.MustParseRule("Bash(touch)"), helikon.MustParseRule("Bash(ls)")}
+	tests := []struct {
+		name    string
+		t       helikon.Targets
+		rule    string
+		matches []helikon.RuleMatch
+		reason  string
+	}{
+		{"the second rule", cmds([]string{"touch", "x"}), "Bash(touch)",
+			[]helikon.RuleMatch{{Rule: allow[1], Target: "touch x"}}, "allowed by rule Bash(touch)"},
+		{"two rules for two commands", cmds([]string{"ls"}, []string{"touch", "x"}), "Bash(ls)",
+			[]helikon.RuleMatch{{Rule: allow[2], Target: "ls"}, {Rule: allow[1], Target: "touch x"}}, `allowed by rules Bash(ls) for "ls", Bash(touch) for "touch x"`},
+		{"one rule twice", cmds([]string{"touch", "a"}, []string{"touch", "b"}), "Bash(touch)",
+			[]helikon.RuleMatch{{Rule: allow[1], Target: "touch a"}, {Rule: allow[1], Target: "touch b"}}, "allowed by rule Bash(touch)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := (&helikon.Permissions{Allow: allow, NoGuards: true}).Check(context.Background(), call("Bash", helikon.EffectSideEffect, helikon.ModeDontAsk, fakeTargeter{t: tt.t}))
+			if !d.Allowed || d.Stage != helikon.StageAllowRule || d.Rule.String() != tt.rule || !slices.Equal(d.Matches, tt.matches) || d.Reason != tt.reason {
+				t.Errorf("decision %+v; want allowed by %s, matches %+v, reason %q", d, tt.rule, tt.matches, tt.reason)
+			}
+			if r, ok := helikon.AllowedBy(allow, "Bash", &tt.t); !ok || r.String() != tt.rule {
+				t.Errorf("AllowedBy = %s, %v; want %s", r, ok, tt.rule)
+			}
+		})
 	}
 }

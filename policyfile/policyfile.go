@@ -12,23 +12,46 @@
 // rule beats every allow rule, wherever each comes from). A single setting
 // (mode, backend, limits, WebFetch's allowed hosts) comes from the file of
 // highest precedence that sets it, lowest first: the user's file, Claude's
-// settings.json, Claude's settings.local.json, helikon's project file.
-// Command-line flags override them all.
+// settings.json, Claude's settings.local.json, helikon's project file; an
+// untrusted project's files may only tighten it (see Trust). Command-line
+// flags override them all.
 //
 // # Trust
 //
 // The project's files come with the project, which may not be the user's
 // own: a cloned repository could ship a file that allows every command. So
-// what a project file loosens — allow rules, the accept-edits or bypass
-// mode, the host backend — applies only to a trusted project: one the user's
-// file lists under trustedProjects, or one the caller says is trusted
-// ([Options].TrustProject; for Claude's files, asking for them,
-// [Options].Claude, is trusting them). For an untrusted project [Load]
-// fails naming what would loosen, rather than silently dropping it. What
-// tightens (deny and ask rules, plan and dont-ask) always applies. A project
-// is its directory, not a spelling of it: the root and the trustedProjects
-// entries are compared with their symbolic links resolved, and the project
-// files' paths in [Policy].Protected are spelt under the resolved root.
+// a project file may only tighten the policy until the project is trusted:
+// one the user's file lists under trustedProjects, or one the caller says is
+// trusted ([Options].TrustProject; for Claude's files, asking for them,
+// [Options].Claude, is trusting them). The user's file and the trusted files
+// make the policy an untrusted file is measured against, and [Load] fails
+// (an error wrapping [ErrUntrusted]) naming each thing the untrusted file
+// would loosen, rather than silently dropping it:
+//
+//   - an allow rule;
+//   - a mode looser than the trusted files' (or than default, where none
+//     sets one), in the order bypass, accept-edits, default, plan,
+//     dont-ask;
+//   - the host backend, or another backend than the one a trusted file
+//     names: backends are not ordered by containment, so no change of one
+//     can be shown to tighten;
+//   - a limit above the trusted files' (limits.timeout, cpuSeconds,
+//     fileSizeBytes, memoryBytes), or, where none sets it, above the
+//     backends' default (30s, the timeout plus 5 s of CPU, 1 GiB files; an
+//     address space has no default, so any limit on it tightens). A zero
+//     limit is the same as one not written;
+//   - a webFetch.allowHosts pattern that the trusted files' allowed hosts do
+//     not cover (an untrusted list narrows a trusted one, or "any host"
+//     where none is set, and never widens it).
+//
+// What tightens (deny and ask rules, denied hosts, which add up across
+// files, and each setting above made tighter) always applies, and, taking
+// precedence over the trusted files, the tighter value is the one the
+// policy has and says it comes from. Command-line flags still override
+// every file: the user typed them. A project is its directory, not a
+// spelling of it: the root and the trustedProjects entries are compared
+// with their symbolic links resolved, and the project files' paths in
+// [Policy].Protected are spelt under the resolved root.
 //
 // # Claude Code's rules
 //
@@ -77,6 +100,7 @@ import (
 	"time"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/internal/hostmatch"
 )
 
@@ -147,7 +171,8 @@ type Policy struct {
 	NoBypass string
 	// Backend names the execution backend.
 	Backend Setting[string]
-	// Timeout, CPUSeconds, FileSize and Memory are the command limits.
+	// Timeout, CPUSeconds, FileSize and Memory are the command limits;
+	// zero (From "") is the backend's default.
 	Timeout    Setting[time.Duration]
 	CPUSeconds Setting[int64]
 	FileSize   Setting[int64]
@@ -213,6 +238,11 @@ type parsed struct {
 	claude   bool
 	set      settings
 	trusted  []string
+	// The single settings the file sets, nil where it sets none.
+	backend               *Setting[string]
+	timeout               *Setting[time.Duration]
+	cpu, fileSize, memory *Setting[int64]
+	allowHosts            *Setting[[]string]
 }
 
 type ruleAt struct {
@@ -287,11 +317,17 @@ func Load(o *Options) (*Policy, error) {
 			trusted = trusted || realPath(t) == root
 		}
 	}
+	// The trusted files come first in files (the user's, then Claude's
+	// when asked for, then the project's when trusted), so an untrusted
+	// file, which may only tighten what they make, also takes precedence
+	// over all of them: the merged policy is never looser than theirs.
+	base := &Policy{Origins: map[helikon.Rule]Origin{}}
 	for _, f := range files {
 		if f.src.Kind == KindUser || trusted || f.src.Kind == KindClaude && o.Claude {
+			base.merge(f)
 			continue
 		}
-		if err := f.checkTightenOnly(); err != nil {
+		if err := f.checkTightenOnly(base); err != nil {
 			return nil, err
 		}
 	}
@@ -393,14 +429,33 @@ func (p *parsed) parseHelikon() error {
 		}
 		p.mode = &Setting[helikon.PermissionMode]{m, p.at("permissions.mode")}
 	}
+	if s.Backend != "" {
+		p.backend = &Setting[string]{s.Backend, p.at("backend")}
+	}
 	if s.Limits.Timeout != "" {
-		if _, err := time.ParseDuration(s.Limits.Timeout); err != nil {
+		t, err := time.ParseDuration(s.Limits.Timeout)
+		if err != nil {
 			return d.errKey("limits.timeout", "limits.timeout: %v (write it as 30s or 2m)", err)
 		}
+		if t < 0 {
+			return d.errKey("limits.timeout", "limits.timeout must not be negative")
+		}
+		// Zero is the backend's default, as for the other limits, where
+		// a zero cannot be told from a limit not written.
+		if t > 0 {
+			p.timeout = &Setting[time.Duration]{t, p.at("limits.timeout")}
+		}
 	}
-	for _, k := range [][2]any{{"limits.cpuSeconds", s.Limits.CPUSeconds}, {"limits.fileSizeBytes", s.Limits.FileSizeBytes}, {"limits.memoryBytes", s.Limits.MemoryBytes}} {
-		if k[1].(int64) < 0 {
-			return d.errKey(k[0].(string), "%s must not be negative", k[0])
+	for _, l := range []struct {
+		key string
+		v   int64
+		dst **Setting[int64]
+	}{{"limits.cpuSeconds", s.Limits.CPUSeconds, &p.cpu}, {"limits.fileSizeBytes", s.Limits.FileSizeBytes, &p.fileSize}, {"limits.memoryBytes", s.Limits.MemoryBytes, &p.memory}} {
+		if l.v < 0 {
+			return d.errKey(l.key, "%s must not be negative", l.key)
+		}
+		if l.v > 0 {
+			*l.dst = &Setting[int64]{l.v, p.at(l.key)}
 		}
 	}
 	for i, hosts := range [2][]string{s.WebFetch.AllowHosts, s.WebFetch.DenyHosts} {
@@ -410,6 +465,9 @@ func (p *parsed) parseHelikon() error {
 				return d.errKey(key, "%q is not a host pattern such as example.com or *.example.com", h)
 			}
 		}
+	}
+	if len(s.WebFetch.AllowHosts) > 0 {
+		p.allowHosts = &Setting[[]string]{s.WebFetch.AllowHosts, p.at("webFetch.allowHosts")}
 	}
 	for j, t := range s.TrustedProjects {
 		if !filepath.IsAbs(t) {
@@ -492,22 +550,85 @@ func (p *parsed) at(key string) string {
 	return fmt.Sprintf("%s:%d:%d", e.Path, e.Line, e.Column)
 }
 
-// checkTightenOnly fails when an untrusted project file loosens the policy.
-func (p *parsed) checkTightenOnly() error {
+// modeOrder ranks the modes loosest first, as docs/design.md orders them.
+var modeOrder = map[helikon.PermissionMode]int{helikon.ModeBypass: 0, helikon.ModeAcceptEdits: 1, helikon.ModeDefault: 2, helikon.ModePlan: 3, helikon.ModeDontAsk: 4}
+
+// checkTightenOnly fails when an untrusted project file loosens the policy
+// that base, the trusted files merged, makes: an allow rule; a mode looser
+// than base's; the host backend, or another backend than the one base
+// names (backends are not ordered by containment, so a change cannot be
+// shown to tighten); a limit above base's, or above the default where base
+// sets none; a WebFetch host that base's allowed hosts do not cover. A
+// setting no file sets is compared with the value the run would have
+// without it.
+func (p *parsed) checkTightenOnly(base *Policy) error {
 	var loosen []string
+	add := func(format string, args ...any) { loosen = append(loosen, fmt.Sprintf(format, args...)) }
+	was := func(value any, from, def string) string {
+		if from == "" {
+			return def
+		}
+		return fmt.Sprintf("%v (%s)", value, from)
+	}
 	for _, r := range p.rules[2] {
-		loosen = append(loosen, "allow rule "+r.o.Text+" ("+r.o.From+")")
+		add("allow rule %s (%s)", r.o.Text, r.o.From)
 	}
-	if p.mode != nil && (p.mode.Value == helikon.ModeAcceptEdits || p.mode.Value == helikon.ModeBypass) {
-		loosen = append(loosen, "mode "+p.mode.Value.String()+" ("+p.mode.From+")")
+	if m := p.mode; m != nil && modeOrder[m.Value] < modeOrder[base.Mode.Value] {
+		add("mode %s (%s), looser than %s", m.Value, m.From, was(base.Mode.Value, base.Mode.From, "the default mode"))
 	}
-	if p.set.Backend == "host" {
-		loosen = append(loosen, "backend host ("+p.at("backend")+")")
+	if b := p.backend; b != nil {
+		switch {
+		case b.Value == base.Backend.Value:
+		case b.Value == "host":
+			add("backend host (%s), which contains nothing", b.From)
+		case base.Backend.From != "":
+			add("backend %s (%s) instead of %s", b.Value, b.From, was(base.Backend.Value, base.Backend.From, ""))
+		}
+	}
+	baseTimeout := backend.DefaultTimeout
+	if base.Timeout.From != "" {
+		baseTimeout = base.Timeout.Value
+	}
+	if t := p.timeout; t != nil && t.Value > baseTimeout {
+		add("limits.timeout %s (%s), longer than %s", t.Value, t.From, was(base.Timeout.Value, base.Timeout.From, "the default "+backend.DefaultTimeout.String()))
+	}
+	// Where no trusted file sets them, the backends derive the CPU limit
+	// from the timeout and default the file size; the address space has no
+	// default, so any limit on it tightens.
+	defCPU := backend.ResourceLimits{}.WithDefaults(baseTimeout).CPUSeconds
+	for _, l := range []struct {
+		key      string
+		set, was *Setting[int64]
+		def      int64
+		defText  string
+	}{
+		{"limits.cpuSeconds", p.cpu, &base.CPUSeconds, defCPU, fmt.Sprintf("the default %d (the timeout and %s)", defCPU, backend.CPUSlack)},
+		{"limits.fileSizeBytes", p.fileSize, &base.FileSize, backend.DefaultFileSize, fmt.Sprintf("the default %d", backend.DefaultFileSize)},
+		{"limits.memoryBytes", p.memory, &base.Memory, 0, ""},
+	} {
+		limit := l.def
+		if l.was.From != "" {
+			limit = l.was.Value
+		}
+		if l.set != nil && limit > 0 && l.set.Value > limit {
+			add("%s %d (%s), above %s", l.key, l.set.Value, l.set.From, was(l.was.Value, l.was.From, l.defText))
+		}
+	}
+	if h := p.allowHosts; h != nil && base.AllowHosts.From != "" {
+		var wider []string
+		for _, sub := range h.Value {
+			if !slices.ContainsFunc(base.AllowHosts.Value, func(pat string) bool { return hostmatch.Covers(pat, sub) }) {
+				wider = append(wider, sub)
+			}
+		}
+		if len(wider) > 0 {
+			add("webFetch.allowHosts %s (%s), outside %s (%s)", strings.Join(wider, ", "), h.From, strings.Join(base.AllowHosts.Value, ", "), base.AllowHosts.From)
+		}
 	}
 	if len(loosen) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %s is a project file of a project not trusted, and it would loosen the policy: %s; if you trust this project, pass --trust-project or list %s under trustedProjects in your user policy file", ErrUntrusted, p.src.Path, strings.Join(loosen, ", "), filepath.Dir(filepath.Dir(p.src.Path)))
+	return fmt.Errorf("%w: %s is a project file of a project not trusted, and it would loosen the policy: %s; if you trust this project, pass --trust-project or list %s under trustedProjects in your user policy file", ErrUntrusted, p.src.Path, strings.Join(loosen, "; "), filepath.Dir(filepath.Dir(p.src.Path)))
 }
 
 // ErrUntrusted is wrapped by the error [Load] returns when a project file of
@@ -536,25 +657,19 @@ func (pol *Policy) merge(f *parsed) {
 	if f.noBypass != "" {
 		pol.NoBypass = f.noBypass
 	}
-	s := &f.set
-	if s.Backend != "" {
-		pol.Backend = Setting[string]{s.Backend, f.at("backend")}
+	if f.backend != nil {
+		pol.Backend = *f.backend
 	}
-	if s.Limits.Timeout != "" {
-		d, _ := time.ParseDuration(s.Limits.Timeout)
-		pol.Timeout = Setting[time.Duration]{d, f.at("limits.timeout")}
+	if f.timeout != nil {
+		pol.Timeout = *f.timeout
 	}
-	for _, l := range []struct {
-		v   int64
-		key string
-		dst *Setting[int64]
-	}{{s.Limits.CPUSeconds, "limits.cpuSeconds", &pol.CPUSeconds}, {s.Limits.FileSizeBytes, "limits.fileSizeBytes", &pol.FileSize}, {s.Limits.MemoryBytes, "limits.memoryBytes", &pol.Memory}} {
-		if l.v > 0 {
-			*l.dst = Setting[int64]{l.v, f.at(l.key)}
+	for _, l := range [3][2]*Setting[int64]{{&pol.CPUSeconds, f.cpu}, {&pol.FileSize, f.fileSize}, {&pol.Memory, f.memory}} {
+		if l[1] != nil {
+			*l[0] = *l[1]
 		}
 	}
-	if len(s.WebFetch.AllowHosts) > 0 {
-		pol.AllowHosts = Setting[[]string]{s.WebFetch.AllowHosts, f.at("webFetch.allowHosts")}
+	if f.allowHosts != nil {
+		pol.AllowHosts = *f.allowHosts
 	}
-	pol.DenyHosts = append(pol.DenyHosts, s.WebFetch.DenyHosts...)
+	pol.DenyHosts = append(pol.DenyHosts, f.set.WebFetch.DenyHosts...)
 }

@@ -2,6 +2,7 @@ package policyfile_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -278,5 +279,127 @@ func TestProtectedAndNotes(t *testing.T) {
 	}
 	if len(pol.Sources) != 1 || len(pol.Sources[0].Notes) != 1 || !strings.Contains(pol.Sources[0].Notes[0], "not granted") {
 		t.Errorf("sources %+v: want a note that additionalDirectories are not granted", pol.Sources)
+	}
+}
+
+// TestUntrustedProjectOnlyTightensSettings is the attack test of project
+// trust for single settings: an untrusted project's file (and Claude's files
+// that it asks to be read) may make each setting tighter than what the
+// user's file and the trusted files make, never looser, and fails naming
+// what it would loosen; a trusted project's value applies either way.
+func TestUntrustedProjectOnlyTightensSettings(t *testing.T) {
+	setting := func(pol *policyfile.Policy, name string) (string, string) {
+		switch name {
+		case "mode":
+			return pol.Mode.Value.String(), pol.Mode.From
+		case "backend":
+			return pol.Backend.Value, pol.Backend.From
+		case "timeout":
+			return pol.Timeout.Value.String(), pol.Timeout.From
+		case "cpu":
+			return fmt.Sprint(pol.CPUSeconds.Value), pol.CPUSeconds.From
+		case "fsize":
+			return fmt.Sprint(pol.FileSize.Value), pol.FileSize.From
+		case "mem":
+			return fmt.Sprint(pol.Memory.Value), pol.Memory.From
+		case "hosts":
+			return strings.Join(pol.AllowHosts.Value, " "), pol.AllowHosts.From
+		case "deny hosts":
+			return strings.Join(pol.DenyHosts, " "), ""
+		}
+		panic(name)
+	}
+	const (
+		helikonFile = ".helikon/settings.json"
+		claudeFile  = ".claude/settings.json"
+		claudeLocal = ".claude/settings.local.json"
+	)
+	tests := []struct {
+		name    string
+		user    string            // the user's file, "" for none
+		files   map[string]string // the project's files
+		claude  bool              // Options.Claude: Claude's files are trusted
+		setting string
+		loosens string // "" when the untrusted project may have its way, else what the error names
+		want    string // the setting's value, untrusted when loosens is "", trusted otherwise
+		from    string // where it comes from: user, project, claude, claude-local or "" (no file)
+	}{
+		{"mode looser than the user's", `{"permissions": {"mode": "plan"}}`, map[string]string{helikonFile: `{"permissions": {"mode": "default"}}`}, false, "mode", "mode default", "default", "project"},
+		{"mode tighter than the user's", `{"permissions": {"mode": "plan"}}`, map[string]string{helikonFile: `{"permissions": {"mode": "dontAsk"}}`}, false, "mode", "", "dont-ask", "project"},
+		{"mode plan below dont-ask", `{"permissions": {"mode": "dontAsk"}}`, map[string]string{helikonFile: `{"permissions": {"mode": "plan"}}`}, false, "mode", "mode plan", "plan", "project"},
+		{"accept-edits over no mode", "", map[string]string{helikonFile: `{"permissions": {"mode": "acceptEdits"}}`}, false, "mode", "mode accept-edits", "accept-edits", "project"},
+		{"accept-edits under the user's bypass", `{"permissions": {"mode": "bypass"}}`, map[string]string{helikonFile: `{"permissions": {"mode": "acceptEdits"}}`}, false, "mode", "", "accept-edits", "project"},
+		{"bypass under the user's accept-edits", `{"permissions": {"mode": "acceptEdits"}}`, map[string]string{helikonFile: `{"permissions": {"mode": "bypass"}}`}, false, "mode", "mode bypass", "bypass", "project"},
+		{"default over no mode", "", map[string]string{helikonFile: `{"permissions": {"mode": "default"}}`}, false, "mode", "", "default", "project"},
+		{"untrusted Claude mode looser than the user's", `{"permissions": {"mode": "plan"}}`, map[string]string{helikonFile: `{"claudeSettings": true}`, claudeFile: `{"permissions": {"defaultMode": "default"}}`}, false, "mode", "mode default", "default", "claude"},
+		{"Claude's local file over Claude's", `{"permissions": {"mode": "plan"}}`, map[string]string{helikonFile: `{"claudeSettings": true}`, claudeFile: `{"permissions": {"defaultMode": "dontAsk"}}`, claudeLocal: `{"permissions": {"defaultMode": "plan"}}`}, false, "mode", "", "plan", "claude-local"},
+		{"trusted Claude mode over the user's", `{"permissions": {"mode": "plan"}}`, map[string]string{claudeFile: `{"permissions": {"defaultMode": "acceptEdits"}}`}, true, "mode", "", "accept-edits", "claude"},
+		{"project tighter than trusted Claude", `{"permissions": {"mode": "dontAsk"}}`, map[string]string{claudeFile: `{"permissions": {"defaultMode": "acceptEdits"}}`, helikonFile: `{"permissions": {"mode": "plan"}}`}, true, "mode", "", "plan", "project"},
+		{"project looser than trusted Claude", "", map[string]string{claudeFile: `{"permissions": {"defaultMode": "plan"}}`, helikonFile: `{"permissions": {"mode": "default"}}`}, true, "mode", "mode default", "default", "project"},
+
+		{"host backend", "", map[string]string{helikonFile: `{"backend": "host"}`}, false, "backend", "backend host", "host", "project"},
+		{"contained backend over none", "", map[string]string{helikonFile: `{"backend": "forkd"}`}, false, "backend", "", "forkd", "project"},
+		{"another backend than the user's", `{"backend": "forkd"}`, map[string]string{helikonFile: `{"backend": "os"}`}, false, "backend", "backend os", "os", "project"},
+		{"the user's backend", `{"backend": "host"}`, map[string]string{helikonFile: `{"backend": "host"}`}, false, "backend", "", "host", "project"},
+
+		{"timeout longer than the user's", `{"limits": {"timeout": "10s"}}`, map[string]string{helikonFile: `{"limits": {"timeout": "20s"}}`}, false, "timeout", "limits.timeout 20s", "20s", "project"},
+		{"timeout shorter than the user's", `{"limits": {"timeout": "10s"}}`, map[string]string{helikonFile: `{"limits": {"timeout": "5s"}}`}, false, "timeout", "", "5s", "project"},
+		{"timeout longer than the default", "", map[string]string{helikonFile: `{"limits": {"timeout": "1m"}}`}, false, "timeout", "limits.timeout 1m0s", "1m0s", "project"},
+		{"timeout shorter than the default", "", map[string]string{helikonFile: `{"limits": {"timeout": "10s"}}`}, false, "timeout", "", "10s", "project"},
+		{"zero timeout is the default", `{"limits": {"timeout": "10s"}}`, map[string]string{helikonFile: `{"limits": {"timeout": "0s"}}`}, false, "timeout", "", "10s", "user"},
+
+		{"cpu above the default", "", map[string]string{helikonFile: `{"limits": {"cpuSeconds": 100}}`}, false, "cpu", "limits.cpuSeconds 100", "100", "project"},
+		{"cpu below the default", "", map[string]string{helikonFile: `{"limits": {"cpuSeconds": 20}}`}, false, "cpu", "", "20", "project"},
+		{"cpu below the default of the user's timeout", `{"limits": {"timeout": "2m"}}`, map[string]string{helikonFile: `{"limits": {"cpuSeconds": 100}}`}, false, "cpu", "", "100", "project"},
+		{"cpu above the user's", `{"limits": {"cpuSeconds": 5}}`, map[string]string{helikonFile: `{"limits": {"cpuSeconds": 10}}`}, false, "cpu", "limits.cpuSeconds 10", "10", "project"},
+
+		{"file size above the default", "", map[string]string{helikonFile: `{"limits": {"fileSizeBytes": 2147483648}}`}, false, "fsize", "limits.fileSizeBytes 2147483648", "2147483648", "project"},
+		{"file size below the default", "", map[string]string{helikonFile: `{"limits": {"fileSizeBytes": 1048576}}`}, false, "fsize", "", "1048576", "project"},
+		{"file size above the user's", `{"limits": {"fileSizeBytes": 1048576}}`, map[string]string{helikonFile: `{"limits": {"fileSizeBytes": 2097152}}`}, false, "fsize", "limits.fileSizeBytes 2097152", "2097152", "project"},
+
+		{"memory over none", "", map[string]string{helikonFile: `{"limits": {"memoryBytes": 1073741824}}`}, false, "mem", "", "1073741824", "project"},
+		{"memory above the user's", `{"limits": {"memoryBytes": 1073741824}}`, map[string]string{helikonFile: `{"limits": {"memoryBytes": 2147483648}}`}, false, "mem", "limits.memoryBytes 2147483648", "2147483648", "project"},
+		{"memory below the user's", `{"limits": {"memoryBytes": 1073741824}}`, map[string]string{helikonFile: `{"limits": {"memoryBytes": 1048576}}`}, false, "mem", "", "1048576", "project"},
+
+		{"hosts over any host", "", map[string]string{helikonFile: `{"webFetch": {"allowHosts": ["example.com"]}}`}, false, "hosts", "", "example.com", "project"},
+		{"hosts within the user's", `{"webFetch": {"allowHosts": ["example.com", "docs.rs"]}}`, map[string]string{helikonFile: `{"webFetch": {"allowHosts": ["api.example.com", "*.example.com"]}}`}, false, "hosts", "", "api.example.com *.example.com", "project"},
+		{"a host outside the user's", `{"webFetch": {"allowHosts": ["example.com"]}}`, map[string]string{helikonFile: `{"webFetch": {"allowHosts": ["api.example.com", "evil.test"]}}`}, false, "hosts", "webFetch.allowHosts evil.test", "api.example.com evil.test", "project"},
+		{"a domain over the user's subdomains", `{"webFetch": {"allowHosts": ["*.example.com"]}}`, map[string]string{helikonFile: `{"webFetch": {"allowHosts": ["example.com"]}}`}, false, "hosts", "webFetch.allowHosts example.com", "example.com", "project"},
+		{"denied hosts add up", `{"webFetch": {"denyHosts": ["a.test"]}}`, map[string]string{helikonFile: `{"webFetch": {"denyHosts": ["b.test"]}}`}, false, "deny hosts", "", "a.test b.test", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := project(t, tt.files)
+			user := filepath.Join(t.TempDir(), "settings.json")
+			if tt.user != "" {
+				if err := os.WriteFile(user, []byte(tt.user), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			from := map[string]string{"user": user + ":", "project": filepath.Join(root, helikonFile) + ":", "claude": filepath.Join(root, claudeFile) + ":", "claude-local": filepath.Join(root, claudeLocal) + ":", "": ""}[tt.from]
+			check := func(how string, pol *policyfile.Policy) {
+				t.Helper()
+				v, f := setting(pol, tt.setting)
+				if v != tt.want || !strings.HasPrefix(f, from) || (from == "") != (f == "") {
+					t.Errorf("%s: %s = %q from %q, want %q from %s", how, tt.setting, v, f, tt.want, tt.from)
+				}
+			}
+			pol, err := policyfile.Load(&policyfile.Options{Root: root, UserFile: user, Claude: tt.claude})
+			switch {
+			case tt.loosens == "" && err != nil:
+				t.Fatalf("untrusted: %v", err)
+			case tt.loosens == "":
+				check("untrusted", pol)
+			case !errors.Is(err, policyfile.ErrUntrusted) || !strings.Contains(err.Error(), tt.loosens):
+				t.Fatalf("untrusted: err = %v, want ErrUntrusted naming %q", err, tt.loosens)
+			case !strings.Contains(err.Error(), from):
+				t.Errorf("untrusted: error %q does not name where the setting is written (%s)", err, from)
+			}
+			pol, err = policyfile.Load(&policyfile.Options{Root: root, UserFile: user, Claude: tt.claude, TrustProject: true})
+			if err != nil {
+				t.Fatalf("trusted: %v", err)
+			}
+			check("trusted", pol)
+		})
 	}
 }

@@ -193,3 +193,25 @@ func MatchAny(patterns []string, host string) bool {
 	}
 	return false
 }
+
+// Covers reports whether every host that pattern sub matches is matched by
+// pattern: "example.com" covers "api.example.com" and "*.example.com",
+// "*.example.com" covers "*.api.example.com" but not "example.com", and an
+// address covers only the same address. Both are valid patterns (see
+// [Valid]).
+//
+// A subdomain pattern "*.x" is matched as the host "*.x", whose first label
+// no host can have, so it is covered exactly by the patterns that match
+// every subdomain of x. A numeric spelling of an address that is also shaped
+// like a domain name (2130706433, 127.1) matches both the address and the
+// subdomains of that name, so it is covered only when both are.
+func Covers(pattern, sub string) bool {
+	s := Normalize(sub)
+	if !Match(pattern, s) {
+		return false
+	}
+	if _, ok := Canonical(s); ok && !IsIP(s) {
+		return Match(pattern, "*."+s)
+	}
+	return true
+}

@@ -219,3 +219,54 @@ func TestUnicodeDigitSpellingsMatchAfterIDNA(t *testing.T) {
 		}
 	}
 }
+
+func TestCovers(t *testing.T) {
+	tests := []struct {
+		pattern, sub string
+		want         bool
+	}{
+		{"example.com", "example.com", true},
+		{"example.com", "api.example.com", true},
+		{"example.com", "*.example.com", true},
+		{"example.com", "*.api.example.com", true},
+		{"*.example.com", "api.example.com", true},
+		{"*.example.com", "*.api.example.com", true},
+		{"*.example.com", "*.example.com", true},
+		{"*.example.com", "example.com", false}, // example.com itself is not a subdomain
+		{"api.example.com", "example.com", false},
+		{"api.example.com", "*.example.com", false},
+		{"example.com", "evilexample.com", false},
+		{"example.com", "*.com", false},
+		{"1.2.3.4", "1.2.3.4", true},
+		{"1.2.3.4", "::ffff:1.2.3.4", true},
+		{"example.com", "1.2.3.4", false},
+		{"*.4", "1.2.3.4", false},
+		// A numeric spelling is the address and the end of domain names.
+		{"127.0.0.1", "2130706433", false},
+		{"127.0.0.1", "127.1", false},
+		{"2130706433", "2130706433", true},
+		{"2130706433", "127.0.0.1", true},
+	}
+	for _, tt := range tests {
+		if got := Covers(tt.pattern, tt.sub); got != tt.want {
+			t.Errorf("Covers(%q, %q) = %v, want %v", tt.pattern, tt.sub, got, tt.want)
+		}
+	}
+}
+
+// FuzzCovers checks that a covered pattern matches no host its cover does
+// not: a project's WebFetch host list that is covered by the user's cannot
+// reach a host the user's does not allow.
+func FuzzCovers(f *testing.F) {
+	for _, s := range [][3]string{{"example.com", "*.example.com", "a.example.com"}, {"*.example.com", "example.com", "example.com"}, {"127.0.0.1", "2130706433", "x.2130706433"}, {"1.2.3.4", "::ffff:1.2.3.4", "1.2.3.4"}} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, pattern, sub, host string) {
+		if !Valid(pattern) || !Valid(sub) || !Covers(pattern, sub) {
+			return
+		}
+		if Match(sub, host) && !Match(pattern, host) {
+			t.Fatalf("%q covers %q, which matches %q; %q does not", pattern, sub, host, pattern)
+		}
+	})
+}

@@ -87,6 +87,12 @@
 //   - A reply carries a trailer with a fresh random nonce: a reply cut
 //     short by an output cap or a killed shell is an error, never a short
 //     read or a false success, and no file content can forge the trailer.
+//     A runner that takes standard input gets the nonce as its first line,
+//     read by the shell before the data, in the same exec: it is in no
+//     argument vector (/proc/PID/cmdline, which every process reads) and
+//     no environment (/proc/PID/environ, which a process of the same user
+//     reads), so another process of the workspace cannot learn it there
+//     to forge a reply.
 //
 // # What is not guaranteed
 //
@@ -104,6 +110,21 @@
 //     that process can already read and write itself; never the host's.
 //     Do not use execfs for a workspace whose commands see the host's file
 //     system: package workspace/local (os.Root) is the one for that.
+//   - The nonce is secret from processes of the workspace only as far as
+//     the kernel keeps the script's memory and descriptors: one running as
+//     the script's user may open the script's standard input through
+//     /proc/PID/fd/0 and, if it reads before the shell does, take the
+//     nonce line (the shell then never gets a nonce and the call fails as
+//     "no reply", unless the thief also writes it back and then forges the
+//     reply through /proc/PID/fd/1); one that may ptrace the shell reads
+//     its memory. A runner without standard input ([Options].NoStdin,
+//     forkd's exec API) carries the nonce as an argument, visible in
+//     /proc/PID/cmdline: forkd runs every command as root in the microVM,
+//     which can read any process's memory anyway, so no channel there
+//     would keep it. In every case, what a forged reply reaches is the
+//     workspace's own files, which that process could already change.
+//     The record separator of ReadDir is another random value in stat's
+//     arguments: knowing it forges only entries of a listing.
 //   - Hard links are not seen: a hard link inside the root to a file
 //     elsewhere in the workspace is read like any other file (a write
 //     replaces the name and never writes through it).

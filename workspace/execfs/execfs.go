@@ -166,17 +166,27 @@ func (f *FS) rel(name string) (string, error) {
 	return rel, err
 }
 
-// run runs the script name with args after the root and a fresh nonce,
-// and returns the payload of a reply whose trailer says ok. maxOut is the
-// largest payload expected.
+// run runs the script name with args after the root, and returns the
+// payload of a reply whose trailer says ok. maxOut is the largest payload
+// expected.
+//
+// The trailer carries a fresh nonce, which a runner that takes standard
+// input gets as the first line of it, before the data: not in the argument
+// vector, which any process of the workspace reads in /proc/PID/cmdline,
+// nor in the environment, which one of the same user reads in
+// /proc/PID/environ, and either could then forge a reply. It costs no
+// round trip: the input travels with the exec. A runner without standard
+// input (forkd) gets it as an argument (see the package doc).
 func (f *FS) run(ctx context.Context, name string, args []string, stdin []byte, maxOut int64) ([]byte, error) {
-	return f.runNonce(ctx, name, newNonce(), args, stdin, maxOut)
-}
-
-// runNonce is run with the nonce chosen by the caller.
-func (f *FS) runNonce(ctx context.Context, name, nonce string, args []string, stdin []byte, maxOut int64) ([]byte, error) {
+	nonce := newNonce()
+	nonceArg := nonce
+	if !f.opts.NoStdin {
+		nonceArg = "-"
+		in := make([]byte, 0, len(nonce)+1+len(stdin))
+		stdin = append(append(append(in, nonce...), '\n'), stdin...)
+	}
 	argv := make([]string, 0, 6+len(args))
-	argv = append(argv, f.opts.Shell, "-c", f.scripts[name], "execfs", f.phys, nonce)
+	argv = append(argv, f.opts.Shell, "-c", f.scripts[name], "execfs", f.phys, nonceArg)
 	argv = append(argv, args...)
 	capOut := maxOut + 64
 	if f.opts.TextOnly {

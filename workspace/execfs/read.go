@@ -159,13 +159,13 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, f.pathErr("readdir", name, err)
 	}
-	nonce := newNonce() // also separates the records; see scriptReadDir
-	out, err := f.runNonce(ctx, "readdir", nonce, []string{rel}, nil, maxListing)
+	recSep := newNonce() // see scriptReadDir
+	out, err := f.run(ctx, "readdir", []string{rel, recSep}, nil, maxListing)
 	if err != nil {
 		return nil, f.pathErr("readdir", name, err)
 	}
 	var list []fs.DirEntry
-	sep := []byte("\n" + nonce + " ")
+	sep := []byte("\n" + recSep + " ")
 	out = append([]byte("\n"), out...)
 	for _, rec := range bytes.Split(out, sep)[1:] {
 		rec = bytes.TrimSuffix(rec, []byte("\n"))

@@ -3,7 +3,10 @@ package execfs
 // The scripts every operation runs, one exec each. They are constants: a
 // path, a name or data reaches them only as a positional argument ("$3"),
 // never as part of their text, so no file name can be code. Each starts
-// with prelude; $1 is the root's physical path and $2 the call's nonce.
+// with prelude; $1 is the root's physical path and $2 the call's nonce, or
+// "-" when the nonce is the first line of standard input (every runner but
+// one with Options.NoStdin): read there, it is in no argument vector or
+// environment that /proc shows another process of the workspace.
 //
 // The reply protocol: a script writes its payload to standard output and
 // ends with a trailer line "\n<nonce> ok\n" or "\n<nonce> E <code>\n"
@@ -38,6 +41,7 @@ LC_ALL=C
 export LC_ALL
 R=${1%/}
 N=$2
+if [ "$N" = - ]; then IFS= read -r N || exit 0; fi
 SF='%f %a %s %i %d %u %g %h %Y %y'
 fail() { printf '\n%s E %s\n' "$N" "$1"; exit 0; }
 reply() { printf '\n%s ok\n' "$N"; exit 0; }
@@ -177,10 +181,15 @@ if [ -L "./$b" ]; then fail race; fi
 reply
 `
 
-// scriptReadDir: $3 path. Payload: one record per entry, "<nonce> <stat
-// line> ./<name>\n", entries not followed (a link is listed as a link).
+// scriptReadDir: $3 path, $4 the record separator. Payload: one record per
+// entry, "<separator> <stat line> ./<name>\n", entries not followed (a link
+// is listed as a link). The separator is random, as the nonce, but not the
+// nonce: stat prints it, so it is in stat's arguments, and all a process of
+// the workspace that reads it there can forge is an entry of a directory it
+// could write to anyway.
 // stat runs on batches of 256 names to stay far below ARG_MAX.
-const scriptReadDir = `existing "$3"
+const scriptReadDir = `S=$4
+existing "$3"
 if [ "$nd" = 1 ]; then fail notdir; fi
 enter "$d"
 set +f
@@ -192,12 +201,12 @@ for f in * .[!.]* ..?*; do
 		k=$((k + 1))
 	fi
 	if [ "$k" -ge 256 ]; then
-		stat -c "$N $SF %n" -- "$@"
+		stat -c "$S $SF %n" -- "$@"
 		set --
 		k=0
 	fi
 done
-if [ "$k" -gt 0 ]; then stat -c "$N $SF %n" -- "$@"; fi
+if [ "$k" -gt 0 ]; then stat -c "$S $SF %n" -- "$@"; fi
 reply
 `
 

@@ -5,30 +5,36 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/paigasus/helikon"
 )
 
-// maxAlwaysWords bounds the words of a Bash rule an "always" answer offers:
-// a program and up to two subcommands (npm run test, git stash pop).
-const maxAlwaysWords = 3
-
-// interpreters run whatever code their arguments hold, so a rule naming the
-// program alone would allow anything; "always" is not offered for them.
+// interpreters run whatever code their arguments or their input hold, and a
+// Bash rule does not see the input (python3 - < x.py): "always" is not
+// offered for them.
 var interpreters = map[string]bool{
 	"sh": true, "bash": true, "zsh": true, "dash": true, "fish": true, "python": true, "python3": true, "node": true,
 	"deno": true, "bun": true, "ruby": true, "perl": true, "php": true, "lua": true, "awk": true, "eval": true,
 	"exec": true, "xargs": true, "env": true, "sudo": true, "doas": true, "nohup": true, "timeout": true, "nice": true,
 }
 
-// alwaysRules returns the narrowest useful rules that would allow req's call
-// and calls like it: a Bash command's program and leading subcommand words
-// (npm run test -- --watch=false → Bash(npm run test)), a file's directory
-// (src/a/b.go → Edit(/src/a/**); a file in the root itself: just that file),
-// a host exactly (WebFetch(=example.com)), and the tool itself for a tool
-// that reports no targets. It returns nil when there is no such rule
-// narrower than the whole tool (a command helikon could not read, an
-// interpreter): the question is then answered once.
+// alwaysRules returns rules that allow req's call and nothing wider: each
+// Bash command exactly, its program as written and every argument
+// (touch a → Bash(=touch a), which neither touch a b nor ./touch a nor
+// touch b matches), a redirection's target exactly (Bash(=> /w/out)), a
+// file itself (src/a/b.go → Edit(/src/a/b.go); outside the root
+// Edit(//abs/path)), a host exactly (WebFetch(=example.com)), and the tool
+// itself for a tool that reports no targets. It returns nil when no such
+// rule can be written (a word computed at run time, a word with a space, a
+// name that would read as a glob, an interpreter): the
+// question is then answered once.
+//
+// What the rule does not compare, no allow rule of its kind does: a Bash
+// rule compares the argument vectors the line runs and the files it writes
+// through redirections, not what it reads through one (< file) nor the
+// variables it sets for a command (X=1 touch a); a path rule compares
+// without case.
 func alwaysRules(req *helikon.ApprovalRequest) []helikon.Rule {
 	if req.Targets == nil {
 		switch req.Tool {
@@ -47,27 +53,19 @@ func alwaysRules(req *helikon.ApprovalRequest) []helikon.Rule {
 	switch req.Tool {
 	case "Bash":
 		for _, c := range t.Commands {
-			if len(c.Args) == 2 && c.Args[0] == ">" {
-				// A redirect: that target only, never every redirect.
-				if len(c.Dynamic) > 1 && c.Dynamic[1] {
-					return nil
-				}
-				add(helikon.Rule{Tool: "Bash", Pattern: "> " + c.Args[1]})
-				continue
-			}
-			words := commandWords(c)
+			words := exactWords(c)
 			if words == "" {
 				return nil
 			}
-			add(helikon.Rule{Tool: "Bash", Pattern: words})
+			add(helikon.Rule{Tool: "Bash", Pattern: "=" + words})
 		}
 	case "Read", "Write", "Edit":
 		for _, p := range t.Paths {
 			if req.Tool != "Read" && p.Access != helikon.AccessWrite {
 				continue
 			}
-			pat := dirPattern(p)
-			if strings.ContainsAny(strings.TrimSuffix(pat, "/**"), "*?[\\") {
+			pat := filePattern(p)
+			if strings.ContainsAny(pat, "*?[\\") {
 				return nil // a name that would read as a glob
 			}
 			add(helikon.Rule{Tool: req.Tool, Pattern: pat})
@@ -80,7 +78,7 @@ func alwaysRules(req *helikon.ApprovalRequest) []helikon.Rule {
 		return []helikon.Rule{{Tool: req.Tool}}
 	}
 	for _, r := range rules {
-		if _, err := helikon.ParseRule(r.String()); err != nil {
+		if back, err := helikon.ParseRule(r.String()); err != nil || back != r {
 			return nil
 		}
 	}
@@ -92,37 +90,28 @@ func alwaysRules(req *helikon.ApprovalRequest) []helikon.Rule {
 	return rules
 }
 
-// commandWords returns the program and the subcommand words that follow it,
-// up to the first option, path, assignment or word computed at run time;
-// "" when that would be an interpreter alone.
-func commandWords(c helikon.Command) string {
-	if len(c.Args) == 0 || len(c.Dynamic) > 0 && c.Dynamic[0] || strings.HasPrefix(c.Program(), "=") || strings.ContainsAny(c.Program(), " \t\n") {
+// exactWords returns c's argument vector as the words of an exact Bash
+// pattern, or "" when it cannot be one: a word computed at run time, empty
+// or holding a space (a pattern is split at spaces), or an interpreter.
+func exactWords(c helikon.Command) string {
+	if len(c.Args) == 0 || strings.HasPrefix(c.Args[0], "=") || interpreters[c.Program()] {
 		return ""
 	}
-	words := []string{c.Program()}
-	for i := 1; i < len(c.Args) && len(words) < maxAlwaysWords; i++ {
-		a := c.Args[i]
-		if i < len(c.Dynamic) && c.Dynamic[i] || a == "" || strings.HasPrefix(a, "-") || strings.ContainsAny(a, "/=*?[$~\\ \t\n") {
-			break
+	for i, a := range c.Args {
+		if i < len(c.Dynamic) && c.Dynamic[i] || a == "" || strings.ContainsFunc(a, unicode.IsSpace) {
+			return ""
 		}
-		words = append(words, a)
 	}
-	if len(words) == 1 && interpreters[words[0]] {
-		return ""
-	}
-	return strings.Join(words, " ")
+	return strings.Join(c.Args, " ")
 }
 
-// dirPattern returns a pattern for the directory of p, relative to its root
-// (the file itself when it lies in the root directly or outside the root).
-func dirPattern(p helikon.PathTarget) string {
+// filePattern returns a pattern for p itself, relative to its root, or
+// absolute ("//abs") when p is outside the root.
+func filePattern(p helikon.PathTarget) string {
 	clean := path.Clean("/" + filepath.ToSlash(p.Path))
 	if p.Root != "" {
 		root := path.Clean("/" + filepath.ToSlash(p.Root))
 		if rel, ok := strings.CutPrefix(clean, strings.TrimSuffix(root, "/")+"/"); ok {
-			if dir := path.Dir(rel); dir != "." {
-				return "/" + dir + "/**"
-			}
 			return "/" + rel
 		}
 	}

@@ -28,11 +28,11 @@ const maxShownArgs = 2000
 
 // TerminalApprover asks the user on a terminal whether a tool call may run. It
 // shows the tool, its arguments and the reason, and reads y (yes), n (no),
-// a (always) or s (always, and save). "Always" adds the narrowest useful
-// rule that allows the call (see alwaysRules: Bash(npm run test) for
-// npm run test -- --watch=false, Edit(/src/a/**) for src/a/b.go), shown in
-// the prompt, to the session's rules: later questions those rules answer
-// are not asked again. "Save" also writes the rules to the project policy
+// a (always) or s (always, and save). "Always" adds rules that allow the
+// call exactly and nothing wider (see alwaysRules: Bash(=touch a) for
+// touch a, which touch a b, touch b and ./touch a do not match;
+// Edit(/src/a/b.go) for src/a/b.go), shown in the prompt, to the session's
+// rules: the same call is not asked about again. "Save" also writes the rules to the project policy
 // file, through Save. Neither is offered for a question a built-in guard or
 // an ask rule asked, and the session's rules answer only the questions the
 // pipeline asks after its deny rules, guards and ask rules, so they never
@@ -107,7 +107,7 @@ func (a *TerminalApprover) Approve(ctx context.Context, req *helikon.ApprovalReq
 		for i, r := range offer {
 			names[i] = r.String()
 		}
-		choices += ", [a]lways (this session: " + strings.Join(names, ", ") + ")"
+		choices += ", [a]lways, for exactly this call (this session: " + strings.Join(names, ", ") + ")"
 		if a.Save != nil {
 			choices += ", [s]ave that rule to the project"
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -31,6 +32,17 @@ type CheckJSON struct {
 	Written  string           `json:"written,omitempty"`
 	Reason   string           `json:"reason"`
 	Targets  *helikon.Targets `json:"targets,omitempty"`
+	// Matches, when allow rules decided, are the rule that matched each
+	// target of the call (each command of a Bash line), in order.
+	Matches []CheckMatch `json:"matches,omitempty"`
+}
+
+// CheckMatch is one allow rule that matched one target of the call.
+type CheckMatch struct {
+	Rule    string `json:"rule"`
+	Target  string `json:"target,omitempty"` // the command, path or host it matched
+	From    string `json:"from,omitempty"`
+	Written string `json:"written,omitempty"`
 }
 
 const policyCheckSynopsis = `policy check [--root DIR] [--json] [flags] TOOL ARG
@@ -82,15 +94,24 @@ func runPolicy(ctx context.Context, env *cli.Env, args []string) int {
 		return cli.Failf(env, cli.ExitUsage, "policy check: %v", err)
 	}
 	res := CheckCall(ctx, t, perms, mode, callArgs)
-	if pol, _ := common.Policy(); pol != nil && res.Rule != "" {
-		res.From = "flag"
-		if r, err := helikon.ParseRule(res.Rule); err == nil {
-			if o, ok := pol.Origins[r]; ok {
-				res.From = o.From
-				if o.Text != res.Rule {
-					res.Written = o.Text
+	if pol, _ := common.Policy(); pol != nil {
+		origin := func(rule string) (from, written string) {
+			from = "flag"
+			if r, err := helikon.ParseRule(rule); err == nil {
+				if o, ok := pol.Origins[r]; ok {
+					from = o.From
+					if o.Text != rule {
+						written = o.Text
+					}
 				}
 			}
+			return from, written
+		}
+		if res.Rule != "" {
+			res.From, res.Written = origin(res.Rule)
+		}
+		for i := range res.Matches {
+			res.Matches[i].From, res.Matches[i].Written = origin(res.Matches[i].Rule)
 		}
 	}
 	if *jsonOut {
@@ -99,13 +120,20 @@ func runPolicy(ctx context.Context, env *cli.Env, args []string) int {
 		return cli.ExitOK
 	}
 	fmt.Fprintf(env.Stdout, "%s: %s %s in %s mode\n", res.Decision, res.Tool, safeText(string(res.Args)), res.Mode)
-	switch {
-	case res.Rule != "":
-		written := ""
-		if res.Written != "" {
-			written = ", written " + safeText(res.Written)
+	written := func(w string) string {
+		if w == "" {
+			return ""
 		}
-		fmt.Fprintf(env.Stdout, "  decided by: %s rule %s (%s%s)\n", strings.TrimSuffix(string(res.Stage), "_rule"), safeText(res.Rule), res.From, written)
+		return ", written " + safeText(w)
+	}
+	switch {
+	case len(res.Matches) > 1:
+		fmt.Fprintf(env.Stdout, "  decided by: allow rules, one for each command or target:\n")
+		for _, m := range res.Matches {
+			fmt.Fprintf(env.Stdout, "    %s (%s%s) for %s\n", safeText(m.Rule), m.From, written(m.Written), safeText(strconv.Quote(m.Target)))
+		}
+	case res.Rule != "":
+		fmt.Fprintf(env.Stdout, "  decided by: %s rule %s (%s%s)\n", strings.TrimSuffix(string(res.Stage), "_rule"), safeText(res.Rule), res.From, written(res.Written))
 	case res.Stage == helikon.StageApproval || res.Stage == helikon.StagePolicy:
 		fmt.Fprintf(env.Stdout, "  decided by: %s (helikon run asks before any call that is not read-only)\n", res.Stage)
 	default:
@@ -173,6 +201,9 @@ func CheckCall(ctx context.Context, t helikon.Tool[App], perms *helikon.Permissi
 	}
 	if d.Rule.Tool != "" {
 		res.Rule = d.Rule.String()
+	}
+	for _, m := range d.Matches {
+		res.Matches = append(res.Matches, CheckMatch{Rule: m.Rule.String(), Target: m.Target})
 	}
 	switch {
 	case d.Allowed:

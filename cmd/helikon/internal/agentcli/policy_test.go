@@ -206,3 +206,44 @@ func TestExecTakesTheBackendAndLimitsFromTheFiles(t *testing.T) {
 		t.Errorf("untrusted project picking the host backend: exit %d (%s), want 125", code, stderr)
 	}
 }
+
+// TestPolicyCheckNamesTheRuleThatMatched: the rule policy check prints is
+// one that matched the call, and a line several rules allowed together
+// names the rule of each command.
+func TestPolicyCheckNamesTheRuleThatMatched(t *testing.T) {
+	root := projectDir(t, nil)
+	flags := []string{"--root", root, "--user-settings", "none", "--mode", "dont-ask", "--allow", "Bash(git status)", "--allow", "Bash(touch)"}
+	code, stdout, stderr := clitest.Run(t, "", append(append([]string{"policy", "check", "--json"}, flags...), "Bash", "touch x")...)
+	var res agentcli.CheckJSON
+	if err := json.Unmarshal([]byte(stdout), &res); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v: %s %s", code, err, stdout, stderr)
+	}
+	if res.Decision != "allow" || res.Rule != "Bash(touch)" || res.From != "flag" {
+		t.Errorf("decided %s by %q from %q, want allow by Bash(touch) from flag", res.Decision, res.Rule, res.From)
+	}
+	code, stdout, _ = clitest.Run(t, "", append(append([]string{"policy", "check"}, flags...), "Bash", "git status && touch x")...)
+	if code != 0 || !strings.Contains(stdout, `Bash(git status) (flag) for "git status"`) || !strings.Contains(stdout, `Bash(touch) (flag) for "touch x"`) {
+		t.Errorf("exit %d, output does not name the rule of each command:\n%s", code, stdout)
+	}
+}
+
+// TestUntrustedProjectCannotLoosenUserSettings: the CLI stops when an
+// untrusted project's file loosens the user's mode, and takes a tighter one.
+func TestUntrustedProjectCannotLoosenUserSettings(t *testing.T) {
+	user := filepath.Join(t.TempDir(), "settings.json")
+	os.WriteFile(user, []byte(`{"permissions": {"mode": "plan"}}`), 0o644)
+	root := projectDir(t, map[string]string{".helikon/settings.json": `{"permissions": {"mode": "default"}}`})
+	code, _, stderr := clitest.Run(t, "", "policy", "check", "--root", root, "--user-settings", user, "Write", "x")
+	if code != cli.ExitUsage || !strings.Contains(stderr, "mode default") || !strings.Contains(stderr, "--trust-project") {
+		t.Errorf("exit %d, stderr %q; want 125 naming mode default", code, stderr)
+	}
+	code, stdout, _ := clitest.Run(t, "", "policy", "check", "--root", root, "--user-settings", user, "--trust-project", "Write", "x")
+	if code != 0 || !strings.Contains(stdout, "in default mode") {
+		t.Errorf("trusted: exit %d, output %s", code, stdout)
+	}
+	os.WriteFile(filepath.Join(root, ".helikon/settings.json"), []byte(`{"permissions": {"mode": "dontAsk"}}`), 0o644)
+	code, stdout, _ = clitest.Run(t, "", "policy", "check", "--root", root, "--user-settings", user, "Write", "x")
+	if code != 0 || !strings.Contains(stdout, "in dont-ask mode") {
+		t.Errorf("tighter: exit %d, output %s", code, stdout)
+	}
+}

@@ -112,7 +112,7 @@ func TestRunApprovals(t *testing.T) {
 	}{
 		{"no terminal denies", false, "", "default", 0, "no terminal"},
 		{"yes then no", true, "y\nn\n", "default", 1, "Bash wants to run"},
-		{"always", true, "a\n", "default", 2, "[a]lways (this session: Bash(echo ran), Bash(> DIR/marker))"},
+		{"always", true, "a\n", "default", 2, "[a]lways, for exactly this call (this session: Bash(=echo ran), Bash(=> DIR/marker))"},
 		{"accept-edits still asks for Bash", true, "n\nn\n", "accept-edits", 0, "declined"},
 		{"plan denies without asking", true, "y\ny\n", "plan", 0, "plan mode"},
 		{"bypass never asks", false, "", "bypass", 2, ""},

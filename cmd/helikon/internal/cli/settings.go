@@ -26,7 +26,7 @@ type PolicyFileFlags struct {
 
 func (pf *PolicyFileFlags) add(fs *flag.FlagSet) {
 	fs.BoolVar(&pf.ClaudeSettings, "claude-settings", false, "also read the permissions of Claude Code's .claude/settings.json and .claude/settings.local.json in the root (trusting them)")
-	fs.BoolVar(&pf.TrustProject, "trust-project", false, "let the root's policy files loosen the policy (allow rules, accept-edits or bypass mode, the host backend)")
+	fs.BoolVar(&pf.TrustProject, "trust-project", false, "let the root's policy files loosen the policy (allow rules, a looser mode, limit or WebFetch host list, another backend)")
 	fs.StringVar(&pf.UserSettings, "user-settings", "", "the user's policy `FILE` (default: helikon/settings.json in the user config directory; none: no user file)")
 }
 
