@@ -54,13 +54,18 @@ func OpenProtected(rootFD int, rel string, create bool) (fd int, ok bool, err er
 }
 
 // openComponent opens one directory entry of dir, a directory and never a
-// link to one.
+// link to one. name is a single component (rel is clean and relative), so
+// O_NOFOLLOW with O_DIRECTORY refuses a link (ENOTDIR, or ELOOP) with no
+// resolution left for a link to redirect. It uses openat, not openat2: a
+// thread confined ahead checks its paths after its seccomp filter is in
+// place, and that filter answers openat2 with ENOSYS (its mode is out of
+// the filter's reach; see internal/seccomp).
 func openComponent(dir int, name string) (int, error) {
+	if name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
+		return -1, unix.EXDEV // not a component beneath dir
+	}
 	for {
-		fd, err := unix.Openat2(dir, name, &unix.OpenHow{
-			Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
-			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-		})
+		fd, err := unix.Openat(dir, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != unix.EINTR && err != unix.EAGAIN {
 			return fd, err
 		}
