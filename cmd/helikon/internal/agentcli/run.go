@@ -255,6 +255,11 @@ func (a *agentRun) buildTools(ctx context.Context, te *ToolEnv) (*runTools, int)
 	if err := checkMCPRules(a.perms, all.Names()); err != nil {
 		return t, cli.Failf(a.env, cli.ExitUsage, "run: %v", err)
 	}
+	// Every built-in tool counts, built or not: a WebSearch rule is no
+	// misspelling because this run has no search key.
+	if err := a.common.CheckRules(a.perms, append(a.toolFlags.Names(false), all.Names()...), true); err != nil {
+		return t, cli.Failf(a.env, cli.ExitUsage, "run: %v", err)
+	}
 	return t, cli.ExitOK
 }
 
