@@ -154,7 +154,7 @@ func runPolicy(ctx context.Context, env *cli.Env, args []string) int {
 	}
 	fmt.Fprintf(env.Stdout, "  reason: %s\n", safeText(res.Reason))
 	for _, m := range res.NeverMatches {
-		fmt.Fprintf(env.Stdout, "  NEVER MATCHES: %s; every command that runs tools refuses this policy\n", safeText(m))
+		fmt.Fprintf(env.Stdout, "  NEVER MATCHES (every command that runs tools refuses this policy): %s\n", safeText(m))
 	}
 	return status
 }

@@ -241,7 +241,7 @@ func (rep policyReport) print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-5s %s (%s%s)\n", r.List, r.Rule, r.From, text)
 		if r.Problem != "" {
-			fmt.Fprintf(w, "        NEVER MATCHES: %s; every command that runs tools refuses it\n", r.Problem)
+			fmt.Fprintf(w, "        NEVER MATCHES (every command that runs tools refuses it): %s\n", r.Problem)
 		}
 	}
 }
