@@ -31,6 +31,7 @@ func TestNewRefusesRulesNamingNoTool(t *testing.T) {
 		want  string // "" when New must succeed
 	}{
 		{"known", countingAgent(), "count", ""},
+		{"other tool", countingAgent(), "Bash", ""},
 		{"wrong case", countingAgent(), "Count", "did you mean count?"},
 		{"sub-agent's tool", llmagent.Must(llmagent.New(llmagent.Config[struct{}]{Name: "parent", Model: agenttest.New(), SubAgents: []agent.Agent[struct{}]{sub}})), "count", ""},
 		{"the sub-agent as a tool", llmagent.Must(llmagent.New(llmagent.Config[struct{}]{Name: "parent", Model: agenttest.New(), SubAgents: []agent.Agent[struct{}]{sub}})), "Helper", "did you mean helper?"},
@@ -38,7 +39,7 @@ func TestNewRefusesRulesNamingNoTool(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := runner.New(runner.Config[struct{}]{Agent: tt.agent, Permissions: &helikon.Permissions{Deny: helikon.MustParseRules(tt.deny)}})
+			_, err := runner.New(runner.Config[struct{}]{Agent: tt.agent, Permissions: &helikon.Permissions{Deny: helikon.MustParseRules(tt.deny)}, OtherTools: []string{"Bash"}})
 			if tt.want == "" {
 				if err != nil {
 					t.Fatal(err)

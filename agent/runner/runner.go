@@ -62,6 +62,11 @@ type Config[C any] struct {
 	// guards on, no approval handler: guarded calls are denied). Its rules
 	// must name tools the agent has (see [New]).
 	Permissions *helikon.Permissions
+	// OtherTools are names of tools the agent does not have that the
+	// permission rules may still name (see [New]): a program whose toolset
+	// depends on its configuration, as helikon's CLI builds WebSearch only
+	// with a search key, keeps one policy for all of them.
+	OtherTools []string
 	// Mode is the permission mode runs start in.
 	Mode helikon.PermissionMode
 	// Tracer receives OpenTelemetry spans (nil: tracing off).
@@ -106,7 +111,7 @@ func New[C any](cfg Config[C]) (*Runner[C], error) {
 	if names, complete := agent.ToolNamesOf(cfg.Agent); complete {
 		// A rule naming no tool of the agent's (a misspelt Bash, or bash)
 		// would match nothing and leave the operator believing it holds.
-		if err := cfg.Permissions.CheckTools(names); err != nil {
+		if err := cfg.Permissions.CheckTools(append(names, cfg.OtherTools...)); err != nil {
 			return nil, fmt.Errorf("runner: %w", err)
 		}
 	}

@@ -311,10 +311,12 @@ func (a *agentRun) start(ctx context.Context, store *sqlitestore.Store, tracer t
 	a.perms.Approver = out.approver(ta)
 	a.perms.Policy = askUnlessReadOnly
 	// The command reports failures itself; the runner's log would repeat them.
-	rcfg := runner.Config[App]{Agent: assistant, Store: store, Permissions: a.perms, Mode: a.mode, Tracer: tracer, Logger: slog.New(slog.DiscardHandler)}
+	// buildTools checked the rules against every built-in tool, built
+	// here or not.
+	rcfg := runner.Config[App]{Agent: assistant, Store: store, Permissions: a.perms, Mode: a.mode, Tracer: tracer, Logger: slog.New(slog.DiscardHandler), OtherTools: a.toolFlags.Names(false)}
 	r, err := runner.New(rcfg)
 	if err != nil {
-		return cli.Failf(a.env, cli.ExitOther, "run: %v", err)
+		return cli.Failf(a.env, cli.ExitUsage, "run: %v", err)
 	}
 	defer out.pause()
 	if a.chat {
