@@ -11,6 +11,7 @@ import (
 	"github.com/paigasus/helikon/cmd/helikon/internal/agentcli"
 	"github.com/paigasus/helikon/cmd/helikon/internal/cli"
 	"github.com/paigasus/helikon/cmd/helikon/internal/cli/clitest"
+	"github.com/paigasus/helikon/provider/openai/openaitest"
 )
 
 // TestRuleNamingNoToolRefusesToRun is the attack of issue 34: a deny rule
@@ -145,5 +146,41 @@ func TestBuiltinToolsAreTheRegisteredTools(t *testing.T) {
 	got := agentcli.AddToolFlags(fs).Names(false)
 	if !slices.Equal(got, cli.BuiltinTools) {
 		t.Errorf("registered tools %q, cli.BuiltinTools %q", got, cli.BuiltinTools)
+	}
+}
+
+// TestRunRefusesRuleNamingNoTool: helikon run, in bypass mode, whose model
+// asks for the rm that bash(rm) was meant to stop, refuses to start; a rule
+// for a built-in tool this run does not build (WebSearch without a key) is
+// accepted.
+func TestRunRefusesRuleNamingNoTool(t *testing.T) {
+	srv := openaitest.NewServer()
+	srv.Func = func(req *openaitest.Request) openaitest.Reply {
+		if strings.Contains(string(req.Raw), `"role":"tool"`) {
+			return openaitest.Reply{Text: "done"}
+		}
+		return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "b", Name: "Bash", Args: `{"command":"rm z.txt"}`}}}
+	}
+	defer srv.Close()
+	for _, tt := range []struct {
+		name string
+		deny string
+		code int
+		gone bool
+	}{
+		{"misspelt", "bash(rm)", cli.ExitUsage, false},
+		{"tool not built", "WebSearch(example.com)", cli.ExitOK, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := projectDir(t, map[string]string{"z.txt": "keep"})
+			code, stdout, stderr := runAgentCLI(t, runEnv{vars: openaiEnv(t, srv)}, "--root", root, "--backend", "host", "--user-settings", "none", "--mode", "bypass", "--deny", tt.deny, "remove z.txt")
+			_, err := os.Stat(filepath.Join(root, "z.txt"))
+			if code != tt.code || (err != nil) != tt.gone {
+				t.Fatalf("exit %d (want %d), z.txt: %v; stdout %s; stderr %s", code, tt.code, err, stdout, stderr)
+			}
+			if code == cli.ExitUsage && !strings.Contains(stderr, "--deny: deny rule bash(rm): no tool named bash; did you mean Bash?") {
+				t.Errorf("stderr %q", stderr)
+			}
+		})
 	}
 }
