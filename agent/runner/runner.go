@@ -21,8 +21,17 @@
 //     stream, forwarded ones included: every model call of the run, the
 //     sub-agents' too, counted once each.
 //   - Tracing is off unless Config.Tracer is set.
+//   - [New] refuses a permission rule that names no tool of the agent's
+//     (nor of Config.OtherTools), when the agent lists its tools
+//     ([agent.ToolNamer]): such a rule would match nothing.
+//   - A failed run is reported once, by the stream's error; the logger
+//     hears of it at Debug only.
 //
 // # Not guaranteed
+//
+// Rules are not checked against tools that tool sources add at run time
+// (an MCP server's): call [helikon.Permissions.CheckTools] once they are
+// known.
 //
 // Two runners (or two processes) sharing one store may run the same session
 // at once; the store keeps each append atomic but the conversation may then
