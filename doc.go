@@ -49,5 +49,10 @@
 // or host its arguments do not name (a script, an alias, a redirect), is not
 // stopped here: that is the job of the sandbox, the execution backend and the
 // network guards (ssrf, egress). With no rules, no policy and Default mode,
-// every call the guards do not stop is allowed.
+// every call the guards do not stop is allowed: a nil [Permissions].Policy
+// allows, it does not ask. A rule matches tool names exactly, so a rule
+// naming no tool (bash(rm) for Bash(rm)) matches nothing; the pipeline
+// never sees the whole toolset and cannot tell, so whoever assembles tools
+// and rules calls [Permissions.CheckTools] (the agent runner and the CLI
+// do) and refuses such a rule.
 package helikon

@@ -223,7 +223,11 @@ type Permissions struct {
 	// Home is the home directory the remove guard protects; "" means the
 	// current user's.
 	Home string
-	// Policy decides the calls no rule or mode settled (nil: allow).
+	// Policy decides the calls no rule or mode settled. Nil allows them:
+	// in Default and AcceptEdits modes a call that no rule, guard or mode
+	// stopped then runs without asking, Bash included. To ask instead,
+	// install a Policy that returns [BehaviorAsk] (with an Approver to
+	// answer), or run in DontAsk with allow rules.
 	Policy Policy
 	// Approver answers "ask" decisions (nil: they are denied).
 	Approver Approver

@@ -51,7 +51,8 @@ type Rule struct {
 	Pattern string // "" matches every call of the tool
 }
 
-// ParseRule parses the text form of a rule.
+// ParseRule parses the text form of a rule. It checks the rule's form,
+// not that its tool exists: see [Permissions.CheckTools].
 func ParseRule(s string) (Rule, error) {
 	s = strings.TrimSpace(s)
 	name, rest, hasParen := strings.Cut(s, "(")
@@ -96,7 +97,9 @@ func MustParseRule(s string) Rule {
 	return r
 }
 
-// ParseRules parses each of ss.
+// ParseRules parses each of ss. It checks the form of each rule only: a rule
+// naming a tool that is not there parses, and [Permissions.CheckTools]
+// refuses it once the tools are known.
 func ParseRules(ss ...string) ([]Rule, error) {
 	rules := make([]Rule, 0, len(ss))
 	for _, s := range ss {
@@ -107,6 +110,16 @@ func ParseRules(ss ...string) ([]Rule, error) {
 		rules = append(rules, r)
 	}
 	return rules, nil
+}
+
+// MustParseRules is like [ParseRules] but panics on error. It is for rules
+// written in the program, as [regexp.MustCompile] is for expressions.
+func MustParseRules(ss ...string) []Rule {
+	rules, err := ParseRules(ss...)
+	if err != nil {
+		panic(err)
+	}
+	return rules
 }
 
 // String returns the text form of r.

@@ -342,3 +342,20 @@ func InvocationFromContext[C any](ctx context.Context) (*Invocation[C], bool) {
 	inv, ok := ctx.Value(invocationKey{}).(*Invocation[C])
 	return inv, ok
 }
+
+// ToolNamer is implemented by agents that can list, once built, the names of
+// every tool a run of them may call, sub-agents' included; complete is false
+// when some are known only at run time. The runner uses it to check the
+// permission rules against the tools there are ([helikon.Permissions.CheckTools]).
+type ToolNamer interface {
+	ToolNames() (names []string, complete bool)
+}
+
+// ToolNamesOf returns a's tool names when it is a [ToolNamer], and
+// complete false otherwise.
+func ToolNamesOf(a any) (names []string, complete bool) {
+	if tn, ok := a.(ToolNamer); ok {
+		return tn.ToolNames()
+	}
+	return nil, false
+}

@@ -71,8 +71,18 @@ func claudeRule(text, list, home string) ([]helikon.Rule, error) {
 		}
 		return []helikon.Rule{{Tool: tool, Pattern: host}}, nil
 	}
+	if known := helikon.SuggestTool(tool, claudeSpecifierTools); known != "" {
+		// Refused by name rather than mapped: tool names are compared
+		// as written, and a deny rule spelt otherwise must not read as
+		// holding.
+		return nil, fmt.Errorf("rule %q: no tool named %s; did you mean %s?", text, tool, known)
+	}
 	return nil, fmt.Errorf("rule %q: helikon does not know what a specifier means for %s; write %s alone, or remove the rule", text, tool, tool)
 }
+
+// claudeSpecifierTools are the tools whose Claude Code specifiers helikon
+// maps.
+var claudeSpecifierTools = []string{"Bash", "Edit", "Read", "WebFetch", "Write"}
 
 // claudeBash maps a Bash rule: "cmd args" is that command exactly, "cmd
 // args:*" and "cmd args *" are it followed by anything. Other wildcards

@@ -78,6 +78,14 @@
 //     --mcp-prefix + name, so the rule applies with --mcp-prefix
 //     mcp__server__ (helikon run refuses a deny or ask rule that names none
 //     of its tools). A whole server (mcp__server) or a wildcard is refused.
+//   - Tool names are compared as written, as helikon compares them: a rule
+//     for bash(...) or Bash(...) spelt otherwise is not mapped to Bash but
+//     refused, naming the tool it likely means. helikon does not rely on
+//     Claude Code reading lowercase names as the tools they resemble; a
+//     deny rule that silently matched nothing would be worse than none.
+//     The merged rules still parse for tools helikon does not have (Glob,
+//     a mistyped name): the commands check them against their tools
+//     ([helikon.Permissions.CheckTools]) and refuse a rule that names none.
 //   - defaultMode is the mode (default, acceptEdits, plan, dontAsk,
 //     bypassPermissions); disableBypassPermissionsMode "disable" makes the
 //     bypass mode an error. additionalDirectories are not granted: every

@@ -78,6 +78,12 @@ func TestClaudeRulesMapToTheSameMeaning(t *testing.T) {
 		{"allow", "mcp__github__*", "", "wildcard"},
 		{"allow", "Grep", "Grep", ""},
 		{"allow", "Agent(explorer)", "", "does not know"},
+		// Tool names are not case-folded: a lowercase spelling of a mapped
+		// tool is refused by name, never mapped.
+		{"deny", "bash(rm:*)", "", "no tool named bash; did you mean Bash?"},
+		{"deny", "read(./.env)", "", "did you mean Read?"},
+		{"deny", "webfetch(domain:example.com)", "", "did you mean WebFetch?"},
+		{"deny", "Bsh(rm)", "", "did you mean Bash?"},
 		{"allow", "WebSearch(x)", "", "does not know"},
 		{"allow", "Bash(x", "", "closed"},
 	}

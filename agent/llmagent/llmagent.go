@@ -197,6 +197,23 @@ func New[C any](cfg Config[C]) (*Agent[C], error) {
 	return a, nil
 }
 
+// ToolNames returns the names of every tool a run of a may call: its own
+// tools, its sub-agents (a tool each) and, recursively, theirs. complete is
+// false when some are known only at run time (tool sources, or a sub-agent
+// that cannot list its tools). The runner checks the permission rules
+// against them (see [agent.ToolNamer]).
+func (a *Agent[C]) ToolNames() (names []string, complete bool) {
+	complete = len(a.cfg.ToolSources) == 0
+	for _, t := range a.tools {
+		names = append(names, t.Name())
+	}
+	for _, sub := range a.cfg.SubAgents {
+		n, ok := agent.ToolNamesOf(sub)
+		names, complete = append(names, n...), complete && ok
+	}
+	return names, complete
+}
+
 // Must is like [New] but panics on error.
 func Must[C any](a *Agent[C], err error) *Agent[C] {
 	if err != nil {

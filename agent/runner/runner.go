@@ -21,8 +21,17 @@
 //     stream, forwarded ones included: every model call of the run, the
 //     sub-agents' too, counted once each.
 //   - Tracing is off unless Config.Tracer is set.
+//   - [New] refuses a permission rule that names no tool of the agent's
+//     (nor of Config.OtherTools), when the agent lists its tools
+//     ([agent.ToolNamer]): such a rule would match nothing.
+//   - A failed run is reported once, by the stream's error; the logger
+//     hears of it at Debug only.
 //
 // # Not guaranteed
+//
+// Rules are not checked against tools that tool sources add at run time
+// (an MCP server's): call [helikon.Permissions.CheckTools] once they are
+// known.
 //
 // Two runners (or two processes) sharing one store may run the same session
 // at once; the store keeps each append atomic but the conversation may then
@@ -59,17 +68,25 @@ type Config[C any] struct {
 	// Store persists sessions (nil: a new in-memory store).
 	Store session.Store
 	// Permissions is the pipeline every tool call passes (nil: no rules,
-	// guards on, no approval handler: guarded calls are denied).
+	// guards on, no approval handler: guarded calls are denied). Its rules
+	// must name tools the agent has (see [New]).
 	Permissions *helikon.Permissions
+	// OtherTools are names of tools the agent does not have that the
+	// permission rules may still name (see [New]): a program whose toolset
+	// depends on its configuration, as helikon's CLI builds WebSearch only
+	// with a search key, keeps one policy for all of them.
+	OtherTools []string
 	// Mode is the permission mode runs start in.
 	Mode helikon.PermissionMode
 	// Tracer receives OpenTelemetry spans (nil: tracing off).
 	Tracer trace.Tracer
 	// MaxAgentDepth bounds sub-agent nesting (0: the default, 8).
 	MaxAgentDepth int
-	// Logger receives diagnostics (nil: slog.Default()): run failures at
-	// Warn, completions at Debug. Prompts, tool arguments and outputs are
-	// never logged.
+	// Logger receives diagnostics (nil: slog.Default()): run failures and
+	// completions, both at Debug, since a failure also ends the run's
+	// stream with its error and the caller reports it (logging it at Warn
+	// as well printed every failure twice). Prompts, tool arguments and
+	// outputs are never logged.
 	Logger *slog.Logger
 	// Workspaces, when set, holds a workspace per session: every run's
 	// context names its session ([workspace.WithSession], through
@@ -90,10 +107,22 @@ type Runner[C any] struct {
 	busy map[string]bool
 }
 
-// New returns a runner.
+// New returns a runner. When the agent lists its tools ([agent.ToolNamer]:
+// llmagent, sequentialagent and loopagent do, unless tool sources add
+// tools at run time), New fails with an error wrapping a
+// *[helikon.UnknownToolError] for each permission rule that names none of
+// them; with tool sources, call [helikon.Permissions.CheckTools] yourself
+// once their tools are known.
 func New[C any](cfg Config[C]) (*Runner[C], error) {
 	if cfg.Agent == nil {
 		return nil, errors.New("runner: no agent")
+	}
+	if names, complete := agent.ToolNamesOf(cfg.Agent); complete {
+		// A rule naming no tool of the agent's (a misspelt Bash, or bash)
+		// would match nothing and leave the operator believing it holds.
+		if err := cfg.Permissions.CheckTools(append(names, cfg.OtherTools...)); err != nil {
+			return nil, fmt.Errorf("runner: %w", err)
+		}
 	}
 	r := &Runner[C]{cfg: cfg, store: cfg.Store, log: cfg.Logger, busy: map[string]bool{}}
 	if r.store == nil {
@@ -119,7 +148,7 @@ func (r *Runner[C]) Run(ctx context.Context, sessionID, prompt string) iter.Seq2
 			id = session.NewID()
 		}
 		failed := func(err error) {
-			r.log.LogAttrs(ctx, slog.LevelWarn, "run failed", slog.String("agent", r.cfg.Agent.Name()), slog.String("session", id), slog.String("error", err.Error()))
+			r.log.LogAttrs(ctx, slog.LevelDebug, "run failed", slog.String("agent", r.cfg.Agent.Name()), slog.String("session", id), slog.String("error", err.Error()))
 			yield(&agent.Event{Kind: agent.EventRunFailed, Agent: r.cfg.Agent.Name(), SessionID: id, Error: err.Error()}, err)
 		}
 		if err := session.ValidateID(id); err != nil {

@@ -54,6 +54,17 @@ func New[C any](cfg Config[C]) (*Agent[C], error) {
 // Name returns the agent's name.
 func (a *Agent[C]) Name() string { return a.cfg.Name }
 
+// ToolNames returns the names of the tools of every sub-agent (see
+// [agent.ToolNamer]).
+func (a *Agent[C]) ToolNames() (names []string, complete bool) {
+	complete = true
+	for _, sub := range a.cfg.SubAgents {
+		n, ok := agent.ToolNamesOf(sub)
+		names, complete = append(names, n...), complete && ok
+	}
+	return names, complete
+}
+
 // Description returns the agent's description.
 func (a *Agent[C]) Description() string { return a.cfg.Description }
 

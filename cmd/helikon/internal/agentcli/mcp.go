@@ -51,6 +51,9 @@ func runMCP(ctx context.Context, env *cli.Env, args []string) int {
 	if err != nil {
 		return cli.Failf(env, cli.ExitUsage, "mcp: %v", err)
 	}
+	if err := f.common.CheckRules(perms, f.toolFlags.Names(true), false); err != nil {
+		return cli.Failf(env, cli.ExitUsage, "mcp: %v", err)
+	}
 	if err := validWorkspaceSession(f.wsSession); err != nil {
 		return cli.Failf(env, cli.ExitUsage, "mcp: %v", err)
 	}

@@ -35,6 +35,10 @@ type CheckJSON struct {
 	// Matches, when allow rules decided, are the rule that matched each
 	// target of the call (each command of a Bash line), in order.
 	Matches []CheckMatch `json:"matches,omitempty"`
+	// NeverMatches are the rules of the policy that name no tool there is,
+	// each with where it is written and the tool it likely means: every
+	// command that runs tools refuses such a policy.
+	NeverMatches []string `json:"never_matches,omitempty"`
 }
 
 // CheckMatch is one allow rule that matched one target of the call.
@@ -53,9 +57,11 @@ mode, or helikon run's default of asking before anything that is not
 read-only), without running anything. ARG is the command line for Bash, the
 path for Read, Write and Edit, the URL for WebFetch, the query for
 WebSearch, or the tool's JSON arguments. The policy is the one helikon run
-would use in --root: its policy files and the rule flags. Exits 0 whatever
-the decision (use --json to branch on it), 125 on a usage error or an
-invalid policy file.`
+would use in --root: its policy files and the rule flags. A rule that can
+never match (it names no tool, as bash(rm) for Bash(rm)) is listed: every
+command that runs tools refuses it. Exits 0 whatever the decision (use
+--json to branch on it), 125 on a usage error, an invalid policy file or
+a rule that can never match (the decision is still printed).`
 
 func runPolicy(ctx context.Context, env *cli.Env, args []string) int {
 	if len(args) == 0 || args[0] != "check" {
@@ -94,6 +100,13 @@ func runPolicy(ctx context.Context, env *cli.Env, args []string) int {
 		return cli.Failf(env, cli.ExitUsage, "policy check: %v", err)
 	}
 	res := CheckCall(ctx, t, perms, mode, callArgs)
+	status = cli.ExitOK
+	if err := common.CheckRules(perms, tflags.Names(true), false); err != nil {
+		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+			res.NeverMatches = append(res.NeverMatches, e.Error())
+		}
+		status = cli.ExitUsage
+	}
 	if pol, _ := common.Policy(); pol != nil {
 		origin := func(rule string) (from, written string) {
 			from = "flag"
@@ -117,7 +130,7 @@ func runPolicy(ctx context.Context, env *cli.Env, args []string) int {
 	if *jsonOut {
 		b, _ := json.Marshal(res)
 		fmt.Fprintln(env.Stdout, string(b))
-		return cli.ExitOK
+		return status
 	}
 	fmt.Fprintf(env.Stdout, "%s: %s %s in %s mode\n", res.Decision, res.Tool, safeText(string(res.Args)), res.Mode)
 	written := func(w string) string {
@@ -140,7 +153,10 @@ func runPolicy(ctx context.Context, env *cli.Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "  decided by: %s\n", res.Stage)
 	}
 	fmt.Fprintf(env.Stdout, "  reason: %s\n", safeText(res.Reason))
-	return cli.ExitOK
+	for _, m := range res.NeverMatches {
+		fmt.Fprintf(env.Stdout, "  NEVER MATCHES (every command that runs tools refuses this policy): %s\n", safeText(m))
+	}
+	return status
 }
 
 // checkArgs turns ARG into the tool's JSON arguments.

@@ -255,6 +255,11 @@ func (a *agentRun) buildTools(ctx context.Context, te *ToolEnv) (*runTools, int)
 	if err := checkMCPRules(a.perms, all.Names()); err != nil {
 		return t, cli.Failf(a.env, cli.ExitUsage, "run: %v", err)
 	}
+	// Every built-in tool counts, built or not: a WebSearch rule is no
+	// misspelling because this run has no search key.
+	if err := a.common.CheckRules(a.perms, append(a.toolFlags.Names(false), all.Names()...), true); err != nil {
+		return t, cli.Failf(a.env, cli.ExitUsage, "run: %v", err)
+	}
 	return t, cli.ExitOK
 }
 
@@ -306,10 +311,12 @@ func (a *agentRun) start(ctx context.Context, store *sqlitestore.Store, tracer t
 	a.perms.Approver = out.approver(ta)
 	a.perms.Policy = askUnlessReadOnly
 	// The command reports failures itself; the runner's log would repeat them.
-	rcfg := runner.Config[App]{Agent: assistant, Store: store, Permissions: a.perms, Mode: a.mode, Tracer: tracer, Logger: slog.New(slog.DiscardHandler)}
+	// buildTools checked the rules against every built-in tool, built
+	// here or not.
+	rcfg := runner.Config[App]{Agent: assistant, Store: store, Permissions: a.perms, Mode: a.mode, Tracer: tracer, Logger: slog.New(slog.DiscardHandler), OtherTools: a.toolFlags.Names(false)}
 	r, err := runner.New(rcfg)
 	if err != nil {
-		return cli.Failf(a.env, cli.ExitOther, "run: %v", err)
+		return cli.Failf(a.env, cli.ExitUsage, "run: %v", err)
 	}
 	defer out.pause()
 	if a.chat {

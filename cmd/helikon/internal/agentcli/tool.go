@@ -66,6 +66,9 @@ func runTool(ctx context.Context, env *cli.Env, args []string) int {
 	if err != nil {
 		return cli.Failf(env, cli.ExitUsage, "tool: %v", err)
 	}
+	if err := common.CheckRules(perms, tflags.Names(true), false); err != nil {
+		return cli.Failf(env, cli.ExitUsage, "tool: %v", err)
+	}
 	te := &ToolEnv{Ctx: ctx, Env: env, Root: root, Common: common, BackendFlags: bflags, Session: *wsSession}
 	defer te.Close()
 	t, err := tflags.Build(te, name)

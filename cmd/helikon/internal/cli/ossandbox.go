@@ -108,7 +108,7 @@ func runGuarantees(ctx context.Context, env *Env, args []string) int {
 }
 
 func runDoctor(ctx context.Context, env *Env, args []string) int {
-	fs := NewFlagSet("doctor", "doctor [--json] [--root DIR] [--claude-settings] [--user-settings FILE]\n\nReports, in words, what this machine supports (Landlock ABI, seccomp, user\nand mount namespaces, pids cgroup) and what each backend would guarantee\nhere, and the policy files the commands in the root read: which, in what\norder, and where each setting and rule comes from. Exits 0 whether or not\nthe OS sandbox is available, 125 when a policy file is invalid.", env.Stderr)
+	fs := NewFlagSet("doctor", "doctor [--json] [--root DIR] [--claude-settings] [--user-settings FILE]\n\nReports, in words, what this machine supports (Landlock ABI, seccomp, user\nand mount namespaces, pids cgroup) and what each backend would guarantee\nhere, and the policy files the commands in the root read: which, in what\norder, and where each setting and rule comes from, and any rule that can\nnever match (it names no built-in tool). Exits 0 whether or not the OS\nsandbox is available, 125 when a policy file is invalid or has such a rule.", env.Stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	root := fs.String("root", ".", "the sandbox root `DIR` to try the backends on, and whose policy files to report")
 	common := &CommonFlags{fs: fs}
@@ -152,7 +152,7 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	dockerReport := probeDocker(ctx, env)
 	policy := reportPolicy(common)
 	policyStatus := ExitOK
-	if policy.Error != "" {
+	if policy.Error != "" || policy.unmatchable() {
 		policyStatus = ExitUsage // a policy file that stops every command
 	}
 	if *asJSON {

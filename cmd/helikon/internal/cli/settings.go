@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -102,6 +103,11 @@ func (c *CommonFlags) FetchHosts(allow, deny []string) ([]string, []string) {
 }
 
 // policyReport is the policy part of helikon doctor's report.
+// unmatchable reports whether a rule of the report can never match.
+func (rep policyReport) unmatchable() bool {
+	return slices.ContainsFunc(rep.Rules, func(r ruleReport) bool { return r.Problem != "" })
+}
+
 type policyReport struct {
 	Files    []policyFileReport `json:"files"`
 	Settings []settingReport    `json:"settings"`
@@ -127,6 +133,9 @@ type ruleReport struct {
 	Rule string `json:"rule"`
 	From string `json:"from"`           // "flag" or path:line:column
 	Text string `json:"text,omitempty"` // as written in the file, when it differs
+	// Problem says why the rule can never match (it names no tool there
+	// is); every command that runs tools refuses the policy then.
+	Problem string `json:"problem,omitempty"`
 }
 
 // reportPolicy describes the policy c's files and flags make.
@@ -166,6 +175,7 @@ func reportPolicy(c *CommonFlags) policyReport {
 			if o.Text != r.String() {
 				rr.Text = o.Text
 			}
+			rr.Problem = ruleProblem(i, r)
 			rep.Rules = append(rep.Rules, rr)
 		}
 	}
@@ -174,10 +184,30 @@ func reportPolicy(c *CommonFlags) policyReport {
 			continue
 		}
 		for _, r := range *flagRules {
-			rep.Rules = append(rep.Rules, ruleReport{List: [3]string{"deny", "ask", "allow"}[i], Rule: r, From: "flag"})
+			rr := ruleReport{List: [3]string{"deny", "ask", "allow"}[i], Rule: r, From: "flag"}
+			if pr, err := helikon.ParseRule(r); err == nil {
+				rr.Problem = ruleProblem(i, pr)
+			}
+			rep.Rules = append(rep.Rules, rr)
 		}
 	}
 	return rep
+}
+
+// ruleProblem says why r, of list i (deny, ask, allow), can never match a
+// built-in tool; "" when it can, or when it names an MCP tool (helikon run
+// checks those once its servers are connected).
+func ruleProblem(i int, r helikon.Rule) string {
+	if strings.HasPrefix(r.Tool, "mcp__") {
+		return ""
+	}
+	var p helikon.Permissions
+	*[3]*[]helikon.Rule{&p.Deny, &p.Ask, &p.Allow}[i] = []helikon.Rule{r}
+	var ute *helikon.UnknownToolError
+	if errors.As(p.CheckTools(BuiltinTools), &ute) {
+		return ute.Error()
+	}
+	return ""
 }
 
 // print writes the report for a person.
@@ -210,5 +240,80 @@ func (rep policyReport) print(w io.Writer) {
 			text = ", written " + r.Text
 		}
 		fmt.Fprintf(w, "  %-5s %s (%s%s)\n", r.List, r.Rule, r.From, text)
+		if r.Problem != "" {
+			fmt.Fprintf(w, "        NEVER MATCHES (every command that runs tools refuses it): %s\n", r.Problem)
+		}
 	}
+}
+
+// BuiltinTools are the names of the CLI's built-in tools, the ones a rule
+// may name besides MCP tools: helikon doctor, which runs no tool, checks
+// the policy's rules against them (agentcli's tests keep the list equal to
+// the tools it registers).
+var BuiltinTools = []string{"Bash", "Edit", "Read", "WebFetch", "WebSearch", "Write"}
+
+// CheckRules checks p's rules (the policy files' and the flags') against
+// the tools a command may call, and returns an error naming each rule that
+// names none of them, with where it comes from: the file's path:line:column,
+// or the flag. A rule for an MCP tool (mcp__…) is checked only when mcp is
+// true, once the servers' tools are known (helikon run); other commands
+// call no MCP tool, so such a rule cannot apply there.
+func (c *CommonFlags) CheckRules(p *helikon.Permissions, tools []string, mcp bool) error {
+	probs := c.unmatchable(p, tools, mcp)
+	if len(probs) == 0 {
+		return nil
+	}
+	errs := make([]error, len(probs))
+	for i, pr := range probs {
+		errs[i] = pr
+	}
+	return errors.Join(errs...)
+}
+
+// RuleError is an *helikon.UnknownToolError with where the rule comes from.
+type RuleError struct {
+	From string // "path:line:column", or the flag: "--deny", "--ask", "--allow"
+	Err  *helikon.UnknownToolError
+}
+
+func (e *RuleError) Error() string {
+	return e.From + ": " + e.Err.Error()
+}
+
+func (e *RuleError) Unwrap() error { return e.Err }
+
+// unmatchable returns the rules of p that name none of tools.
+func (c *CommonFlags) unmatchable(p *helikon.Permissions, tools []string, mcp bool) []*RuleError {
+	q := *p
+	if !mcp {
+		notMCP := func(r helikon.Rule) bool { return strings.HasPrefix(r.Tool, "mcp__") }
+		q.Deny = slices.DeleteFunc(slices.Clone(p.Deny), notMCP)
+		q.Ask = slices.DeleteFunc(slices.Clone(p.Ask), notMCP)
+		q.Allow = slices.DeleteFunc(slices.Clone(p.Allow), notMCP)
+	}
+	err := q.CheckTools(tools)
+	if err == nil {
+		return nil
+	}
+	var origins map[helikon.Rule]policyfile.Origin
+	if pol, _ := c.Policy(); pol != nil {
+		origins = pol.Origins
+	}
+	var out []*RuleError
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var ute *helikon.UnknownToolError
+		if !errors.As(e, &ute) {
+			continue
+		}
+		from := "--" + ute.List
+		if o, ok := origins[ute.Rule]; ok && o.List == ute.List {
+			from = o.From
+			if o.Text != ute.Rule.String() {
+				// A Claude Code rule, written otherwise in its file.
+				from += " (written " + o.Text + ")"
+			}
+		}
+		out = append(out, &RuleError{From: from, Err: ute})
+	}
+	return out
 }
