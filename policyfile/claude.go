@@ -80,6 +80,31 @@ func claudeRule(text, list, home string) ([]helikon.Rule, error) {
 	return nil, fmt.Errorf("rule %q: helikon does not know what a specifier means for %s; write %s alone, or remove the rule", text, tool, tool)
 }
 
+// claudeOnlyTools are Claude Code's own built-in tools that helikon does
+// not have, as its settings documentation lists them ("Tools available to
+// Claude", docs.anthropic.com/en/docs/claude-code/settings; Task is Agent's
+// older name, KillBash KillShell's). A rule naming one, spelt exactly so,
+// governs a tool no helikon agent can call: it is not applied, with a note,
+// rather than refused, since such rules fill most Claude Code settings
+// files (allow Grep, Glob, LS) and none of them can loosen or weaken
+// anything here. Spelt in another case it is refused by the rule check
+// like any name of no tool.
+var claudeOnlyTools = map[string]bool{
+	"Agent": true, "Task": true, "Glob": true, "Grep": true, "LS": true, "MultiEdit": true,
+	"NotebookEdit": true, "NotebookRead": true, "TodoWrite": true, "ExitPlanMode": true,
+	"BashOutput": true, "KillShell": true, "KillBash": true, "SlashCommand": true, "Skill": true,
+}
+
+// claudeOnlyTool returns the tool a Claude Code rule names when it is one
+// of [claudeOnlyTools], else "".
+func claudeOnlyTool(text string) string {
+	tool, _, _ := strings.Cut(strings.TrimSpace(text), "(")
+	if tool = strings.TrimSpace(tool); claudeOnlyTools[tool] {
+		return tool
+	}
+	return ""
+}
+
 // claudeSpecifierTools are the tools whose Claude Code specifiers helikon
 // maps.
 var claudeSpecifierTools = []string{"Bash", "Edit", "Read", "WebFetch", "Write"}

@@ -520,6 +520,10 @@ func (p *parsed) parseClaude(home string) error {
 	for i, list := range [3][]string{perms.Deny, perms.Ask, perms.Allow} {
 		for j, text := range list {
 			key := fmt.Sprintf("permissions.%s[%d]", lists[i], j)
+			if tool := claudeOnlyTool(text); tool != "" {
+				p.src.Notes = append(p.src.Notes, fmt.Sprintf("%s: %s rule %q is not applied: %s is Claude Code's own tool, which helikon does not have", p.at(key), lists[i], text, tool))
+				continue
+			}
 			rules, err := claudeRule(text, lists[i], home)
 			if err != nil {
 				return d.errKey(key, "%v", err)

@@ -76,8 +76,8 @@ func TestClaudeRulesMapToTheSameMeaning(t *testing.T) {
 		{"allow", "mcp__github__create_issue", "mcp__github__create_issue", ""},
 		{"deny", "mcp__github", "", "whole MCP server"},
 		{"allow", "mcp__github__*", "", "wildcard"},
-		{"allow", "Grep", "Grep", ""},
-		{"allow", "Agent(explorer)", "", "does not know"},
+		{"allow", "Grep", "", ""},            // Claude Code's own tool: noted, not applied
+		{"allow", "Agent(explorer)", "", ""}, // the same
 		// Tool names are not case-folded: a lowercase spelling of a mapped
 		// tool is refused by name, never mapped.
 		{"deny", "bash(rm:*)", "", "no tool named bash; did you mean Bash?"},
@@ -407,5 +407,33 @@ func TestUntrustedProjectOnlyTightensSettings(t *testing.T) {
 			}
 			check("trusted", pol)
 		})
+	}
+}
+
+// TestClaudeOnlyToolsAreNotedNotApplied: rules naming Claude Code's own
+// tools that helikon lacks (allow Grep, deny Task) are not applied and each
+// is noted with where it is written; the same names in another case are not
+// skipped, so the rule check refuses them as naming no tool.
+func TestClaudeOnlyToolsAreNotedNotApplied(t *testing.T) {
+	root := project(t, map[string]string{".claude/settings.json": `{"permissions": {"allow": ["Grep", "Glob(src/**)", "Read(src/**)"], "deny": ["Task", "grep"]}}`})
+	pol, err := load(root, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	for _, s := range pol.Sources {
+		notes = append(notes, s.Notes...)
+	}
+	joined := strings.Join(notes, "\n")
+	if len(notes) != 3 || !strings.Contains(joined, `settings.json:1:28: allow rule "Grep" is not applied`) || !strings.Contains(joined, `deny rule "Task" is not applied`) {
+		t.Errorf("notes %q: want one per rule naming Claude Code's own tool, with its position", notes)
+	}
+	for _, r := range append(append([]helikon.Rule{}, pol.Allow...), pol.Deny...) {
+		if r.Tool == "Grep" || r.Tool == "Glob" || r.Tool == "Task" {
+			t.Errorf("rule %s of Claude Code's own tool was applied", r)
+		}
+	}
+	if len(pol.Deny) != 1 || pol.Deny[0].Tool != "grep" {
+		t.Errorf("deny %v: want grep kept, for the rule check to refuse by name", pol.Deny)
 	}
 }
