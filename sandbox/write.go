@@ -59,15 +59,10 @@ func (s *Sandbox) WriteFileExpect(ctx context.Context, p string, data []byte, ex
 func (s *Sandbox) writeFile(ctx context.Context, p string, data []byte, check func(real string) error) (res WriteResult, err error) {
 	const op = "write"
 	_, err = s.walk(op, p, func(w *walker, rel string) error {
-		if err := writable(op, p, rel); err != nil {
+		unlock, err := s.lockChecked(op, p, rel, check)
+		if err != nil {
 			return err
 		}
-		if check != nil {
-			if err := check(rel); err != nil {
-				return pathError(op, p, err)
-			}
-		}
-		unlock := s.locks.lock(rel)
 		defer unlock()
 		if err := ctx.Err(); err != nil {
 			return pathError(op, p, err)
@@ -83,6 +78,22 @@ func (s *Sandbox) writeFile(ctx context.Context, p string, data []byte, check fu
 		return WriteResult{}, writeErr(op, p, err)
 	}
 	return res, nil
+}
+
+// lockChecked refuses rel, the resolved path of p, when it may not be
+// written or check refuses it (before anything is created, read or
+// written), and otherwise takes the per-path lock that serialises writes,
+// returning its release.
+func (s *Sandbox) lockChecked(op, p, rel string, check func(real string) error) (unlock func(), err error) {
+	if err := writable(op, p, rel); err != nil {
+		return nil, err
+	}
+	if check != nil {
+		if err := check(rel); err != nil {
+			return nil, pathError(op, p, err)
+		}
+	}
+	return s.locks.lock(rel), nil
 }
 
 // expectIn returns the check of a write that may land only on one of
@@ -130,15 +141,10 @@ func (s *Sandbox) updateFile(ctx context.Context, p string, maxSize int64, check
 	const op = "update"
 	var updateErr error // update's own, returned as is
 	_, err = s.walk(op, p, func(w *walker, rel string) error {
-		if err := writable(op, p, rel); err != nil {
+		unlock, err := s.lockChecked(op, p, rel, check)
+		if err != nil {
 			return err
 		}
-		if check != nil {
-			if err := check(rel); err != nil {
-				return pathError(op, p, err)
-			}
-		}
-		unlock := s.locks.lock(rel)
 		defer unlock()
 		// A writer this one waited for may have replaced the file since
 		// the walk looked at it.
