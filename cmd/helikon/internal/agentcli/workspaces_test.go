@@ -160,3 +160,15 @@ func TestExecDockerThroughTheFrontBinary(t *testing.T) {
 		t.Fatalf("helikon exec --backend docker: %v\nstdout %q\nstderr %q; want exit 3 and the program's streams", err, stdout.String(), stderr.String())
 	}
 }
+
+// TestWorkspacesWithoutAVerbPrintsUsage: no verb, or an unknown one, is a
+// usage error that shows the usage on stderr (it once went to a discarded
+// buffer, leaving the user with exit 125 and nothing to read).
+func TestWorkspacesWithoutAVerbPrintsUsage(t *testing.T) {
+	for _, args := range [][]string{{"workspaces"}, {"workspaces", "bogus"}} {
+		code, _, errb := clitest.Run(t, "", args...)
+		if code != 125 || !strings.Contains(errb, "Usage: helikon workspaces") {
+			t.Errorf("%q: exit %d, stderr %q; want 125 and the usage", args, code, errb)
+		}
+	}
+}

@@ -195,6 +195,9 @@ func ParseArgs(fs *flag.FlagSet, env *Env, args []string) (pos []string, done bo
 	// what it prints, so that help goes to stdout once and errors to stderr.
 	var msg strings.Builder
 	fs.SetOutput(&msg)
+	// A command that finds its positional arguments wrong calls fs.Usage
+	// afterwards: that usage goes to stderr, not to the buffer.
+	defer fs.SetOutput(env.Stderr)
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {

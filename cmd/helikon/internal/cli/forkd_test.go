@@ -59,8 +59,15 @@ func TestForkdReconcileCommand(t *testing.T) {
 	if msg := env.Stderr.(*bytes.Buffer).String(); !strings.Contains(msg, "FORKD_TOKEN FORKD_SNAPSHOT") {
 		t.Errorf("message does not say what is missing: %s", msg)
 	}
-	if code := cli.Main(context.Background(), forkdEnv(t, vars), []string{"forkd", "explode"}); code != cli.ExitUsage {
-		t.Errorf("unknown subcommand: exit %d", code)
+	// No subcommand, or an unknown one: the usage, on stderr.
+	for _, args := range [][]string{{"forkd", "explode"}, {"forkd"}} {
+		env := forkdEnv(t, vars)
+		if code := cli.Main(context.Background(), env, args); code != cli.ExitUsage {
+			t.Errorf("%q: exit %d", args, code)
+		}
+		if msg := env.Stderr.(*bytes.Buffer).String(); !strings.Contains(msg, "Usage: helikon forkd reconcile") {
+			t.Errorf("%q: stderr %q, want the usage", args, msg)
+		}
 	}
 }
 
