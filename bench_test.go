@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/paigasus/helikon"
-	"github.com/paigasus/helikon/functiontool"
+	"github.com/paigasus/helikon/tool/functiontool"
 )
 
 type addArgs struct {

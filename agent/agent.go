@@ -240,7 +240,7 @@ func (e *Event) ForwardedBy(callID string) *Event {
 // Forwarder passes the events of a sub-agent that a tool call runs to the
 // event stream of the agent that made the call, while the call runs. An LLM
 // agent (agent/llmagent) puts one in the context of every tool call; find it
-// with [ForwarderFromContext]. Package agent/agenttool uses it; a tool of
+// with [ForwarderFromContext]. Package tool/agenttool uses it; a tool of
 // your own that runs a sub-agent can too.
 //
 // The tool passes each event of the sub-agent, tagged with

@@ -7,7 +7,7 @@ import (
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/backend/host"
-	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace/fsroot"
 )
 
 // Code that runs commands depends on the Backend interface and checks the
@@ -17,7 +17,7 @@ import (
 func ExampleBackend() {
 	dir, _ := os.MkdirTemp("", "backend-example")
 	defer os.RemoveAll(dir)
-	sb, err := sandbox.Open(dir)
+	sb, err := fsroot.Open(dir)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/paigasus/helikon/sandbox"
 	"github.com/paigasus/helikon/workspace"
+	"github.com/paigasus/helikon/workspace/fsroot"
 	"github.com/paigasus/helikon/workspace/local"
 )
 
@@ -31,7 +31,7 @@ func linkedRoot(t *testing.T) (workspace.FS, string) {
 			t.Fatal(err)
 		}
 	}
-	sb, err := sandbox.Open(root)
+	sb, err := fsroot.Open(root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/paigasus/helikon/agent/agenttest"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
-	"github.com/paigasus/helikon/functiontool"
 	"github.com/paigasus/helikon/model"
+	"github.com/paigasus/helikon/tool/functiontool"
 )
 
 type addArgs struct {

@@ -62,8 +62,8 @@ import (
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/agent"
-	"github.com/paigasus/helikon/agent/agenttool"
 	"github.com/paigasus/helikon/model"
+	"github.com/paigasus/helikon/tool/agenttool"
 )
 
 // Defaults.

@@ -2,7 +2,7 @@ package llmagent_test
 
 import (
 	"github.com/paigasus/helikon/agent/llmagent"
-	"github.com/paigasus/helikon/mcptools"
+	"github.com/paigasus/helikon/tool/mcptools"
 )
 
 // The tools of an MCP server plug into an agent as a tool source.

@@ -20,12 +20,12 @@ import (
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
 	"github.com/paigasus/helikon/backend/host"
-	"github.com/paigasus/helikon/bashtool"
-	"github.com/paigasus/helikon/functiontool"
-	"github.com/paigasus/helikon/sandbox"
 	"github.com/paigasus/helikon/session"
 	"github.com/paigasus/helikon/session/sqlitestore"
+	"github.com/paigasus/helikon/tool/bashtool"
+	"github.com/paigasus/helikon/tool/functiontool"
 	"github.com/paigasus/helikon/workspace"
+	"github.com/paigasus/helikon/workspace/fsroot"
 )
 
 type counterOut struct {
@@ -147,7 +147,7 @@ func TestPersistFailureFailsTheRun(t *testing.T) {
 // survives.
 func TestCancellationMidBashLeavesNoOrphan(t *testing.T) {
 	dir := t.TempDir()
-	sb, err := sandbox.Open(dir)
+	sb, err := fsroot.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/backend/host"
-	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace/fsroot"
 )
 
 // Running a command on the host, pinned to a sandbox directory, with a
@@ -16,7 +16,7 @@ import (
 func ExampleNew() {
 	dir, _ := os.MkdirTemp("", "host-example")
 	defer os.RemoveAll(dir)
-	sb, err := sandbox.Open(dir)
+	sb, err := fsroot.Open(dir)
 	if err != nil {
 		fmt.Println(err)
 		return

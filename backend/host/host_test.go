@@ -17,7 +17,7 @@ import (
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/backend/host"
-	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/workspace/fsroot"
 )
 
 // hangBound is how long a test waits before calling a run hung. It is not a
@@ -26,7 +26,7 @@ const hangBound = 30 * time.Second
 
 func newBackend(t *testing.T, opts *host.Options) (*host.Backend, string) {
 	t.Helper()
-	sb, err := sandbox.Open(t.TempDir())
+	sb, err := fsroot.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

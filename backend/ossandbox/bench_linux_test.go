@@ -14,7 +14,7 @@ import (
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/backend/host"
-	"github.com/paigasus/helikon/bashtool"
+	"github.com/paigasus/helikon/tool/bashtool"
 )
 
 // reportCPU reports the CPU time (user and system, of this program and of

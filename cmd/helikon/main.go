@@ -11,10 +11,10 @@ package main
 import (
 	"os"
 
-	"github.com/paigasus/helikon/cmd/helikon/internal/cli"
+	"github.com/paigasus/helikon/cli"
 	// Starts the OS sandbox's launcher during initialisation when the
 	// command line is an unprivileged helikon exec.
-	_ "github.com/paigasus/helikon/cmd/helikon/internal/earlylaunch"
+	_ "github.com/paigasus/helikon/cli/earlylaunch"
 )
 
 func main() {

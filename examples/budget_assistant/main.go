@@ -18,8 +18,8 @@ import (
 	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
-	"github.com/paigasus/helikon/functiontool"
 	"github.com/paigasus/helikon/provider/openai"
+	"github.com/paigasus/helikon/tool/functiontool"
 )
 
 // LookupSpendingArgs are the arguments of lookup_spending.

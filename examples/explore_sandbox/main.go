@@ -20,10 +20,10 @@ import (
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
 	"github.com/paigasus/helikon/backend/host"
-	"github.com/paigasus/helikon/bashtool"
-	"github.com/paigasus/helikon/filetool"
 	"github.com/paigasus/helikon/provider/openai"
-	"github.com/paigasus/helikon/sandbox"
+	"github.com/paigasus/helikon/tool/bashtool"
+	"github.com/paigasus/helikon/tool/filetool"
+	"github.com/paigasus/helikon/workspace/fsroot"
 	"github.com/paigasus/helikon/workspace/local"
 )
 
@@ -36,7 +36,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintln(stderr, "usage: explore_sandbox DIR PROMPT")
 		return 2
 	}
-	sb, err := sandbox.Open(args[0])
+	sb, err := fsroot.Open(args[0])
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

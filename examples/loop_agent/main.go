@@ -20,8 +20,8 @@ import (
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/loopagent"
 	"github.com/paigasus/helikon/agent/runner"
-	"github.com/paigasus/helikon/functiontool"
 	"github.com/paigasus/helikon/provider/openai"
+	"github.com/paigasus/helikon/tool/functiontool"
 )
 
 // HaikuArgs are the arguments of submit_haiku.

@@ -14,10 +14,10 @@ import (
 	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
-	"github.com/paigasus/helikon/functiontool"
 	"github.com/paigasus/helikon/model"
 	"github.com/paigasus/helikon/provider/openai"
 	"github.com/paigasus/helikon/provider/openai/openaitest"
+	"github.com/paigasus/helikon/tool/functiontool"
 )
 
 type App = struct{}

@@ -8,9 +8,9 @@ import (
 	iofs "io/fs"
 
 	"github.com/paigasus/helikon/backend"
-	"github.com/paigasus/helikon/sandbox"
 	"github.com/paigasus/helikon/workspace"
 	"github.com/paigasus/helikon/workspace/execfs"
+	"github.com/paigasus/helikon/workspace/fsroot"
 	"github.com/paigasus/helikon/workspace/local"
 )
 
@@ -61,8 +61,8 @@ const stderrCap = 64 << 10
 // directory of this machine mounted at dir in the container, opened with
 // package sandbox. The two paths must be the same, or files and commands
 // would disagree about what a path names.
-func newBindFS(source, dir string) (*local.FS, *sandbox.Sandbox, error) {
-	sb, err := sandbox.Open(source)
+func newBindFS(source, dir string) (*local.FS, *fsroot.Sandbox, error) {
+	sb, err := fsroot.Open(source)
 	if err != nil {
 		return nil, nil, fmt.Errorf("docker: the bind-mounted root: %w", err)
 	}

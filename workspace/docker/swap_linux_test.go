@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/paigasus/helikon"
-	"github.com/paigasus/helikon/filetool"
+	"github.com/paigasus/helikon/tool/filetool"
 	"golang.org/x/sys/unix"
 )
 

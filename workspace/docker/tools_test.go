@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/paigasus/helikon"
-	"github.com/paigasus/helikon/filetool"
+	"github.com/paigasus/helikon/tool/filetool"
 	"github.com/paigasus/helikon/workspace"
 )
 

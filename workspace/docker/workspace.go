@@ -19,9 +19,9 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/paigasus/helikon/backend"
-	"github.com/paigasus/helikon/sandbox"
 	"github.com/paigasus/helikon/workspace"
 	"github.com/paigasus/helikon/workspace/execfs"
+	"github.com/paigasus/helikon/workspace/fsroot"
 )
 
 // Workspace is one session's container: its files (bind-mounted from this
@@ -40,7 +40,7 @@ type Workspace struct {
 	allow      []string
 	limits     backend.ResourceLimits
 	guarantees backend.Guarantees
-	sb         *sandbox.Sandbox // the bind mode's root on this machine
+	sb         *fsroot.Sandbox // the bind mode's root on this machine
 	// readOnly are the container's read-only bind mounts beneath dir,
 	// relative to it: each command checks that they are still in place.
 	readOnly []string

@@ -14,9 +14,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/paigasus/helikon"
-	"github.com/paigasus/helikon/sandbox"
 	"github.com/paigasus/helikon/workspace"
 	"github.com/paigasus/helikon/workspace/execfs"
+	"github.com/paigasus/helikon/workspace/fsroot"
 )
 
 // FuzzResolutionAgreesWithSandbox is a differential test of the scripts'
@@ -74,7 +74,7 @@ func FuzzResolutionAgreesWithSandbox(f *testing.F) {
 				t.Skip()
 			}
 		}
-		sb, err := sandbox.Open(root)
+		sb, err := fsroot.Open(root)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/paigasus/helikon"
-	"github.com/paigasus/helikon/bashtool"
-	"github.com/paigasus/helikon/filetool"
+	"github.com/paigasus/helikon/tool/bashtool"
+	"github.com/paigasus/helikon/tool/filetool"
 )
 
 // The flow of issue 14's "done when", through the real tools and the

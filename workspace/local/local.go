@@ -75,18 +75,18 @@ import (
 	"time"
 
 	"github.com/paigasus/helikon/backend"
-	"github.com/paigasus/helikon/sandbox"
 	"github.com/paigasus/helikon/workspace"
+	"github.com/paigasus/helikon/workspace/fsroot"
 )
 
 // EngineName is the local engine's name, as [workspace.Info.Engine] and the
 // CLI's --backend spell it.
 const EngineName = "local"
 
-// FS is the file system of a local workspace: a [sandbox.Sandbox] behind
+// FS is the file system of a local workspace: a [fsroot.Sandbox] behind
 // the [workspace.FS] contract. It is safe for concurrent use.
 type FS struct {
-	sb *sandbox.Sandbox
+	sb *fsroot.Sandbox
 	mu sync.RWMutex // held for reading by every operation; Close takes it
 	// closed is set by the Workspace that owns the FS; a bare FS (NewFS)
 	// is never closed by this package.
@@ -100,10 +100,10 @@ var (
 )
 
 // NewFS returns the file system over sb. The caller keeps sb and closes it.
-func NewFS(sb *sandbox.Sandbox) *FS { return &FS{sb: sb} }
+func NewFS(sb *fsroot.Sandbox) *FS { return &FS{sb: sb} }
 
 // Sandbox returns the sandbox the FS works on.
-func (f *FS) Sandbox() *sandbox.Sandbox { return f.sb }
+func (f *FS) Sandbox() *fsroot.Sandbox { return f.sb }
 
 // Dir returns the root directory, absolute, symbolic links evaluated.
 func (f *FS) Dir() string { return f.sb.Dir() }
@@ -136,7 +136,7 @@ func (f *FS) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
 }
 
 // Open opens the regular file name for reading (see
-// [sandbox.Sandbox.OpenRegular]).
+// [fsroot.Sandbox.OpenRegular]).
 func (f *FS) Open(ctx context.Context, name string) (workspace.File, error) {
 	if err := f.enter(ctx, "open", name); err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 }
 
 // WriteFile atomically replaces name with data (see
-// [sandbox.Sandbox.WriteFile]).
+// [fsroot.Sandbox.WriteFile]).
 func (f *FS) WriteFile(ctx context.Context, name string, data []byte) (workspace.WriteResult, error) {
 	if err := f.enter(ctx, "write", name); err != nil {
 		return workspace.WriteResult{}, err
@@ -169,7 +169,7 @@ func (f *FS) WriteFile(ctx context.Context, name string, data []byte) (workspace
 }
 
 // UpdateFile replaces the content of name with what update returns (see
-// [sandbox.Sandbox.UpdateFile]).
+// [fsroot.Sandbox.UpdateFile]).
 func (f *FS) UpdateFile(ctx context.Context, name string, maxSize int64, update func(old []byte) ([][]byte, error)) (workspace.WriteResult, error) {
 	if err := f.enter(ctx, "update", name); err != nil {
 		return workspace.WriteResult{}, err
@@ -179,7 +179,7 @@ func (f *FS) UpdateFile(ctx context.Context, name string, maxSize int64, update 
 }
 
 // WriteFileExpect writes name only when it leads to one of expect (see
-// [sandbox.Sandbox.WriteFileExpect]): the path the write's own walk
+// [fsroot.Sandbox.WriteFileExpect]): the path the write's own walk
 // resolved is compared, and the write goes through the directories that
 // walk opened. It implements [workspace.ExpectWriter].
 func (f *FS) WriteFileExpect(ctx context.Context, name string, data []byte, expect []string) (workspace.WriteResult, error) {
@@ -191,7 +191,7 @@ func (f *FS) WriteFileExpect(ctx context.Context, name string, data []byte, expe
 }
 
 // UpdateFileExpect updates name only when it leads to one of expect,
-// checked before the file is opened (see [sandbox.Sandbox.UpdateFileExpect]).
+// checked before the file is opened (see [fsroot.Sandbox.UpdateFileExpect]).
 // It implements [workspace.ExpectWriter].
 func (f *FS) UpdateFileExpect(ctx context.Context, name string, maxSize int64, expect []string, update func(old []byte) ([][]byte, error)) (workspace.WriteResult, error) {
 	if err := f.enter(ctx, "update", name); err != nil {
@@ -220,7 +220,7 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 }
 
 // RealPath resolves name's links inside the root (see
-// [sandbox.Sandbox.RealPath]); it implements [workspace.Resolver].
+// [fsroot.Sandbox.RealPath]); it implements [workspace.Resolver].
 func (f *FS) RealPath(name string) (string, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
@@ -390,7 +390,7 @@ func (e *Engine) openWorkspace(ctx context.Context, session string, attach bool)
 			return nil, fmt.Errorf("local: session %s already has a workspace open in this process (%s): attach to it", session, old.info.ID)
 		}
 	}
-	sb, err := sandbox.Open(e.dir)
+	sb, err := fsroot.Open(e.dir)
 	if err != nil {
 		return nil, fmt.Errorf("local: %w", err)
 	}

@@ -8,8 +8,8 @@ package main
 import (
 	"os"
 
-	_ "github.com/paigasus/helikon/cmd/helikon/internal/agentcli" // registers the agent commands
-	"github.com/paigasus/helikon/cmd/helikon/internal/cli"
+	"github.com/paigasus/helikon/cli"
+	_ "github.com/paigasus/helikon/cli/agentcli" // registers the agent commands
 )
 
 func main() {

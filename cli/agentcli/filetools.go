@@ -1,0 +1,31 @@
+package agentcli
+
+import (
+	"flag"
+
+	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/tool/filetool"
+)
+
+func init() {
+	RegisterTools(&ToolProvider{
+		Names: []string{"Read", "Write", "Edit"},
+		Flags: func(fs *flag.FlagSet) ToolBuilder {
+			maxWrite := fs.Int64("max-write-bytes", filetool.DefaultMaxWriteBytes, "Write and Edit: the largest content or file, in `BYTES`")
+			return func(te *ToolEnv, name string) (helikon.Tool[App], error) {
+				ws, err := te.Workspace()
+				if err != nil {
+					return nil, err
+				}
+				switch name {
+				case "Read":
+					return filetool.NewRead[App](ws, nil), nil
+				case "Write":
+					return filetool.NewWrite[App](ws, &filetool.WriteOptions{MaxBytes: *maxWrite}), nil
+				default:
+					return filetool.NewEdit[App](ws, &filetool.EditOptions{MaxBytes: *maxWrite}), nil
+				}
+			}
+		},
+	})
+}

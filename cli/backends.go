@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/backend/host"
+	"github.com/paigasus/helikon/backend/ossandbox"
+	"github.com/paigasus/helikon/workspace/fsroot"
+)
+
+// BackendFlags are the flags of every command that runs programs (exec, tool,
+// mcp, run, guarantees). They are defined in one place so that every command
+// accepts the same ones; each backend factory reads those that concern it.
+type BackendFlags struct {
+	Name         string        // --backend; "" means the OS sandbox where available
+	Timeout      time.Duration // --timeout
+	CPU          int64         // --cpu seconds
+	FSize        int64         // --fsize bytes
+	Mem          int64         // --mem bytes (address space)
+	Env          *[]string     // --env NAME: extend the environment allowlist
+	AllowNetwork bool          // --allow-network (OS sandbox)
+	ReadPaths    *[]string     // --read-path DIR (OS sandbox)
+	EgressAllow  *[]string     // --egress-allow DOMAIN (OS sandbox through the egress proxy)
+	// oneCommand: the backend runs one command, then the program exits
+	// (exec); the OS sandbox then starts an unprivileged caller's
+	// launcher while it builds the backend (launcher, closed by exec).
+	oneCommand bool
+	launcher   *ossandbox.Launcher
+}
+
+// AddBackendFlags defines the backend flags on fs.
+func AddBackendFlags(fs *flag.FlagSet) *BackendFlags {
+	b := &BackendFlags{}
+	fs.StringVar(&b.Name, "backend", "", "execution `BACKEND`: "+strings.Join(BackendNames(), ", ")+" (local is os); also docker, a container per session (see --image) (default: os where available)")
+	fs.DurationVar(&b.Timeout, "timeout", 0, "command `TIMEOUT` such as 30s (default: the backend's)")
+	fs.Int64Var(&b.CPU, "cpu", 0, "CPU time limit in `SECONDS` (default: timeout + 5s)")
+	fs.Int64Var(&b.FSize, "fsize", 0, "largest file a command may write, in `BYTES` (default 1 GiB)")
+	fs.Int64Var(&b.Mem, "mem", 0, "address-space limit in `BYTES` (default: none)")
+	b.Env = Multi(fs, "env", "pass environment variable `NAME` through (repeatable)")
+	fs.BoolVar(&b.AllowNetwork, "allow-network", false, "let sandboxed commands use the network")
+	b.ReadPaths = Multi(fs, "read-path", "make `DIR` readable inside the OS sandbox (repeatable)")
+	b.EgressAllow = Multi(fs, "egress-allow", "allow network only through the egress proxy to `DOMAIN` (repeatable)")
+	return b
+}
+
+// Limits returns the resource limits the flags ask for (zero fields mean the
+// backend's defaults).
+func (b *BackendFlags) Limits() backend.ResourceLimits {
+	return backend.ResourceLimits{CPUSeconds: b.CPU, FileSize: b.FSize, AddressSpace: b.Mem}
+}
+
+// BackendFactory builds a backend for the sandbox root dir from the flags. A
+// backend that cannot give its guarantees on this machine returns an error
+// wrapping backend.ErrUnavailable.
+type BackendFactory func(ctx context.Context, env *Env, root string, f *BackendFlags) (backend.Backend, error)
+
+var backendFactories = map[string]BackendFactory{}
+
+// RegisterBackend registers a backend factory under name (host, os, forkd).
+func RegisterBackend(name string, f BackendFactory) {
+	if _, dup := backendFactories[name]; dup {
+		panic("cli: duplicate backend " + name)
+	}
+	backendFactories[name] = f
+}
+
+// BackendNames returns the registered backend names, sorted.
+func BackendNames() []string {
+	names := make([]string, 0, len(backendFactories))
+	for n := range backendFactories {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// backendAliases are other names of registered backends: local is the
+// OS sandbox on this machine, as the workspace engine of the os and host
+// backends is called.
+var backendAliases = map[string]string{"local": "os"}
+
+// resolveAlias returns the backend name that name stands for.
+func resolveAlias(name string) string {
+	if to, ok := backendAliases[name]; ok {
+		return to
+	}
+	return name
+}
+
+// DefaultBackend is the backend used when --backend is not given. Commands
+// that run programs never fall back to a weaker one: where it is unavailable
+// they fail with ExitUsage and say how to opt into --backend host.
+const DefaultBackend = "os"
+
+// BuildBackend builds the backend the flags select.
+func BuildBackend(ctx context.Context, env *Env, root string, f *BackendFlags) (backend.Backend, error) {
+	name := resolveAlias(backendName(f.Name))
+	factory, ok := backendFactories[name]
+	if !ok {
+		if f.Name == "" {
+			return nil, fmt.Errorf("%w: the OS sandbox backend is not available in this build; pass --backend host to run without containment", backend.ErrUnavailable)
+		}
+		return nil, fmt.Errorf("%w: unknown backend %q (available: %s)", backend.ErrUnavailable, name, strings.Join(BackendNames(), ", "))
+	}
+	b, err := factory(ctx, env, root, f)
+	if err != nil {
+		if f.Name == "" && errors.Is(err, backend.ErrUnavailable) {
+			return nil, fmt.Errorf("%w; pass --backend host to run without containment", err)
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+func init() {
+	RegisterBackend("host", hostBackend)
+}
+
+// hostBackend builds the host backend: no containment, the working
+// directory pinned to the root, the environment scrubbed to PATH, HOME and
+// the --env names.
+func hostBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend.Backend, error) {
+	if f.EgressAllow != nil && len(*f.EgressAllow) > 0 {
+		return nil, fmt.Errorf("%w: --egress-allow needs a backend that can force traffic through the egress proxy; the host backend cannot restrict the network", backend.ErrUnavailable)
+	}
+	sb, err := fsroot.Open(root)
+	if err != nil {
+		return nil, err
+	}
+	allow := slices.Clone(backend.DefaultEnvAllowlist)
+	if f.Env != nil {
+		allow = append(allow, *f.Env...)
+	}
+	return host.New(sb.Dir(), &host.Options{Timeout: f.Timeout, EnvAllowlist: allow, Limits: f.Limits()})
+}

@@ -1,9 +1,0 @@
-package filetool_test
-
-import (
-	"github.com/paigasus/helikon/sandbox"
-	"github.com/paigasus/helikon/workspace/local"
-)
-
-// benchFS is what the benchmarks give the tools for sb.
-func benchFS(sb *sandbox.Sandbox) *local.FS { return local.NewFS(sb) }

@@ -1,7 +1,0 @@
-//go:build unix
-
-package sandbox
-
-import "syscall"
-
-func syscallMkfifo(p string) error { return syscall.Mkfifo(p, 0o644) }

@@ -1,7 +1,0 @@
-//go:build !unix
-
-package sandbox
-
-// openReadFlags is empty where open(2) has no O_NONBLOCK: such platforms
-// have no FIFOs in the file system either.
-const openReadFlags = 0

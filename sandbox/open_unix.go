@@ -1,9 +1,0 @@
-//go:build unix
-
-package sandbox
-
-import "syscall"
-
-// openReadFlags keep open(2) from blocking on a FIFO and from making a
-// terminal device the controlling terminal.
-const openReadFlags = syscall.O_NONBLOCK | syscall.O_NOCTTY

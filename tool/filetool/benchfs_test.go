@@ -1,0 +1,9 @@
+package filetool_test
+
+import (
+	"github.com/paigasus/helikon/workspace/fsroot"
+	"github.com/paigasus/helikon/workspace/local"
+)
+
+// benchFS is what the benchmarks give the tools for sb.
+func benchFS(sb *fsroot.Sandbox) *local.FS { return local.NewFS(sb) }
