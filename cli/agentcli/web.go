@@ -58,7 +58,8 @@ func (f *fetchFlags) options() *webfetch.Options {
 	}
 }
 
-// searchFlags select and configure the search backend.
+// searchFlags select and configure the searcher (the --backend flag names
+// the search service).
 type searchFlags struct {
 	backend    string
 	baseURL    string
@@ -77,10 +78,10 @@ func addSearchFlags(fs *flag.FlagSet, prefix string) *searchFlags {
 	return s
 }
 
-// backend builds the selected backend. Without an API key it returns a
-// backend that fails every search with the reason, so that listing or
+// searcher builds the selected searcher. Without an API key it returns a
+// searcher that fails every search with the reason, so that listing or
 // serving the built-in tools works on a machine without a key.
-func (s *searchFlags) backendFor(env *cli.Env) (websearch.SearchBackend, error) {
+func (s *searchFlags) searcher(env *cli.Env) (websearch.Searcher, error) {
 	name := strings.ToLower(s.backend)
 	if name == "" {
 		name = "brave"
@@ -89,14 +90,14 @@ func (s *searchFlags) backendFor(env *cli.Env) (websearch.SearchBackend, error) 
 		}
 	}
 	var (
-		b   websearch.SearchBackend
+		b   websearch.Searcher
 		err error
 	)
 	switch name {
 	case "brave":
-		b, err = websearch.NewBrave(&websearch.BackendOptions{APIKey: env.Var(websearch.BraveKeyEnv), BaseURL: s.baseURL})
+		b, err = websearch.NewBrave(&websearch.ServiceOptions{APIKey: env.Var(websearch.BraveKeyEnv), BaseURL: s.baseURL})
 	case "tavily":
-		b, err = websearch.NewTavily(&websearch.BackendOptions{APIKey: env.Var(websearch.TavilyKeyEnv), BaseURL: s.baseURL})
+		b, err = websearch.NewTavily(&websearch.ServiceOptions{APIKey: env.Var(websearch.TavilyKeyEnv), BaseURL: s.baseURL})
 	default:
 		return nil, fmt.Errorf("unknown search backend %q: use brave or tavily", s.backend)
 	}
@@ -110,7 +111,7 @@ func (s *searchFlags) options() *websearch.Options {
 	return &websearch.Options{MaxResults: s.maxResults, AllowedDomains: *s.allow, BlockedDomains: *s.block}
 }
 
-// unconfigured is a search backend that cannot run (no API key): every
+// unconfigured is a searcher that cannot run (no API key): every
 // search fails with the reason.
 type unconfigured struct {
 	name string
@@ -135,7 +136,7 @@ func webToolFlags(fs *flag.FlagSet) ToolBuilder {
 			opts.Timeout = te.BackendFlags.Timeout
 			return webfetch.New[App](opts)
 		}
-		b, err := sf.backendFor(te.Env)
+		b, err := sf.searcher(te.Env)
 		if err != nil {
 			return nil, err
 		}
@@ -182,7 +183,7 @@ func runSearch(ctx context.Context, env *cli.Env, args []string) int {
 	if len(pos) == 0 {
 		return cli.Failf(env, cli.ExitUsage, "search: want a query")
 	}
-	b, err := sf.backendFor(env)
+	b, err := sf.searcher(env)
 	if err != nil {
 		return cli.Failf(env, cli.ExitUsage, "search: %v", err)
 	}

@@ -52,7 +52,7 @@ func TestDomainFiltersSeeInternationalizedHosts(t *testing.T) {
 
 // TestResultURLsCarryNoUserinfo: a result URL such as
 // https://good.example@evil.example/ reads as good.example to a model but
-// goes to evil.example; the backends drop the userinfo, and the domain
+// goes to evil.example; the searchers drop the userinfo, and the domain
 // lists judge the real host.
 func TestResultURLsCarryNoUserinfo(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -64,7 +64,7 @@ func TestResultURLsCarryNoUserinfo(t *testing.T) {
 		w.Write([]byte(`{"web":{"results":[{"title":"t","url":"https://good.example@evil.example/p","description":"d"}]}}`))
 	}))
 	defer srv.Close()
-	for _, be := range newBackends(t, srv.URL) {
+	for _, be := range newSearchers(t, srv.URL) {
 		res, err := be.Search(context.Background(), "q", 5)
 		if err != nil || len(res) != 1 {
 			t.Fatalf("%s: %+v %v", be.Name(), res, err)
@@ -75,9 +75,9 @@ func TestResultURLsCarryNoUserinfo(t *testing.T) {
 	}
 }
 
-// TestBackendResponseIsCapped: an endless or huge answer (a hostile gateway
+// TestSearcherResponseIsCapped: an endless or huge answer (a hostile gateway
 // at BaseURL) is read up to a cap, not into memory whole.
-func TestBackendResponseIsCapped(t *testing.T) {
+func TestSearcherResponseIsCapped(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"results":[],"web":{"results":[]}`))
@@ -90,7 +90,7 @@ func TestBackendResponseIsCapped(t *testing.T) {
 		w.Write([]byte(`}`))
 	}))
 	defer srv.Close()
-	for _, be := range newBackends(t, srv.URL) {
+	for _, be := range newSearchers(t, srv.URL) {
 		_, err := be.Search(context.Background(), "q", 5)
 		if !errors.Is(err, websearch.ErrBadResponse) {
 			t.Errorf("%s: %v, want ErrBadResponse for a 9 MiB answer", be.Name(), err)
@@ -102,7 +102,7 @@ func TestBackendResponseIsCapped(t *testing.T) {
 // not wrap around into a negative or tiny wait.
 func TestRetryAfterOutOfRange(t *testing.T) {
 	srv, _ := fakeService(t, 429, map[string]string{"Retry-After": "99999999999999999"}, "")
-	for _, be := range newBackends(t, srv.URL) {
+	for _, be := range newSearchers(t, srv.URL) {
 		_, err := be.Search(context.Background(), "q", 5)
 		var rl *websearch.RateLimitError
 		if !errors.As(err, &rl) {
@@ -142,7 +142,7 @@ func TestResultURLsAreHTTPOnly(t *testing.T) {
 		w.Write([]byte(`{"results":` + list + `,"web":{"results":` + list + `}}`))
 	}))
 	defer srv.Close()
-	for _, be := range newBackends(t, srv.URL) {
+	for _, be := range newSearchers(t, srv.URL) {
 		res, err := be.Search(context.Background(), "q", 20)
 		if err != nil || len(res) != 1 || res[0].URL != "https://ok.example/" {
 			t.Errorf("%s: %+v %v, want only https://ok.example/", be.Name(), res, err)
@@ -157,7 +157,7 @@ func TestUnreachableErrorOmitsTheURL(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	base := srv.URL + "/?gwkey=GATEWAY-SECRET"
 	srv.Close() // nothing listens there any more
-	for _, be := range newBackends(t, base) {
+	for _, be := range newSearchers(t, base) {
 		_, err := be.Search(context.Background(), "private query words", 5)
 		if !errors.Is(err, websearch.ErrUnavailable) {
 			t.Fatalf("%s: %v, want ErrUnavailable", be.Name(), err)
@@ -170,10 +170,10 @@ func TestUnreachableErrorOmitsTheURL(t *testing.T) {
 	}
 }
 
-// TestBackendGzipBombIsCapped: the transport inflates gzip as it reads, so
+// TestSearcherGzipBombIsCapped: the transport inflates gzip as it reads, so
 // the cap counts inflated bytes; a small compressed answer cannot expand
 // past it.
-func TestBackendGzipBombIsCapped(t *testing.T) {
+func TestSearcherGzipBombIsCapped(t *testing.T) {
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	zw.Write([]byte(`{"results":[],"web":{"results":[]}`))
@@ -186,19 +186,19 @@ func TestBackendGzipBombIsCapped(t *testing.T) {
 		w.Write(buf.Bytes())
 	}))
 	defer srv.Close()
-	for _, be := range newBackends(t, srv.URL) {
+	for _, be := range newSearchers(t, srv.URL) {
 		if _, err := be.Search(context.Background(), "q", 5); !errors.Is(err, websearch.ErrBadResponse) {
 			t.Errorf("%s: %v, want ErrBadResponse for a %d KiB gzip answer inflating to 64 MiB", be.Name(), err, buf.Len()>>10)
 		}
 	}
 }
 
-// TestBackendSlowServerHonoursTheContext: a service that drips its answer
-// costs the caller's deadline, not the client's 30 s. The backends get a
-// client without a timeout of its own, so a backend that ignored the context
+// TestSearcherSlowServerHonoursTheContext: a service that drips its answer
+// costs the caller's deadline, not the client's 30 s. The searchers get a
+// client without a timeout of its own, so a searcher that ignored the context
 // would never return and the test would fail (by the test timeout) instead
 // of passing after 30 s.
-func TestBackendSlowServerHonoursTheContext(t *testing.T) {
+func TestSearcherSlowServerHonoursTheContext(t *testing.T) {
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -212,15 +212,15 @@ func TestBackendSlowServerHonoursTheContext(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	noTimeout := &http.Client{}
-	brave, err := websearch.NewBrave(&websearch.BackendOptions{APIKey: testKey, BaseURL: srv.URL, HTTPClient: noTimeout})
+	brave, err := websearch.NewBrave(&websearch.ServiceOptions{APIKey: testKey, BaseURL: srv.URL, HTTPClient: noTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tavily, err := websearch.NewTavily(&websearch.BackendOptions{APIKey: testKey, BaseURL: srv.URL + "/", HTTPClient: noTimeout})
+	tavily, err := websearch.NewTavily(&websearch.ServiceOptions{APIKey: testKey, BaseURL: srv.URL + "/", HTTPClient: noTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, be := range []websearch.SearchBackend{brave, tavily} {
+	for _, be := range []websearch.Searcher{brave, tavily} {
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		_, err := be.Search(ctx, "q", 5)
 		cancel()

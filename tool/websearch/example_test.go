@@ -19,7 +19,7 @@ func ExampleNew() {
 	}))
 	defer api.Close()
 
-	brave, err := websearch.NewBrave(&websearch.BackendOptions{APIKey: "your-key", BaseURL: api.URL})
+	brave, err := websearch.NewBrave(&websearch.ServiceOptions{APIKey: "your-key", BaseURL: api.URL})
 	if err != nil {
 		panic(err)
 	}

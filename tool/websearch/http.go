@@ -22,9 +22,9 @@ const DefaultHTTPTimeout = 30 * time.Second
 // well under 1 MiB.
 const maxResponseBytes = 8 << 20
 
-// BackendOptions configures a backend. The zero value reads the API key from
-// the backend's environment variable and uses the public API.
-type BackendOptions struct {
+// ServiceOptions configures a searcher. The zero value reads the API key from
+// the searcher's environment variable and uses the public API.
+type ServiceOptions struct {
 	// APIKey is the service's key; "" reads it from the environment
 	// (BRAVE_API_KEY or TAVILY_API_KEY).
 	APIKey string
@@ -38,7 +38,7 @@ type BackendOptions struct {
 	HTTPClient *http.Client
 }
 
-func (o *BackendOptions) client() *http.Client {
+func (o *ServiceOptions) client() *http.Client {
 	c := http.Client{Timeout: DefaultHTTPTimeout}
 	if o.HTTPClient != nil {
 		c = *o.HTTPClient
@@ -70,11 +70,11 @@ func sameOrigin(req *http.Request, via []*http.Request) error {
 // do sends req and decodes a 2xx JSON answer into v. Errors say what happened
 // and what to do, and never include the request (which holds the key), its
 // body or the response body.
-func do(ctx context.Context, c *http.Client, backend, keyVar string, req *http.Request, v any) error {
+func do(ctx context.Context, c *http.Client, service, keyVar string, req *http.Request, v any) error {
 	resp, err := c.Do(req.WithContext(ctx))
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("%s: %w: %w", backend, ErrUnavailable, ctx.Err())
+			return fmt.Errorf("%s: %w: %w", service, ErrUnavailable, ctx.Err())
 		}
 		// A *url.Error repeats the URL, which for Brave holds the query
 		// but never the key; the transport's error is enough.
@@ -82,22 +82,22 @@ func do(ctx context.Context, c *http.Client, backend, keyVar string, req *http.R
 		if errors.As(err, &ue) && ue.Unwrap() != nil {
 			err = ue.Unwrap()
 		}
-		return fmt.Errorf("%s: %w: %v; check the network and try again", backend, ErrUnavailable, err)
+		return fmt.Errorf("%s: %w: %v; check the network and try again", service, ErrUnavailable, err)
 	}
 	defer resp.Body.Close()
 	switch code := resp.StatusCode; {
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		return fmt.Errorf("%s: %w (HTTP %d): check %s", backend, ErrUnauthorized, code, keyVar)
+		return fmt.Errorf("%s: %w (HTTP %d): check %s", service, ErrUnauthorized, code, keyVar)
 	case code == http.StatusTooManyRequests:
-		return &RateLimitError{Backend: backend, RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
+		return &RateLimitError{Service: service, RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
 	case code >= 500:
-		return fmt.Errorf("%s: %w (HTTP %d): try again later", backend, ErrUnavailable, code)
+		return fmt.Errorf("%s: %w (HTTP %d): try again later", service, ErrUnavailable, code)
 	case code < 200 || code > 299:
-		return fmt.Errorf("%s: the service refused the request (HTTP %d); rephrase the query or lower the limit", backend, code)
+		return fmt.Errorf("%s: the service refused the request (HTTP %d); rephrase the query or lower the limit", service, code)
 	}
 	dec := json.NewDecoder(io.LimitReader(resp.Body, maxResponseBytes))
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%s: %w: the answer is not the documented JSON", backend, ErrBadResponse)
+		return fmt.Errorf("%s: %w: the answer is not the documented JSON", service, ErrBadResponse)
 	}
 	return nil
 }

@@ -12,11 +12,11 @@ import (
 	"github.com/paigasus/helikon/tool/websearch"
 )
 
-// TestBackendsDoNotFollowRedirectsElsewhere: an API (or a gateway at
+// TestSearchersDoNotFollowRedirectsElsewhere: an API (or a gateway at
 // BaseURL) that redirects to another host must not receive the key there.
 // Go's client drops Authorization on such a redirect but keeps custom
 // headers such as X-Subscription-Token, and re-sends a POST body on 307/308.
-func TestBackendsDoNotFollowRedirectsElsewhere(t *testing.T) {
+func TestSearchersDoNotFollowRedirectsElsewhere(t *testing.T) {
 	var leaked atomic.Int32
 	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.Contains(r.Header.Get("X-Subscription-Token")+r.Header.Get("Authorization"), testKey) {
@@ -31,15 +31,15 @@ func TestBackendsDoNotFollowRedirectsElsewhere(t *testing.T) {
 	}))
 	defer api.Close()
 
-	brave, err := websearch.NewBrave(&websearch.BackendOptions{APIKey: testKey, BaseURL: api.URL})
+	brave, err := websearch.NewBrave(&websearch.ServiceOptions{APIKey: testKey, BaseURL: api.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tavily, err := websearch.NewTavily(&websearch.BackendOptions{APIKey: testKey, BaseURL: api.URL})
+	tavily, err := websearch.NewTavily(&websearch.ServiceOptions{APIKey: testKey, BaseURL: api.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range []websearch.SearchBackend{brave, tavily} {
+	for _, b := range []websearch.Searcher{brave, tavily} {
 		_, err := b.Search(context.Background(), "q", 3)
 		if err == nil {
 			t.Errorf("%s: a redirect to another host was followed", b.Name())
@@ -52,20 +52,20 @@ func TestBackendsDoNotFollowRedirectsElsewhere(t *testing.T) {
 	}
 }
 
-// TestBackendsDoNotPrintTheKey: a backend printed with %v, %+v or %#v (in a
+// TestSearchersDoNotPrintTheKey: a searcher printed with %v, %+v or %#v (in a
 // log line, a panic, a debug dump) does not show its key.
-func TestBackendsDoNotPrintTheKey(t *testing.T) {
-	brave, err := websearch.NewBrave(&websearch.BackendOptions{APIKey: testKey})
+func TestSearchersDoNotPrintTheKey(t *testing.T) {
+	brave, err := websearch.NewBrave(&websearch.ServiceOptions{APIKey: testKey})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tavily, err := websearch.NewTavily(&websearch.BackendOptions{APIKey: testKey})
+	tavily, err := websearch.NewTavily(&websearch.ServiceOptions{APIKey: testKey})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range []websearch.SearchBackend{brave, tavily} {
+	for _, b := range []websearch.Searcher{brave, tavily} {
 		if s := fmt.Sprintf("%v %+v %#v", b, b, b); strings.Contains(s, testKey) {
-			t.Errorf("%s: printing the backend shows the key: %s", b.Name(), s)
+			t.Errorf("%s: printing the searcher shows the key: %s", b.Name(), s)
 		}
 	}
 }

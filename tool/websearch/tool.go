@@ -23,7 +23,7 @@ const (
 	// and Options.DefaultResults is 0.
 	DefaultResults = 5
 	// HardMaxResults caps every call whatever the options say: both
-	// backends' APIs stop at 20.
+	// services' APIs stop at 20.
 	HardMaxResults = 20
 )
 
@@ -62,18 +62,18 @@ type Options struct {
 
 // Tool is the WebSearch tool. It implements [helikon.Tool],
 // [helikon.Effecter] (side effect), [helikon.StructuredOutput] and
-// [helikon.Targeter], reporting the backend's API host when the backend
+// [helikon.Targeter], reporting the searcher's API host when the searcher
 // has a Host method (the provided ones do).
 type Tool[C any] struct {
 	*functiontool.Tool[C, Args, Output]
-	backend SearchBackend
-	opts    Options
+	searcher Searcher
+	opts     Options
 }
 
-// New builds the WebSearch tool over backend, which is required.
-func New[C any](backend SearchBackend, opts *Options) (*Tool[C], error) {
-	if backend == nil {
-		return nil, errors.New("websearch: a backend is required (NewBrave or NewTavily)")
+// New builds the WebSearch tool over searcher, which is required.
+func New[C any](searcher Searcher, opts *Options) (*Tool[C], error) {
+	if searcher == nil {
+		return nil, errors.New("websearch: a searcher is required (NewBrave or NewTavily)")
 	}
 	var o Options
 	if opts != nil {
@@ -98,7 +98,7 @@ func New[C any](backend SearchBackend, opts *Options) (*Tool[C], error) {
 	if o.BlockedDomains, err = asciiPatterns(o.BlockedDomains); err != nil {
 		return nil, err
 	}
-	t := &Tool[C]{backend: backend, opts: o}
+	t := &Tool[C]{searcher: searcher, opts: o}
 	ft, err := functiontool.New(Name, description, t.invoke, &functiontool.Options{Effect: helikon.EffectSideEffect})
 	if err != nil {
 		return nil, fmt.Errorf("websearch: %w", err)
@@ -107,8 +107,8 @@ func New[C any](backend SearchBackend, opts *Options) (*Tool[C], error) {
 	return t, nil
 }
 
-// Backend returns the tool's backend.
-func (t *Tool[C]) Backend() SearchBackend { return t.backend }
+// Searcher returns the tool's searcher.
+func (t *Tool[C]) Searcher() Searcher { return t.searcher }
 
 func (t *Tool[C]) invoke(tc *helikon.ToolContext[C], in Args) (Output, error) {
 	q := strings.TrimSpace(in.Query)
@@ -128,7 +128,7 @@ func (t *Tool[C]) invoke(tc *helikon.ToolContext[C], in Args) (Output, error) {
 	if len(t.opts.AllowedDomains) > 0 || len(t.opts.BlockedDomains) > 0 {
 		ask = HardMaxResults // leave room for what the filters drop
 	}
-	res, err := t.backend.Search(tc, q, ask)
+	res, err := t.searcher.Search(tc, q, ask)
 	if err != nil {
 		return Output{}, helikon.Other(err)
 	}
@@ -191,15 +191,15 @@ func (t *Tool[C]) keep(raw string) bool {
 	return len(t.opts.AllowedDomains) == 0 || hostmatch.MatchAny(t.opts.AllowedDomains, h)
 }
 
-// Targets reports the backend's API host when the backend has a Host method,
+// Targets reports the searcher's API host when the searcher has a Host method,
 // so that a rule such as WebSearch(api.search.brave.com) matches; otherwise
 // the targets are unresolved (deny rules with a pattern match, allow rules
 // with a pattern do not).
 func (t *Tool[C]) Targets(json.RawMessage) (helikon.Targets, error) {
-	if h, ok := t.backend.(interface{ Host() string }); ok && h.Host() != "" {
+	if h, ok := t.searcher.(interface{ Host() string }); ok && h.Host() != "" {
 		return helikon.Targets{Hosts: []string{h.Host()}}, nil
 	}
-	return helikon.Targets{Unresolved: "the search backend does not say which host it contacts"}, nil
+	return helikon.Targets{Unresolved: "the searcher does not say which host it contacts"}, nil
 }
 
 func isASCII(s string) bool {

@@ -1,8 +1,8 @@
 // Package websearch is the WebSearch tool: a web search through a swappable
-// [SearchBackend], with Brave Search ([NewBrave]) and Tavily ([NewTavily])
+// [Searcher], with Brave Search ([NewBrave]) and Tavily ([NewTavily])
 // provided.
 //
-// Guarantees: a backend's API key is sent only in the header its service
+// Guarantees: a searcher's API key is sent only in the header its service
 // documents and never appears in an error, a log record or a result; the
 // request body and headers never appear in errors either. Result URLs are
 // filtered by the tool's allowed and blocked domain lists before the model
@@ -13,7 +13,7 @@
 //
 // Not guaranteed: the search results are whatever the service returns; the
 // tool does not fetch or check the pages behind them (use WebFetch, whose
-// SSRF guard applies, to read one). The backends talk to their configured
+// SSRF guard applies, to read one). The searchers talk to their configured
 // base URL directly: it is operator configuration, not model input, so it is
 // not put through the SSRF guard.
 package websearch
@@ -35,16 +35,16 @@ type SearchResult struct {
 	Content string `json:"content,omitempty" jsonschema:"more text from the page, when the service provides it"`
 }
 
-// SearchBackend is a web search service. Implementations must be safe for
+// Searcher is a web search service. Implementations must be safe for
 // concurrent use and must honour ctx.
-type SearchBackend interface {
-	// Name identifies the backend, such as "brave" or "tavily".
+type Searcher interface {
+	// Name identifies the searcher, such as "brave" or "tavily".
 	Name() string
 	// Search returns at most limit results for query, best first.
 	Search(ctx context.Context, query string, limit int) ([]SearchResult, error)
 }
 
-// Errors a backend returns (wrapped) for HTTP failures. They never carry the
+// Errors a searcher returns (wrapped) for HTTP failures. They never carry the
 // API key, the request or the response body.
 var (
 	// ErrUnauthorized: the service rejected the API key (401 or 403).
@@ -60,8 +60,8 @@ var (
 
 // RateLimitError is the error for a 429 answer. It matches [ErrRateLimited].
 type RateLimitError struct {
-	// Backend is the name of the service that answered 429.
-	Backend string
+	// Service is the name of the service that answered 429.
+	Service string
 	// RetryAfter is the wait the service asked for, 0 when it gave none.
 	RetryAfter time.Duration
 }
@@ -69,9 +69,9 @@ type RateLimitError struct {
 // Error says which service limited the rate and how long to wait.
 func (e *RateLimitError) Error() string {
 	if e.RetryAfter > 0 {
-		return fmt.Sprintf("%s: %v: retry after %s, or search less often", e.Backend, ErrRateLimited, e.RetryAfter.Round(time.Second))
+		return fmt.Sprintf("%s: %v: retry after %s, or search less often", e.Service, ErrRateLimited, e.RetryAfter.Round(time.Second))
 	}
-	return fmt.Sprintf("%s: %v: wait a minute before searching again, or search less often", e.Backend, ErrRateLimited)
+	return fmt.Sprintf("%s: %v: wait a minute before searching again, or search less often", e.Service, ErrRateLimited)
 }
 
 // Is reports whether target is [ErrRateLimited].

@@ -62,22 +62,22 @@ func fakeService(t *testing.T, status int, header map[string]string, fixture str
 	return srv, rec
 }
 
-func newBackends(t *testing.T, base string) []websearch.SearchBackend {
+func newSearchers(t *testing.T, base string) []websearch.Searcher {
 	t.Helper()
-	b, err := websearch.NewBrave(&websearch.BackendOptions{APIKey: testKey, BaseURL: base})
+	b, err := websearch.NewBrave(&websearch.ServiceOptions{APIKey: testKey, BaseURL: base})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tv, err := websearch.NewTavily(&websearch.BackendOptions{APIKey: testKey, BaseURL: base + "/"})
+	tv, err := websearch.NewTavily(&websearch.ServiceOptions{APIKey: testKey, BaseURL: base + "/"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return []websearch.SearchBackend{b, tv}
+	return []websearch.Searcher{b, tv}
 }
 
 func TestBraveMapsDocumentedResponse(t *testing.T) {
 	srv, rec := fakeService(t, 200, nil, "brave_web_search.json")
-	b, _ := websearch.NewBrave(&websearch.BackendOptions{APIKey: testKey, BaseURL: srv.URL})
+	b, _ := websearch.NewBrave(&websearch.ServiceOptions{APIKey: testKey, BaseURL: srv.URL})
 	res, err := b.Search(context.Background(), "go ssrf guard", 7)
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +107,7 @@ func TestBraveMapsDocumentedResponse(t *testing.T) {
 
 func TestTavilyMapsDocumentedResponse(t *testing.T) {
 	srv, rec := fakeService(t, 200, nil, "tavily_search.json")
-	tv, _ := websearch.NewTavily(&websearch.BackendOptions{APIKey: testKey, BaseURL: srv.URL})
+	tv, _ := websearch.NewTavily(&websearch.ServiceOptions{APIKey: testKey, BaseURL: srv.URL})
 	res, err := tv.Search(context.Background(), "go ssrf guard", 50)
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func TestTavilyMapsDocumentedResponse(t *testing.T) {
 	}
 }
 
-func TestBackendErrorsSayWhatHappenedWithoutSecrets(t *testing.T) {
+func TestSearcherErrorsSayWhatHappenedWithoutSecrets(t *testing.T) {
 	cases := []struct {
 		status   int
 		header   map[string]string
@@ -146,7 +146,7 @@ func TestBackendErrorsSayWhatHappenedWithoutSecrets(t *testing.T) {
 	}
 	for _, tc := range cases {
 		srv, _ := fakeService(t, tc.status, tc.header, "")
-		for _, b := range newBackends(t, srv.URL) {
+		for _, b := range newSearchers(t, srv.URL) {
 			_, err := b.Search(context.Background(), "secret query words", 5)
 			if err == nil {
 				t.Fatalf("%s %d: no error", b.Name(), tc.status)
@@ -171,16 +171,16 @@ func TestBackendErrorsSayWhatHappenedWithoutSecrets(t *testing.T) {
 	}
 }
 
-func TestBackendBadJSONAndUnreachable(t *testing.T) {
+func TestSearcherBadJSONAndUnreachable(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "<html>gateway</html>") }))
 	defer srv.Close()
-	for _, b := range newBackends(t, srv.URL) {
+	for _, b := range newSearchers(t, srv.URL) {
 		if _, err := b.Search(context.Background(), "q", 3); !errors.Is(err, websearch.ErrBadResponse) || strings.Contains(err.Error(), "gateway") {
 			t.Errorf("%s: %v, want ErrBadResponse without the body", b.Name(), err)
 		}
 	}
 	srv.Close()
-	for _, b := range newBackends(t, srv.URL) {
+	for _, b := range newSearchers(t, srv.URL) {
 		_, err := b.Search(context.Background(), "q", 3)
 		if !errors.Is(err, websearch.ErrUnavailable) || strings.Contains(err.Error(), testKey) {
 			t.Errorf("%s unreachable: %v", b.Name(), err)
@@ -188,7 +188,7 @@ func TestBackendBadJSONAndUnreachable(t *testing.T) {
 	}
 }
 
-func TestBackendKeyFromEnvironment(t *testing.T) {
+func TestSearcherKeyFromEnvironment(t *testing.T) {
 	t.Setenv(websearch.BraveKeyEnv, "")
 	t.Setenv(websearch.TavilyKeyEnv, "")
 	if _, err := websearch.NewBrave(nil); !errors.Is(err, websearch.ErrNoAPIKey) || !strings.Contains(err.Error(), "BRAVE_API_KEY") {
@@ -199,19 +199,19 @@ func TestBackendKeyFromEnvironment(t *testing.T) {
 	}
 	srv, rec := fakeService(t, 200, nil, "brave_web_search.json")
 	t.Setenv(websearch.BraveKeyEnv, "env-key")
-	b, err := websearch.NewBrave(&websearch.BackendOptions{BaseURL: srv.URL})
+	b, err := websearch.NewBrave(&websearch.ServiceOptions{BaseURL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Search(context.Background(), "q", 1); err != nil || rec.headers.Get("X-Subscription-Token") != "env-key" {
 		t.Errorf("key from environment: %v, header %q", err, rec.headers.Get("X-Subscription-Token"))
 	}
-	if _, err := websearch.NewBrave(&websearch.BackendOptions{APIKey: "k", BaseURL: "ftp://x"}); err == nil {
+	if _, err := websearch.NewBrave(&websearch.ServiceOptions{APIKey: "k", BaseURL: "ftp://x"}); err == nil {
 		t.Error("an ftp base URL was accepted")
 	}
 }
 
-// fixed is a backend returning canned results and recording the limit.
+// fixed is a searcher returning canned results and recording the limit.
 type fixed struct {
 	results []websearch.SearchResult
 	limit   int
@@ -271,7 +271,7 @@ func TestToolLimitsAndDomainFilters(t *testing.T) {
 	} {
 		out, err := call(t, tool, tc.args)
 		if err != nil || len(out.Results) != tc.want || be.limit != tc.ask {
-			t.Errorf("%s: %d results (asked backend for %d), %v; want %d", tc.args, len(out.Results), be.limit, err, tc.want)
+			t.Errorf("%s: %d results (asked searcher for %d), %v; want %d", tc.args, len(out.Results), be.limit, err, tc.want)
 		}
 	}
 	tool, _ = websearch.New[struct{}](be, &websearch.Options{DefaultResults: 4, MaxResults: 6, BlockedDomains: []string{"spam.example"}})
@@ -294,15 +294,15 @@ func TestToolLimitsAndDomainFilters(t *testing.T) {
 		}
 	}
 	if _, err := websearch.New[struct{}](nil, nil); err == nil {
-		t.Error("a nil backend was accepted")
+		t.Error("a nil searcher was accepted")
 	}
 	if _, err := websearch.New[struct{}](be, &websearch.Options{AllowedDomains: []string{"bad pattern"}}); err == nil {
 		t.Error("an invalid domain pattern was accepted")
 	}
 }
 
-func TestToolReportsBackendErrorsAsOther(t *testing.T) {
-	tool, _ := websearch.New[struct{}](&fixed{err: &websearch.RateLimitError{Backend: "fixed", RetryAfter: time.Second}}, nil)
+func TestToolReportsSearcherErrorsAsOther(t *testing.T) {
+	tool, _ := websearch.New[struct{}](&fixed{err: &websearch.RateLimitError{Service: "fixed", RetryAfter: time.Second}}, nil)
 	_, err := call(t, tool, `{"query":"q"}`)
 	if helikon.KindOf(err) != helikon.KindOther || !errors.Is(err, websearch.ErrRateLimited) {
 		t.Errorf("%v, want an other error wrapping ErrRateLimited", err)
@@ -317,7 +317,7 @@ func TestToolReportsBackendErrorsAsOther(t *testing.T) {
 
 func TestToolEndToEndAndTargets(t *testing.T) {
 	srv, _ := fakeService(t, 200, nil, "brave_web_search.json")
-	b, _ := websearch.NewBrave(&websearch.BackendOptions{APIKey: testKey, BaseURL: srv.URL})
+	b, _ := websearch.NewBrave(&websearch.ServiceOptions{APIKey: testKey, BaseURL: srv.URL})
 	tool, _ := websearch.New[struct{}](b, &websearch.Options{BlockedDomains: []string{"tracker.example"}})
 	out, err := call(t, tool, `{"query":"go ssrf guard"}`)
 	if err != nil || len(out.Results) != 2 || out.Results[1].URL != "https://pkg.go.dev/net#Dialer" {
@@ -332,7 +332,7 @@ func TestToolEndToEndAndTargets(t *testing.T) {
 		return tl.Targets(nil)
 	}()
 	if tg.Unresolved == "" {
-		t.Error("a backend without Host must leave the targets unresolved")
+		t.Error("a searcher without Host must leave the targets unresolved")
 	}
 	if helikon.EffectOf(tool) != helikon.EffectSideEffect || tool.Name() != websearch.Name {
 		t.Error("WebSearch must be a side effect named WebSearch")

@@ -29,17 +29,17 @@ const (
 	tavilyMaxResults = 20
 )
 
-// apiKey holds a backend's key behind a pointer, so that printing a backend
+// apiKey holds a searcher's key behind a pointer, so that printing a searcher
 // with %v or %+v (which walk unexported fields) shows an address, not the
 // key.
 type apiKey struct{ v string }
 
-// ErrNoAPIKey is returned by the backend constructors when no key is given
+// ErrNoAPIKey is returned by the searcher constructors when no key is given
 // and the environment variable is empty.
 var ErrNoAPIKey = errors.New("no search API key")
 
-func newBase(o *BackendOptions, defBase, keyEnv, name string) (BackendOptions, *url.URL, error) {
-	var opts BackendOptions
+func newBase(o *ServiceOptions, defBase, keyEnv, name string) (ServiceOptions, *url.URL, error) {
+	var opts ServiceOptions
 	if o != nil {
 		opts = *o
 	}
@@ -47,7 +47,7 @@ func newBase(o *BackendOptions, defBase, keyEnv, name string) (BackendOptions, *
 		opts.APIKey = os.Getenv(keyEnv)
 	}
 	if strings.TrimSpace(opts.APIKey) == "" {
-		return opts, nil, fmt.Errorf("websearch: %s: %w: set %s or pass BackendOptions.APIKey", name, ErrNoAPIKey, keyEnv)
+		return opts, nil, fmt.Errorf("websearch: %s: %w: set %s or pass ServiceOptions.APIKey", name, ErrNoAPIKey, keyEnv)
 	}
 	if opts.BaseURL == "" {
 		opts.BaseURL = defBase
@@ -59,16 +59,16 @@ func newBase(o *BackendOptions, defBase, keyEnv, name string) (BackendOptions, *
 	return opts, base, nil
 }
 
-// Brave is the Brave Search web search backend
+// Brave is the Brave Search searcher
 // (GET /res/v1/web/search with the X-Subscription-Token header).
 type Brave struct {
-	opts BackendOptions // APIKey cleared: key holds it
+	opts ServiceOptions // APIKey cleared: key holds it
 	base *url.URL
 	key  *apiKey
 }
 
-// NewBrave returns a Brave Search backend. It fails when there is no API key.
-func NewBrave(opts *BackendOptions) (*Brave, error) {
+// NewBrave returns a Brave Search searcher. It fails when there is no API key.
+func NewBrave(opts *ServiceOptions) (*Brave, error) {
 	o, base, err := newBase(opts, BraveBaseURL, BraveKeyEnv, "brave")
 	if err != nil {
 		return nil, err
@@ -84,7 +84,7 @@ func (b *Brave) Name() string { return "brave" }
 // Host returns the API host, for permission rules on WebSearch.
 func (b *Brave) Host() string { return b.base.Hostname() }
 
-// braveResponse is the part of Brave's WebSearchApiResponse the backend
+// braveResponse is the part of Brave's WebSearchApiResponse the searcher
 // reads: web.results[] are SearchResult objects with title, url,
 // description (HTML-highlighted) and optional extra_snippets.
 type braveResponse struct {
@@ -98,7 +98,7 @@ type braveResponse struct {
 	} `json:"web"`
 }
 
-// Search implements [SearchBackend].
+// Search implements [Searcher].
 func (b *Brave) Search(ctx context.Context, query string, limit int) ([]SearchResult, error) {
 	limit = clamp(limit, braveMaxCount)
 	u := *b.base
@@ -139,9 +139,9 @@ func (b *Brave) Search(ctx context.Context, query string, limit int) ([]SearchRe
 	return out, nil
 }
 
-// Tavily is the Tavily search backend (POST /search with a bearer token).
+// Tavily is the Tavily searcher (POST /search with a bearer token).
 type Tavily struct {
-	opts BackendOptions // APIKey cleared: key holds it
+	opts ServiceOptions // APIKey cleared: key holds it
 	base *url.URL
 	key  *apiKey
 	// Depth is the search_depth parameter: "basic" (the default) or
@@ -149,8 +149,8 @@ type Tavily struct {
 	Depth string
 }
 
-// NewTavily returns a Tavily backend. It fails when there is no API key.
-func NewTavily(opts *BackendOptions) (*Tavily, error) {
+// NewTavily returns a Tavily searcher. It fails when there is no API key.
+func NewTavily(opts *ServiceOptions) (*Tavily, error) {
 	o, base, err := newBase(opts, TavilyBaseURL, TavilyKeyEnv, "tavily")
 	if err != nil {
 		return nil, err
@@ -186,7 +186,7 @@ type tavilyResponse struct {
 	} `json:"results"`
 }
 
-// Search implements [SearchBackend].
+// Search implements [Searcher].
 func (t *Tavily) Search(ctx context.Context, query string, limit int) ([]SearchResult, error) {
 	limit = clamp(limit, tavilyMaxResults)
 	body, err := json.Marshal(tavilyRequest{Query: query, MaxResults: limit, SearchDepth: t.Depth})
