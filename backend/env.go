@@ -65,7 +65,7 @@ func IsSecretEnv(name string) bool {
 // LC_ALL, LC_CTYPE or LANG naming a locale whose character set is not UTF-8
 // (zh_CN.GBK, zh_TW, ja_JP.SJIS): a shell reads its command line in that
 // character set, where a backslash or backquote may be part of a character,
-// and the command policy (package shellcmd) parses the line as UTF-8 or C
+// and the command filter (package shellcmd) parses the line as UTF-8 or C
 // does. Such a variable is dropped, so the shell falls back to the next one
 // or to C.
 func ScrubEnv(environ, allow, set []string) []string {

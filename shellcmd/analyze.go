@@ -45,7 +45,7 @@ type Analysis struct {
 	// time is kept as written and WriteUnresolved says so.
 	Writes []string
 	// Unresolved, when not empty, says why some program the line may run
-	// cannot be known statically. Commands is then incomplete and a policy
+	// cannot be known statically. Commands is then incomplete and a filter
 	// must fail closed.
 	Unresolved string
 	// WriteUnresolved, when not empty, says why some write target cannot be
@@ -63,7 +63,7 @@ type Analysis struct {
 	DirUnknown string
 
 	// dynamic[i][j] reports that Commands[i].Args[j] is not known statically;
-	// policies use it to fail closed on leading-argument patterns.
+	// filters use it to fail closed on leading-argument patterns.
 	dynamic [][]bool
 	// writeDynamic[i] reports that Writes[i] is computed at run time.
 	writeDynamic []bool
@@ -176,7 +176,7 @@ func (a *analyzer) script(src string, lang syntax.LangVariant, depth int, what s
 	if len(src) > maxScriptBytes {
 		// The parser recurses once per nesting level: 512 KiB of "$("
 		// overflow the goroutine's stack, which crashes the program.
-		a.unresolved("%s is %d bytes long, more than the %d this policy analyses; split it up (write large files with the Write tool)", what, len(src), maxScriptBytes)
+		a.unresolved("%s is %d bytes long, more than the %d helikon analyses; split it up (write large files with the Write tool)", what, len(src), maxScriptBytes)
 		return
 	}
 	if strings.IndexByte(src, 0) >= 0 {

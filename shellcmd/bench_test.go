@@ -22,8 +22,8 @@ func BenchmarkAnalyzeNested(b *testing.B) {
 	}
 }
 
-func BenchmarkPolicyCheck(b *testing.B) {
-	p := Policy{Allow: []string{"cd", "go test", "grep", "head"}, Deny: []string{"rm", "sudo"}}
+func BenchmarkFilterCheck(b *testing.B) {
+	p := Filter{Allow: []string{"cd", "go test", "grep", "head"}, Deny: []string{"rm", "sudo"}}
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = p.Check(benchCommand)

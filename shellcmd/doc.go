@@ -47,7 +47,7 @@
 // alias cannot hide; on an older git some of them (switch, restore) may be
 // aliases.
 //
-// [Policy] matches the analysis against allow and deny lists with the
+// [Filter] matches the analysis against allow and deny lists with the
 // semantics of the core's Bash(...) rules, failing closed as described
 // there. [Analysis.Targets] hands the analysis to the core's permission
 // pipeline.
@@ -57,7 +57,7 @@
 // When [Analysis.Unresolved] is empty, every program the line can start by
 // name, through the constructs and wrappers above, is in
 // [Analysis.Commands]. When some program cannot be known statically the
-// analysis says so in Unresolved instead of guessing, and a [Policy] with an
+// analysis says so in Unresolved instead of guessing, and a [Filter] with an
 // allow list or a deny list then refuses the line (fail closed). Unresolved
 // is set for the forms below, by kind:
 //

@@ -25,8 +25,8 @@ func ExampleAnalyze() {
 	// unresolved: the program name $cmd is computed at run time; name the program literally
 }
 
-func ExamplePolicy_Check() {
-	p := shellcmd.Policy{
+func ExampleFilter_Check() {
+	p := shellcmd.Filter{
 		Allow: []string{"ls", "grep", "git status", "git diff"},
 		Deny:  []string{"rm"},
 	}

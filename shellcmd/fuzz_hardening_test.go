@@ -163,15 +163,15 @@ func FuzzGitGlobalOptions(f *testing.F) {
 		if runs == "" {
 			runs = sub
 		}
-		if err := (&Policy{Deny: []string{"git " + runs}}).Check(cmd); !errors.Is(err, helikon.ErrDenied) {
+		if err := (&Filter{Deny: []string{"git " + runs}}).Check(cmd); !errors.Is(err, helikon.ErrDenied) {
 			t.Fatalf("deny git %s allowed %q: %v", runs, cmd, err)
 		}
 		own := gitCommands[runs]
-		err := (&Policy{Deny: []string{"git no-such-command"}}).Check(cmd)
+		err := (&Filter{Deny: []string{"git no-such-command"}}).Check(cmd)
 		if denied := errors.Is(err, helikon.ErrDenied); denied != (config || !own) {
 			t.Fatalf("deny of another git command on %q: %v, want denied %v", cmd, err, config || !own)
 		}
-		err = (&Policy{Allow: []string{"git " + runs}}).Check(cmd)
+		err = (&Filter{Allow: []string{"git " + runs}}).Check(cmd)
 		if allowed := err == nil; allowed != (own && !config) {
 			t.Fatalf("allow git %s on %q: %v, want allowed %v", runs, cmd, err, own && !config)
 		}

@@ -41,7 +41,7 @@ func addSeeds(f *testing.F) {
 
 // FuzzAnalyze checks that Analyze never panics and that its bookkeeping
 // holds: a resolved analysis has no command whose program name came from an
-// expansion, and a policy never allows an unresolved command.
+// expansion, and a filter never allows an unresolved command.
 func FuzzAnalyze(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, cmd string) {
@@ -59,14 +59,14 @@ func FuzzAnalyze(f *testing.F) {
 				}
 			}
 		}
-		checkPolicyInvariants(t, cmd, a)
+		checkFilterInvariants(t, cmd, a)
 	})
 }
 
-// checkPolicyInvariants: an allow list naming every listed program allows
+// checkFilterInvariants: an allow list naming every listed program allows
 // exactly the resolved commands, and an unrelated deny list refuses exactly
 // the unresolved ones.
-func checkPolicyInvariants(t *testing.T, cmd string, a *Analysis) {
+func checkFilterInvariants(t *testing.T, cmd string, a *Analysis) {
 	t.Helper()
 	var progs []string
 	for _, c := range a.Commands {
@@ -74,8 +74,8 @@ func checkPolicyInvariants(t *testing.T, cmd string, a *Analysis) {
 			progs = append(progs, c.Program())
 		}
 	}
-	allowErr := (&Policy{Allow: append(progs, "true")}).CheckAnalysis(a)
-	denyErr := (&Policy{Deny: []string{"no-such-program-xyz"}}).CheckAnalysis(a)
+	allowErr := (&Filter{Allow: append(progs, "true")}).CheckAnalysis(a)
+	denyErr := (&Filter{Deny: []string{"no-such-program-xyz"}}).CheckAnalysis(a)
 	if a.Unresolved != "" {
 		if !errors.Is(allowErr, helikon.ErrDenied) {
 			t.Fatalf("allow list allowed unresolved %q (%s): %v", cmd, a.Unresolved, allowErr)
@@ -92,7 +92,7 @@ func checkPolicyInvariants(t *testing.T, cmd string, a *Analysis) {
 		t.Fatalf("allow list of every program refused resolved %q: %v", cmd, allowErr)
 	}
 	if len(a.Commands) > 0 {
-		if err := (&Policy{Deny: []string{a.Commands[0].Program()}}).CheckAnalysis(a); patternable(a.Commands[0].Program()) && err == nil {
+		if err := (&Filter{Deny: []string{a.Commands[0].Program()}}).CheckAnalysis(a); patternable(a.Commands[0].Program()) && err == nil {
 			t.Fatalf("deny list of %q allowed %q", a.Commands[0].Program(), cmd)
 		}
 	}
@@ -108,7 +108,7 @@ func patternable(p string) bool {
 // FuzzAnalyzeAgainstInterpreter runs each input in a shell interpreter
 // (mvdan.cc/sh/v3/interp) whose commands are recorded instead of run, and
 // checks that every program it calls is listed by a resolved analysis. This
-// is the property the policy relies on: nothing runs that was not listed.
+// is the property a filter relies on: nothing runs that was not listed.
 func FuzzAnalyzeAgainstInterpreter(f *testing.F) {
 	addSeeds(f)
 	dir := f.TempDir()

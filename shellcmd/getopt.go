@@ -87,7 +87,7 @@ func (s optSpec) longOpt(prog string, args []field, i int) (opt, int, error) {
 		name, kind, ok = s.longPrefix(name)
 	}
 	if !ok {
-		return opt{}, i, fmt.Errorf("%s has no option --%s that this policy knows", prog, strings.SplitN(t[2:], "=", 2)[0])
+		return opt{}, i, fmt.Errorf("%s has no option --%s that helikon knows", prog, strings.SplitN(t[2:], "=", 2)[0])
 	}
 	switch {
 	case kind == argNone && has:
@@ -109,7 +109,7 @@ func (s optSpec) shortOpts(prog string, args []field, i int, opts []opt) ([]opt,
 		c := t[j]
 		k := strings.IndexByte(s.short, c)
 		if k < 0 || c == ':' {
-			return nil, i, fmt.Errorf("%s has no option -%c that this policy knows", prog, c)
+			return nil, i, fmt.Errorf("%s has no option -%c that helikon knows", prog, c)
 		}
 		optional := strings.HasPrefix(s.short[k+1:], "::")
 		required := !optional && strings.HasPrefix(s.short[k+1:], ":")

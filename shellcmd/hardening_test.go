@@ -321,7 +321,7 @@ func TestGitGlobalOptionAttacksAgainstGit(t *testing.T) {
 	if !hasProgram("git") || !hasProgram("bash") {
 		t.Skip("git or bash is not installed: the pushes cannot be replayed")
 	}
-	deny := &Policy{Deny: []string{"git push"}}
+	deny := &Filter{Deny: []string{"git push"}}
 	for _, cmd := range []string{
 		"git -C . push -q origin main",
 		"git --git-dir=.git push -q origin main",
@@ -384,8 +384,8 @@ func TestGitSubcommandMatching(t *testing.T) {
 		{cmd: "git -C", allow: "git", deny: "git push", allowed: true},
 		{cmd: "git --exec-path", allow: "git", deny: "git push", allowed: true},
 	} {
-		allow := (&Policy{Allow: []string{c.allow}}).Check(c.cmd)
-		deny := (&Policy{Deny: []string{c.deny}}).Check(c.cmd)
+		allow := (&Filter{Allow: []string{c.allow}}).Check(c.cmd)
+		deny := (&Filter{Deny: []string{c.deny}}).Check(c.cmd)
 		if got := allow == nil && deny == nil; got != c.allowed {
 			t.Errorf("%q under allow %q, deny %q: allow list says %v, deny list says %v, want allowed %v (%v)", c.cmd, c.allow, c.deny, allow, deny, c.allowed, Analyze(c.cmd).Commands)
 		}

@@ -174,7 +174,7 @@ func (a *analyzer) capsh(args []field, ctx *callCtx) {
 			name := path.Base(shell.text)
 			lang, bourne := shells[name]
 			if !bourne || strings.ContainsAny(shell.text, "$`") {
-				a.unresolved("capsh --shell=%s picks an interpreter this policy cannot analyse; use sh or bash", shell.text)
+				a.unresolved("capsh --shell=%s picks an interpreter helikon cannot analyse; use sh or bash", shell.text)
 				return
 			}
 			a.checkProgramPath(shell.text)

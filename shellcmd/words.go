@@ -338,7 +338,7 @@ const maxBraceTotal = 1 << 14
 
 // wordFields returns the fields of words, brace expansion applied (bash), and
 // also, when some word had braces, the fields without it (POSIX sh, which has
-// no brace expansion). Both are analysed, so a policy holds under either
+// no brace expansion). Both are analysed, so a filter holds under either
 // shell.
 //
 // budget is what is left of maxBraceTotal; expansions are taken from it.

@@ -117,7 +117,7 @@ func (a *analyzer) unwrap(prog string, args []field, ctx *callCtx) []field {
 	if lang, ok := shells[prog]; ok {
 		a.shell(prog, lang, args, ctx)
 	} else if otherShells[prog] {
-		a.unresolved("%s runs commands in a language this policy cannot analyse; use bash", prog)
+		a.unresolved("%s runs commands in a language helikon cannot analyse; use bash", prog)
 	}
 	return nil
 }
@@ -545,7 +545,7 @@ func (a *analyzer) env(args []field, ctx *callCtx) []field {
 		// env -S splits its argument into words with its own quoting rules;
 		// only plain words are taken apart here.
 		if strings.ContainsAny(split, "'\"\\$#") {
-			a.unresolved("env -S %q uses quoting that this policy does not analyse; pass the words separately", split)
+			a.unresolved("env -S %q uses quoting that helikon does not analyse; pass the words separately", split)
 			return nil
 		}
 		words := strings.Fields(split)
@@ -786,7 +786,7 @@ func (a *analyzer) su(prog string, args []field, ctx *callCtx) {
 	if sh, ok := valueField(opts, "s", "shell"); ok {
 		l, bourne := shells[path.Base(sh.text)]
 		if sh.dynamic || !bourne {
-			a.unresolved("%s -s %s picks the interpreter that runs the command, which this policy cannot analyse; use sh or bash", prog, sh.text)
+			a.unresolved("%s -s %s picks the interpreter that runs the command, which helikon cannot analyse; use sh or bash", prog, sh.text)
 			return
 		}
 		lang, shell = l, path.Base(sh.text)
@@ -946,7 +946,7 @@ func (a *analyzer) shellLongOption(prog string, lang syntax.LangVariant, args []
 	if lang == syntax.LangZsh && name != "emulate" {
 		// zsh takes --NAME for any option (--interactive, --banghist),
 		// which is not modelled.
-		a.unresolved("%s %s sets an option this policy does not analyse; run the command without it", prog, t)
+		a.unresolved("%s %s sets an option helikon does not analyse; run the command without it", prog, t)
 		return i, false
 	}
 	if shellLong[name] == argRequired && !hasVal {

@@ -101,7 +101,7 @@ type Options struct {
 type Tool[C any] struct {
 	*functiontool.Tool[C, Args, Output]
 	backend backend.Backend
-	lists   shellcmd.Policy
+	lists   shellcmd.Filter
 	root    string
 }
 
@@ -115,7 +115,7 @@ func New[C any](b backend.Backend, opts *Options) (*Tool[C], error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	t := &Tool[C]{backend: b, lists: shellcmd.Policy{Allow: opts.AllowCommands, Deny: opts.DenyCommands}, root: opts.Root}
+	t := &Tool[C]{backend: b, lists: shellcmd.Filter{Allow: opts.AllowCommands, Deny: opts.DenyCommands}, root: opts.Root}
 	if err := t.lists.Validate(); err != nil {
 		return nil, fmt.Errorf("bashtool: %w", err)
 	}

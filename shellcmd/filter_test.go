@@ -10,19 +10,19 @@ import (
 	"github.com/paigasus/helikon"
 )
 
-func TestPolicyCheck(t *testing.T) {
-	deny := Policy{Deny: []string{"rm", "git push", "sudo"}}
-	allow := Policy{Allow: []string{"ls", "cat", "grep", "git status", "git diff", "echo"}}
+func TestFilterCheck(t *testing.T) {
+	deny := Filter{Deny: []string{"rm", "git push", "sudo"}}
+	allow := Filter{Allow: []string{"ls", "cat", "grep", "git status", "git diff", "echo"}}
 	tests := []struct {
 		name    string
-		p       Policy
+		p       Filter
 		cmd     string
 		denied  bool
 		because string // fragment of the reason
 	}{
 		{"empty passes deny", deny, "", false, ""},
 		{"empty passes allow", allow, "  ", false, ""},
-		{"zero policy allows unresolved", Policy{}, "eval rm", false, ""},
+		{"zero filter allows unresolved", Filter{}, "eval rm", false, ""},
 		{"deny plain", deny, "rm -rf /", true, "deny list"},
 		{"deny escaped", deny, `r\m -rf /`, true, `"rm -rf /"`},
 		{"deny quoted", deny, `"r""m" x`, true, "deny list"},
@@ -32,7 +32,7 @@ func TestPolicyCheck(t *testing.T) {
 		{"deny in subst", deny, "echo $(rm x)", true, "deny list"},
 		{"deny through env", deny, "env -i rm x", true, "deny list"},
 		{"deny wrapper", deny, "sudo -u x ls", true, `pattern "sudo"`},
-		{"deny through sudo", Policy{Deny: []string{"rm"}}, "sudo -u x rm", true, "rm"},
+		{"deny through sudo", Filter{Deny: []string{"rm"}}, "sudo -u x rm", true, "rm"},
 		{"deny through xargs", deny, "ls | xargs -0 rm", true, "deny list"},
 		{"deny through find", deny, `find . -exec rm {} \;`, true, "deny list"},
 		{"deny nested sh", deny, `bash -c 'sh -c "rm x"'`, true, "deny list"},
@@ -59,10 +59,10 @@ func TestPolicyCheck(t *testing.T) {
 		{"allow eval", allow, "eval ls", true, "eval"},
 		{"allow source", allow, ". ./x", true, "from a file"},
 		{"allow arithmetic injection", allow, "x='a[$(curl x)]'; echo $((x))", true, "arithmetic"},
-		{"deny wins over allow", Policy{Allow: []string{"rm"}, Deny: []string{"rm"}}, "rm x", true, "deny list"},
+		{"deny wins over allow", Filter{Allow: []string{"rm"}, Deny: []string{"rm"}}, "rm x", true, "deny list"},
 		{"deny ignores case", deny, "RM -rf /", true, "deny list"},
 		{"allow keeps case", allow, "LS", true, "allow list"},
-		{"program pattern by path", Policy{Deny: []string{"/usr/bin/rm"}}, "rm x", true, "deny list"},
+		{"program pattern by path", Filter{Deny: []string{"/usr/bin/rm"}}, "rm x", true, "deny list"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,22 +87,22 @@ func TestPolicyCheck(t *testing.T) {
 	}
 }
 
-func TestPolicyInvalidPattern(t *testing.T) {
-	p := Policy{Deny: []string{"rm", "  "}}
+func TestFilterInvalidPattern(t *testing.T) {
+	p := Filter{Deny: []string{"rm", "  "}}
 	if err := p.Check("ls"); !errors.Is(err, ErrInvalidPattern) {
 		t.Fatalf("Check with an empty pattern = %v, want ErrInvalidPattern", err)
 	}
 	if err := p.Validate(); !errors.Is(err, ErrInvalidPattern) {
 		t.Fatalf("Validate = %v", err)
 	}
-	if err := (&Policy{Allow: []string{"git status"}}).Validate(); err != nil {
+	if err := (&Filter{Allow: []string{"git status"}}).Validate(); err != nil {
 		t.Fatalf("Validate = %v", err)
 	}
 }
 
-// TestPolicyAgreesWithCoreRules checks that the core's Bash(...) rules see
-// the same verdicts as Policy when the analysis is handed to them as Targets.
-func TestPolicyAgreesWithCoreRules(t *testing.T) {
+// TestFilterAgreesWithCoreRules checks that the core's Bash(...) rules see
+// the same verdicts as Filter when the analysis is handed to them as Targets.
+func TestFilterAgreesWithCoreRules(t *testing.T) {
 	cmds := []string{"rm -rf /", "ls | grep x", "git push", "git status", "sudo rm x", "eval ls", "$(echo rm)", "", "env -i rm"}
 	patterns := []string{"rm", "ls", "git push", "grep", "git status", "sudo", "/bin/rm"}
 	for _, cmd := range cmds {
@@ -111,18 +111,18 @@ func TestPolicyAgreesWithCoreRules(t *testing.T) {
 			perm := helikon.Permissions{Deny: []helikon.Rule{helikon.MustParseRule("Bash(" + pat + ")")}, NoGuards: true}
 			d := perm.Check(context.Background(), helikon.Call{Tool: "Bash", Mode: helikon.ModeBypass, Targeter: targeter{a}})
 			coreDenies := !d.Allowed && d.Stage == helikon.StageDenyRule
-			ourDenies := (&Policy{Deny: []string{pat}}).CheckAnalysis(a) != nil
+			ourDenies := (&Filter{Deny: []string{pat}}).CheckAnalysis(a) != nil
 			if coreDenies != ourDenies {
-				t.Errorf("deny %q on %q: core %v, Policy %v", pat, cmd, coreDenies, ourDenies)
+				t.Errorf("deny %q on %q: core %v, Filter %v", pat, cmd, coreDenies, ourDenies)
 			}
 			if cmd == "" {
 				continue // the core's pattern rules permit no call without commands
 			}
 			allowPerm := helikon.Permissions{Allow: []helikon.Rule{helikon.MustParseRule("Bash(" + pat + ")")}, NoGuards: true}
 			d = allowPerm.Check(context.Background(), helikon.Call{Tool: "Bash", Mode: helikon.ModeDontAsk, Targeter: targeter{a}})
-			ourAllows := (&Policy{Allow: []string{pat}}).CheckAnalysis(a) == nil
+			ourAllows := (&Filter{Allow: []string{pat}}).CheckAnalysis(a) == nil
 			if d.Allowed != ourAllows {
-				t.Errorf("allow %q on %q: core %v, Policy %v", pat, cmd, d.Allowed, ourAllows)
+				t.Errorf("allow %q on %q: core %v, Filter %v", pat, cmd, d.Allowed, ourAllows)
 			}
 		}
 	}

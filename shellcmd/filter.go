@@ -8,7 +8,7 @@ import (
 	"github.com/paigasus/helikon"
 )
 
-// Policy is an allow list and a deny list of programs for shell commands.
+// Filter is an allow list and a deny list of programs for shell commands.
 //
 // A pattern is a program name, optionally followed by leading arguments:
 // "rm" matches every command whose program is rm (/bin/rm, ./rm, \rm and
@@ -20,12 +20,12 @@ import (
 // Check refuses a command when any command it runs matches a Deny pattern,
 // or, when Allow is not empty, when some command it runs matches no Allow
 // pattern. When the analysis is unresolved, a non-empty Allow or Deny list
-// refuses the command: the policy fails closed. A word computed at run time
+// refuses the command: the filter fails closed. A word computed at run time
 // (git $sub) counts as matching a deny pattern's argument and as not
 // matching an allow pattern's.
 //
-// The zero Policy allows everything.
-type Policy struct {
+// The zero Filter allows everything.
+type Filter struct {
 	// Allow, when not empty, lists the only commands that may run.
 	Allow []string
 	// Deny lists commands that may not run. It wins over Allow.
@@ -39,7 +39,7 @@ type Policy struct {
 var ErrInvalidPattern = errors.New("invalid command pattern")
 
 // Validate reports the first invalid pattern.
-func (p *Policy) Validate() error {
+func (p *Filter) Validate() error {
 	for _, list := range []struct {
 		name string
 		pats []string
@@ -53,10 +53,10 @@ func (p *Policy) Validate() error {
 	return nil
 }
 
-// Check analyses command and reports whether the policy lets it run. It
+// Check analyses command and reports whether the filter lets it run. It
 // returns nil, a *helikon.DeniedError whose reason names the program and the
 // rule, or an error wrapping ErrInvalidPattern.
-func (p *Policy) Check(command string) error {
+func (p *Filter) Check(command string) error {
 	if len(p.Allow) == 0 && len(p.Deny) == 0 {
 		return nil
 	}
@@ -65,14 +65,14 @@ func (p *Policy) Check(command string) error {
 
 // CheckAnalysis is Check for a command already analysed. Commands added to
 // an Analysis by hand are matched as written.
-func (p *Policy) CheckAnalysis(a *Analysis) error {
+func (p *Filter) CheckAnalysis(a *Analysis) error {
 	return p.CheckTargets(&helikon.Targets{Commands: a.Commands, Unresolved: a.Unresolved})
 }
 
 // CheckTargets is Check for the targets a tool reported for a command (see
 // [Analysis.Targets]): it matches t.Commands and fails closed when
 // t.Unresolved is set, whatever made it so.
-func (p *Policy) CheckTargets(t *helikon.Targets) error {
+func (p *Filter) CheckTargets(t *helikon.Targets) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
