@@ -32,9 +32,9 @@ func osBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend
 			return nil, fmt.Errorf("%w: --egress-allow and --allow-network exclude each other: --egress-allow already gives network access, only through the egress proxy", backend.ErrUnavailable)
 		}
 		// Each command gets its own network namespace whose only service is
-		// a proxy enforcing this policy (root callers only; ossandbox.New
+		// a proxy enforcing this filter (root callers only; ossandbox.New
 		// refuses otherwise, and the exit status is 125).
-		eg = &ossandbox.Egress{Policy: egress.DenyAll().AllowDomains(*f.EgressAllow...)}
+		eg = &ossandbox.Egress{Filter: egress.DenyAll().AllowDomains(*f.EgressAllow...)}
 	}
 	allow := slices.Clone(backend.DefaultEnvAllowlist)
 	if f.Env != nil {

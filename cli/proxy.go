@@ -46,15 +46,15 @@ func runProxy(ctx context.Context, env *Env, args []string) int {
 	if len(pos) > 0 {
 		return Failf(env, ExitUsage, "proxy: unexpected argument %q", pos[0])
 	}
-	pol := egress.Policy{AllowAll: *allowAll, Allow: *allow, Deny: *deny, AllowPrivate: *allowPrivate}
+	filter := egress.Filter{AllowAll: *allowAll, Allow: *allow, Deny: *deny, AllowPrivate: *allowPrivate}
 	for _, s := range *ports {
 		n, err := strconv.Atoi(s)
 		if err != nil {
 			return Failf(env, ExitUsage, "proxy: --allow-port %q is not a number", s)
 		}
-		pol.Ports = append(pol.Ports, n)
+		filter.Ports = append(filter.Ports, n)
 	}
-	if err := pol.Validate(); err != nil {
+	if err := filter.Validate(); err != nil {
 		return Failf(env, ExitUsage, "proxy: %v", err)
 	}
 	level := slog.LevelWarn
@@ -62,7 +62,7 @@ func runProxy(ctx context.Context, env *Env, args []string) int {
 		level = slog.LevelInfo
 	}
 	p := &egress.Proxy{
-		Policy:      pol,
+		Filter:      filter,
 		MaxConns:    *maxConns,
 		IdleTimeout: *idle,
 		Logger:      slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level})),
@@ -82,7 +82,7 @@ func runProxy(ctx context.Context, env *Env, args []string) int {
 	defer stop()
 	errc := make(chan error, 1)
 	go func() { errc <- p.Serve(ln) }()
-	b, _ := json.Marshal(map[string]string{"listen": ln.Addr().String(), "policy": pol.String()})
+	b, _ := json.Marshal(map[string]string{"listen": ln.Addr().String(), "policy": filter.String()})
 	fmt.Fprintf(env.Stdout, "%s\n", b)
 
 	select {

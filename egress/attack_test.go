@@ -28,7 +28,7 @@ func loopbackOnly(t *testing.T) func(string, string, syscall.RawConn) error {
 	}
 }
 
-// TestAllowPrivateStillRefusesMetadata: a policy that allows private
+// TestAllowPrivateStillRefusesMetadata: a filter that allows private
 // addresses (to reach a service on the host) must still never open a
 // connection to a cloud metadata endpoint, by name or by literal, in any
 // IPv6 spelling of it.
@@ -46,7 +46,7 @@ func TestAllowPrivateStillRefusesMetadata(t *testing.T) {
 		"oci6.test":  "::ffff:192.0.0.192",
 		"nat64.test": "64:ff9b:1::a9fe:a9fe",
 	})
-	p := &egress.Proxy{Policy: egress.AllowAll().WithPorts(port).WithPrivate(true), Resolver: res}
+	p := &egress.Proxy{Filter: egress.AllowAll().WithPorts(port).WithPrivate(true), Resolver: res}
 	egress.SetDialTripwire(p, loopbackOnly(t))
 	addr := startProxy(t, p)
 	for _, authority := range []string{
@@ -95,7 +95,7 @@ func TestForwardIgnoresProxyEnvironment(t *testing.T) {
 	t.Setenv("NO_PROXY", "")
 	t.Setenv("no_proxy", "")
 	p := &egress.Proxy{
-		Policy:    egress.DenyAll().AllowDomains("allowed.test").WithPorts(port),
+		Filter:    egress.DenyAll().AllowDomains("allowed.test").WithPorts(port),
 		Resolver:  newResolver(map[string]string{"allowed.test": "127.0.0.1"}),
 		CheckAddr: allowLoopback,
 	}
@@ -140,7 +140,7 @@ func TestRebindingBetweenRequestsIsCaught(t *testing.T) {
 		{netip.MustParseAddr("10.0.0.1")},
 		{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("169.254.169.254")},
 	}}
-	p := &egress.Proxy{Policy: egress.AllowAll().WithPorts(port), Resolver: res, CheckAddr: allowLoopback}
+	p := &egress.Proxy{Filter: egress.AllowAll().WithPorts(port), Resolver: res, CheckAddr: allowLoopback}
 	egress.SetDialTripwire(p, loopbackOnly(t))
 	addr := startProxy(t, p)
 	target := "rebind.test:" + strconv.Itoa(port)
@@ -173,7 +173,7 @@ func TestAddressRefusalsSayWhatHappened(t *testing.T) {
 		{true, "[64:ff9b::a9fe:a9fe]:8080", []string{"address refused (cloud metadata endpoint 169.254.169.254"}, []string{"resolves to", "non-public"}},
 		{true, "meta.test:8080", []string{"resolves to 169.254.169.254 (cloud metadata endpoint"}, []string{"non-public"}},
 	} {
-		p := &egress.Proxy{Policy: egress.AllowAll().WithPorts(8080).WithPrivate(tc.private), Resolver: res}
+		p := &egress.Proxy{Filter: egress.AllowAll().WithPorts(8080).WithPrivate(tc.private), Resolver: res}
 		egress.SetDialTripwire(p, loopbackOnly(t))
 		rc := dialProxy(t, startProxy(t, p))
 		resp := rc.do(t, connectHead(tc.authority))

@@ -25,7 +25,7 @@ func malformed(format string, args ...any) error {
 // port. When defaultPort is 0 the port is required; otherwise a missing port
 // means defaultPort.
 //
-// It is deliberately strict, because whatever it accepts is what the policy
+// It is deliberately strict, because whatever it accepts is what the filter
 // judges and the proxy dials: no userinfo, no IPv6 zone, an IPv6 literal only
 // in brackets and nothing else in brackets, a decimal port 1-65535 without
 // sign or leading zeros, a host that is an IP literal or a valid domain name.
@@ -35,7 +35,7 @@ func malformed(format string, args ...any) error {
 // 0x7f000001, 0177.0.0.1, 127.1) are refused with a *[DeniedError] whose
 // reason is [ReasonNumeric]: a domain whose last label is numeric does not
 // exist in DNS, so such a host is only ever an attempt to sneak an address
-// past the policy.
+// past the filter.
 func ParseAuthority(authority string, defaultPort int) (host string, port int, err error) {
 	if authority == "" {
 		return "", 0, malformed("empty authority")

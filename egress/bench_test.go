@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 	if port := os.Getenv("EGRESS_BENCH_PROXY_PORT"); port != "" {
 		n, _ := strconv.Atoi(port)
 		p := &egress.Proxy{
-			Policy:   egress.AllowAll().WithPorts(n).WithPrivate(true),
+			Filter:   egress.AllowAll().WithPorts(n).WithPrivate(true),
 			MaxConns: 10000,
 			Logger:   slog.New(slog.DiscardHandler),
 		}
@@ -105,7 +105,7 @@ func BenchmarkTunnelThroughput(b *testing.B) {
 	sink := sinkServer(b)
 	port := portOf(b, sink)
 	p := &egress.Proxy{
-		Policy:   egress.DenyAll().AllowDomains("sink.test").WithPorts(port),
+		Filter:   egress.DenyAll().AllowDomains("sink.test").WithPorts(port),
 		Resolver: newResolver(map[string]string{"sink.test": "127.0.0.1"}),
 		CheckAddr: func(a netip.Addr) error {
 			if a.IsLoopback() {

@@ -1,19 +1,19 @@
 // Package egress decides where sandboxed code may connect, and enforces it
 // with an HTTP forward proxy.
 //
-// A [Policy] is a value: allow-all or deny-all, allowed and denied domain
+// A [Filter] is a value: allow-all or deny-all, allowed and denied domain
 // patterns (deny wins), allowed ports (80 and 443 by default) and whether
 // destinations may resolve to private addresses (no by default). Domain
 // patterns are matched by package internal/hostmatch, the same
 // implementation WebFetch uses, so a pattern means the same everywhere.
 //
-// A [Proxy] enforces a Policy for HTTP CONNECT tunnels and absolute-form
-// plain HTTP requests. It checks the policy on the requested name before any
+// A [Proxy] enforces a Filter for HTTP CONNECT tunnels and absolute-form
+// plain HTTP requests. It checks the filter on the requested name before any
 // DNS lookup (a denied name is never resolved), then checks every resolved
 // address with the SSRF classifier of package ssrf when it dials.
 //
 // What is guaranteed: a client that goes through the proxy reaches only
-// destinations the policy allows, on allowed ports, at addresses that passed
+// destinations the filter allows, on allowed ports, at addresses that passed
 // the address check; every request on a kept-alive connection is checked on
 // its own; a refused name is never resolved.
 //

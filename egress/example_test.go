@@ -33,7 +33,7 @@ func ExampleProxy() {
 	names.Set("api.example.com", siteAddr.Addr().String())
 	names.Set("metadata.example.com", "169.254.169.254")
 	p := &egress.Proxy{
-		Policy:   egress.DenyAll().AllowDomains("example.com").DenyDomains("ads.example.com"),
+		Filter:   egress.DenyAll().AllowDomains("example.com").DenyDomains("ads.example.com"),
 		Resolver: &names,
 		Logger:   slog.New(slog.DiscardHandler), // refusals are logged; keep the example quiet
 		CheckAddr: func(a netip.Addr) error {
@@ -43,7 +43,7 @@ func ExampleProxy() {
 			return ssrf.Check(a)
 		},
 	}
-	p.Policy.Ports = []int{int(siteAddr.Port())}
+	p.Filter.Ports = []int{int(siteAddr.Port())}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		panic(err)
@@ -66,7 +66,7 @@ func ExampleProxy() {
 			fmt.Printf("%s: %d %s\n", host, resp.StatusCode, resp.Header.Get(egress.DeniedHeader))
 		}
 	}
-	// The proxy never looked up the names the policy refused.
+	// The proxy never looked up the names the filter refused.
 	fmt.Println(names.Calls("ads.example.com"), names.Calls("metadata.example.com"))
 	// Output:
 	// api.example.com: hello from api.example.com

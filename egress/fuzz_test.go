@@ -40,7 +40,7 @@ func FuzzParseAuthority(f *testing.F) {
 			t.Fatalf("%q: host %q not normalized", s, host)
 		}
 		if !hostmatch.Valid(host) {
-			t.Fatalf("%q: host %q is not valid for the policy", s, host)
+			t.Fatalf("%q: host %q is not valid for the filter", s, host)
 		}
 	})
 }
@@ -50,19 +50,19 @@ func isIPv6(h string) bool {
 	return err == nil && a.Is6() && a.Zone() == ""
 }
 
-// deniedResolver fails the test if the proxy resolves anything: the policy
+// deniedResolver fails the test if the proxy resolves anything: the filter
 // under test allows only one name and the fuzzer never reaches the network.
 type deniedResolver struct{ t *testing.T }
 
 func (r deniedResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
 	if hostmatch.Normalize(host) != "allowed.test" {
-		r.t.Fatalf("resolver called for %q, which the policy denies", host)
+		r.t.Fatalf("resolver called for %q, which the filter denies", host)
 	}
 	return nil, context.Canceled
 }
 
 // FuzzProxyRequest feeds arbitrary request heads to the proxy: it must never
-// panic, never resolve a name the policy denies, and never answer a request
+// panic, never resolve a name the filter denies, and never answer a request
 // for a denied name with anything but 400, 403 or 407.
 func FuzzProxyRequest(f *testing.F) {
 	for _, s := range []string{
@@ -82,7 +82,7 @@ func FuzzProxyRequest(f *testing.F) {
 			return
 		}
 		p := &egress.Proxy{
-			Policy:   egress.DenyAll().AllowDomains("allowed.test"),
+			Filter:   egress.DenyAll().AllowDomains("allowed.test"),
 			Resolver: deniedResolver{t},
 			Logger:   slog.New(slog.DiscardHandler),
 		}

@@ -33,7 +33,7 @@ func (l *lockedBuffer) String() string {
 func TestRefusalLogsNoURLSecrets(t *testing.T) {
 	var logs lockedBuffer
 	addr := startProxy(t, &egress.Proxy{
-		Policy: egress.DenyAll().AllowDomains("allowed.test"),
+		Filter: egress.DenyAll().AllowDomains("allowed.test"),
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 	})
 	for _, head := range []string{

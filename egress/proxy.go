@@ -57,7 +57,7 @@ type Resolver interface {
 // (answered with 502).
 var ErrUnreachable = errors.New("upstream unreachable")
 
-// Proxy is an HTTP forward proxy that enforces a [Policy]: HTTP CONNECT
+// Proxy is an HTTP forward proxy that enforces a [Filter]: HTTP CONNECT
 // tunnels (what clients use for https://) and absolute-form plain HTTP
 // requests (GET http://host/path), nothing else.
 //
@@ -68,7 +68,7 @@ var ErrUnreachable = errors.New("upstream unreachable")
 //  2. parses the authority strictly with [ParseAuthority] (400 when
 //     malformed, and for an origin-form request such as GET / HTTP/1.1: the
 //     proxy never serves itself);
-//  3. checks the policy on the names alone with [Policy.CheckHost], so a
+//  3. checks the filter on the names alone with [Filter.CheckHost], so a
 //     refused name is never resolved (403 with an [DeniedHeader] reason);
 //  4. resolves the name, refuses the destination when any resolved address
 //     fails the address check (403), and connects only to checked
@@ -87,20 +87,20 @@ var ErrUnreachable = errors.New("upstream unreachable")
 // requests, WebSocket upgrades of tunnels or HTTP/2 to the proxy; and it
 // cannot stop a process that ignores HTTP_PROXY from connecting directly.
 // Only a network layer that forces all traffic through it (a network
-// namespace with default-deny, Landlock TCP rules) makes the policy
+// namespace with default-deny, Landlock TCP rules) makes the filter
 // unavoidable; see backend/forkd and backend/ossandbox.
 //
 // The exported fields configure the proxy; their zero values mean the
 // defaults. They must not be changed after [Proxy.Serve] is called.
 type Proxy struct {
-	// Policy is enforced on every request.
-	Policy Policy
+	// Filter is enforced on every request.
+	Filter Filter
 	// Resolver resolves host names; nil means net.DefaultResolver.
 	Resolver Resolver
 	// CheckAddr vets every resolved address before the proxy connects; a
 	// non-nil error refuses the destination. Nil means the SSRF classifier
 	// (package ssrf: public unicast only). It is not called when
-	// Policy.AllowPrivate is set: then only cloud metadata endpoints are
+	// Filter.AllowPrivate is set: then only cloud metadata endpoints are
 	// refused ([ssrf.CheckMetadata]).
 	CheckAddr func(netip.Addr) error
 	// Credentials, when set, are required in Proxy-Authorization (Basic),
@@ -213,12 +213,12 @@ func (p *Proxy) ListenAndServe(addr string) error {
 var ErrServerClosed = http.ErrServerClosed
 
 // Serve accepts client connections on ln until [Proxy.Shutdown] is called,
-// and then returns [ErrServerClosed]. It fails at once when the policy is
+// and then returns [ErrServerClosed]. It fails at once when the filter is
 // invalid. A Proxy serves at most once.
 func (p *Proxy) Serve(ln net.Listener) error {
-	if err := p.Policy.Validate(); err != nil {
+	if err := p.Filter.Validate(); err != nil {
 		ln.Close()
-		return fmt.Errorf("egress proxy: invalid policy: %w", err)
+		return fmt.Errorf("egress proxy: invalid filter: %w", err)
 	}
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
@@ -346,7 +346,7 @@ func logTarget(target string) string {
 	return u.String()
 }
 
-// refuseErr maps an error of parsing, policy or dialing to a response.
+// refuseErr maps an error of parsing, filter or dialing to a response.
 func (p *Proxy) refuseErr(w http.ResponseWriter, r *http.Request, err error) {
 	var de *DeniedError
 	switch {
@@ -365,7 +365,7 @@ func (p *Proxy) destination(authority string, defaultPort int) (string, int, err
 	if err != nil {
 		return "", 0, err
 	}
-	if err := p.Policy.CheckHost(host, port); err != nil {
+	if err := p.Filter.CheckHost(host, port); err != nil {
 		return "", 0, err
 	}
 	return host, port, nil
@@ -521,7 +521,7 @@ func (p *Proxy) newTransport() *http.Transport {
 
 // checkAddr vets one address the proxy is about to connect to.
 func (p *Proxy) checkAddr(a netip.Addr) error {
-	if p.Policy.AllowPrivate {
+	if p.Filter.AllowPrivate {
 		return ssrf.CheckMetadata(a)
 	}
 	if p.CheckAddr != nil {

@@ -212,7 +212,7 @@ func TestConnectAllowedVariants(t *testing.T) {
 	port := portOf(t, up)
 	res := newResolver(map[string]string{"allowed.test": "127.0.0.1", "api.allowed.test": "127.0.0.1", "a.wild.test": "127.0.0.1"})
 	p := &egress.Proxy{
-		Policy:    egress.DenyAll().AllowDomains("allowed.test", "*.wild.test").WithPorts(port),
+		Filter:    egress.DenyAll().AllowDomains("allowed.test", "*.wild.test").WithPorts(port),
 		Resolver:  res,
 		CheckAddr: allowLoopback,
 	}
@@ -237,7 +237,7 @@ func TestConnectDenied(t *testing.T) {
 		"other.test": "127.0.0.1", "allowed.test.evil.test": "127.0.0.1", "notallowed.test": "127.0.0.1",
 	})
 	p := &egress.Proxy{
-		Policy: egress.DenyAll().
+		Filter: egress.DenyAll().
 			AllowDomains("allowed.test", "*.wild.test", "127.0.0.2").
 			DenyDomains("bad.allowed.test").
 			WithPorts(port),
@@ -273,7 +273,7 @@ func TestConnectDenied(t *testing.T) {
 				t.Errorf("reason %q, want %q", got, tt.reason)
 			}
 			if n := res.total() - before; n != 0 {
-				t.Errorf("denied name was resolved %d times; the policy must be checked before DNS", n)
+				t.Errorf("denied name was resolved %d times; the filter must be checked before DNS", n)
 			}
 		})
 	}
@@ -296,7 +296,7 @@ func TestConnectNameResolvingToBlockedAddress(t *testing.T) {
 		"mapped.test": "::ffff:127.0.0.1",
 	})
 	p := &egress.Proxy{
-		Policy:   egress.AllowAll().WithPorts(port),
+		Filter:   egress.AllowAll().WithPorts(port),
 		Resolver: res,
 	}
 	// Behind the guard: were it broken, mixed.test would be dialled at its
@@ -322,7 +322,7 @@ func TestConnectNameResolvingToBlockedAddress(t *testing.T) {
 
 func TestMalformedRequests(t *testing.T) {
 	res := newResolver(map[string]string{"allowed.test": "127.0.0.1"})
-	p := &egress.Proxy{Policy: egress.AllowAll(), Resolver: res, CheckAddr: allowLoopback}
+	p := &egress.Proxy{Filter: egress.AllowAll(), Resolver: res, CheckAddr: allowLoopback}
 	addr := startProxy(t, p)
 	tests := []struct {
 		name, head string
@@ -375,7 +375,7 @@ func TestPlainHTTPForwarding(t *testing.T) {
 	res := newResolver(map[string]string{"allowed.test": "127.0.0.1", "denied.test": "127.0.0.1"})
 	creds := &egress.Credentials{User: "agent", Password: "s3cret"}
 	p := &egress.Proxy{
-		Policy:      egress.DenyAll().AllowDomains("allowed.test").WithPorts(port),
+		Filter:      egress.DenyAll().AllowDomains("allowed.test").WithPorts(port),
 		Resolver:    res,
 		CheckAddr:   allowLoopback,
 		Credentials: creds,
@@ -427,7 +427,7 @@ func TestCredentialsRequired(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &egress.Proxy{
-		Policy:      egress.AllowAll().WithPorts(port),
+		Filter:      egress.AllowAll().WithPorts(port),
 		Resolver:    newResolver(map[string]string{"allowed.test": "127.0.0.1"}),
 		CheckAddr:   allowLoopback,
 		Credentials: creds,
@@ -481,7 +481,7 @@ func TestUnreachableUpstreamIs502(t *testing.T) {
 	port := portOf(t, ln)
 	ln.Close() // nothing listens there any more
 	p := &egress.Proxy{
-		Policy:   egress.AllowAll().WithPorts(port).WithPrivate(true),
+		Filter:   egress.AllowAll().WithPorts(port).WithPrivate(true),
 		Resolver: newResolver(map[string]string{"gone.test": "127.0.0.1"}),
 	}
 	addr := startProxy(t, p)
@@ -498,7 +498,7 @@ func TestUnreachableUpstreamIs502(t *testing.T) {
 }
 
 func TestSlowHeaderClientIsDropped(t *testing.T) {
-	p := &egress.Proxy{Policy: egress.AllowAll(), HeaderTimeout: 100 * time.Millisecond}
+	p := &egress.Proxy{Filter: egress.AllowAll(), HeaderTimeout: 100 * time.Millisecond}
 	addr := startProxy(t, p)
 	rc := dialProxy(t, addr)
 	io.WriteString(rc.c, "CONNECT allowed.te")
@@ -517,7 +517,7 @@ func TestSlowHeaderClientIsDropped(t *testing.T) {
 }
 
 func TestHeaderTooLarge(t *testing.T) {
-	p := &egress.Proxy{Policy: egress.AllowAll(), MaxHeaderBytes: 1024}
+	p := &egress.Proxy{Filter: egress.AllowAll(), MaxHeaderBytes: 1024}
 	addr := startProxy(t, p)
 	rc := dialProxy(t, addr)
 	resp := rc.do(t, "CONNECT a.test:443 HTTP/1.1\r\nHost: a.test\r\nX-Big: "+strings.Repeat("a", 64<<10)+"\r\n\r\n")
@@ -529,7 +529,7 @@ func TestHeaderTooLarge(t *testing.T) {
 func TestPipelinedBytesAfterConnectReachUpstream(t *testing.T) {
 	up := echoServer(t)
 	port := portOf(t, up)
-	p := &egress.Proxy{Policy: egress.AllowAll().WithPorts(port), Resolver: newResolver(map[string]string{"a.test": "127.0.0.1"}), CheckAddr: allowLoopback}
+	p := &egress.Proxy{Filter: egress.AllowAll().WithPorts(port), Resolver: newResolver(map[string]string{"a.test": "127.0.0.1"}), CheckAddr: allowLoopback}
 	addr := startProxy(t, p)
 	rc := dialProxy(t, addr)
 	// The client sends its first tunnel bytes before the 200 arrives.
@@ -548,7 +548,7 @@ func TestTunnelHalfCloseAndIdle(t *testing.T) {
 	port := portOf(t, up)
 	newProxy := func(idle time.Duration) string {
 		return startProxy(t, &egress.Proxy{
-			Policy:      egress.AllowAll().WithPorts(port),
+			Filter:      egress.AllowAll().WithPorts(port),
 			Resolver:    newResolver(map[string]string{"a.test": "127.0.0.1"}),
 			CheckAddr:   allowLoopback,
 			IdleTimeout: idle,
@@ -582,7 +582,7 @@ func TestShutdownClosesTunnels(t *testing.T) {
 	up := echoServer(t)
 	port := portOf(t, up)
 	p := &egress.Proxy{
-		Policy:    egress.AllowAll().WithPorts(port),
+		Filter:    egress.AllowAll().WithPorts(port),
 		Resolver:  newResolver(map[string]string{"a.test": "127.0.0.1"}),
 		CheckAddr: allowLoopback,
 		Logger:    slog.New(slog.DiscardHandler),
@@ -616,7 +616,7 @@ func TestThousandConcurrentTunnels(t *testing.T) {
 	up := echoServer(t)
 	port := portOf(t, up)
 	p := &egress.Proxy{
-		Policy:    egress.DenyAll().AllowDomains("a.test").WithPorts(port),
+		Filter:    egress.DenyAll().AllowDomains("a.test").WithPorts(port),
 		Resolver:  newResolver(map[string]string{"a.test": "127.0.0.1"}),
 		CheckAddr: allowLoopback,
 		MaxConns:  n + 10,
@@ -674,8 +674,8 @@ func TestThousandConcurrentTunnels(t *testing.T) {
 	}
 }
 
-func TestInvalidPolicyRefusesToServe(t *testing.T) {
-	p := &egress.Proxy{Policy: egress.DenyAll().AllowDomains("exa mple.com").WithPorts(70000)}
+func TestInvalidFilterRefusesToServe(t *testing.T) {
+	p := &egress.Proxy{Filter: egress.DenyAll().AllowDomains("exa mple.com").WithPorts(70000)}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	err := p.Serve(ln)
 	if err == nil || !strings.Contains(err.Error(), "exa mple.com") || !strings.Contains(err.Error(), "70000") {

@@ -23,7 +23,7 @@ func TestFramingTricksNeverReachADeniedHost(t *testing.T) {
 	port := portOf(t, up)
 	ps := strconv.Itoa(port)
 	res := newResolver(map[string]string{"allowed.test": "127.0.0.1", "denied.test": "127.0.0.1"})
-	p := &egress.Proxy{Policy: egress.DenyAll().AllowDomains("allowed.test").WithPorts(port), Resolver: res, CheckAddr: allowLoopback}
+	p := &egress.Proxy{Filter: egress.DenyAll().AllowDomains("allowed.test").WithPorts(port), Resolver: res, CheckAddr: allowLoopback}
 	egress.SetDialTripwire(p, loopbackOnly(t))
 	addr := startProxy(t, p)
 	allowed := "http://allowed.test:" + ps + "/a"

@@ -66,10 +66,10 @@ type Options struct {
 	// APITimeout bounds create, delete and list calls; 0 means
 	// DefaultAPITimeout.
 	APITimeout time.Duration
-	// Egress is the policy the operator's egress proxy enforces. It is
+	// Egress is the filter the operator's egress proxy enforces. It is
 	// reported in the guarantees' features; the backend cannot push it to
 	// a proxy it does not run.
-	Egress *egress.Policy
+	Egress *egress.Filter
 	// EnforceEgress is the egress proxy endpoint (host:port or
 	// http://[user:pass@]host:port) the microVMs' network namespaces route
 	// through. When set, New probes that the proxy answers and fails if it
@@ -135,7 +135,7 @@ func New(ctx context.Context, opts *Options) (*Backend, error) {
 	}
 	if opts.Egress != nil {
 		if err := opts.Egress.Validate(); err != nil {
-			return nil, fmt.Errorf("forkd: egress policy: %w", err)
+			return nil, fmt.Errorf("forkd: egress filter: %w", err)
 		}
 	}
 	client, err := NewClient(opts.URL, ClientOptions{Token: opts.Token, CACertPEM: opts.CACertPEM, APITimeout: opts.APITimeout})

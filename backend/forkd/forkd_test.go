@@ -585,7 +585,7 @@ func TestEnforceEgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &egress.Proxy{Policy: egress.DenyAll().AllowDomains("example.com"), Logger: slog.New(slog.DiscardHandler)}
+	p := &egress.Proxy{Filter: egress.DenyAll().AllowDomains("example.com"), Logger: slog.New(slog.DiscardHandler)}
 	go p.Serve(ln)
 	t.Cleanup(func() { p.Shutdown(context.Background()) })
 	pol := egress.DenyAll().AllowDomains("example.com")

@@ -74,7 +74,7 @@
 //     namespace of its own that has only loopback, where a fresh
 //     [egress.Proxy] for the command listens at [ProxyURL]; HTTP_PROXY,
 //     HTTPS_PROXY and ALL_PROXY (and their lowercase forms) point to it.
-//     The proxy applies the policy to CONNECT and plain HTTP requests and
+//     The proxy applies the filter to CONNECT and plain HTTP requests and
 //     makes its own connections from this program's namespace. The command
 //     cannot open anything but TCP sockets (seccomp: AF_INET and AF_INET6
 //     stream sockets only, no TCP Fast Open), Landlock lets it connect to
@@ -82,7 +82,7 @@
 //     routable from it: a direct connection to any host fails. There is no
 //     DNS inside: clients that honour the proxy variables (curl, Go,
 //     Python's requests, git over HTTPS) leave name resolution to the
-//     proxy, which applies the policy before resolving. The network axis is
+//     proxy, which applies the filter before resolving. The network axis is
 //     proxied.
 //     Below Landlock ABI 9, which cannot confine connect(2) to a pathname
 //     Unix socket (a Docker daemon, an SSH agent, the session bus),

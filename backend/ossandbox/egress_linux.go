@@ -69,7 +69,7 @@ func (b *Backend) startProxy(fd int) (*egress.Proxy, error) {
 		return nil, fmt.Errorf("egress proxy listener: %w", err)
 	}
 	p := &egress.Proxy{
-		Policy:    b.egress.Policy,
+		Filter:    b.egress.Filter,
 		Resolver:  b.egress.Resolver,
 		CheckAddr: b.egress.CheckAddr,
 		Logger:    b.log,

@@ -73,7 +73,7 @@ func TestEgress(t *testing.T) {
 
 	res := &testResolver{}
 	b, _ := newTestBackend(t, Options{Egress: &Egress{
-		Policy:    egress.DenyAll().AllowDomains("allowed.test").WithPorts(pp, sp),
+		Filter:    egress.DenyAll().AllowDomains("allowed.test").WithPorts(pp, sp),
 		Resolver:  res,
 		CheckAddr: func(netip.Addr) error { return nil }, // the test upstreams are on loopback
 	}})
@@ -187,7 +187,7 @@ func TestEgressUnprivilegedRefused(t *testing.T) {
 	if isRoot() {
 		t.Skip("root callers get a network namespace; this runs when the suite runs unprivileged")
 	}
-	_, err := New(t.TempDir(), &Options{Egress: &Egress{Policy: egress.DenyAll().AllowDomains("example.com")}})
+	_, err := New(t.TempDir(), &Options{Egress: &Egress{Filter: egress.DenyAll().AllowDomains("example.com")}})
 	if !errors.Is(err, backend.ErrUnavailable) {
 		t.Fatalf("New = %v; want ErrUnavailable", err)
 	}
@@ -198,8 +198,8 @@ func TestEgressExcludesAllowNetwork(t *testing.T) {
 	if !errors.Is(err, errEgressAndNetwork) {
 		t.Fatalf("New = %v; want errEgressAndNetwork", err)
 	}
-	_, err = New(t.TempDir(), &Options{Egress: &Egress{Policy: egress.Policy{Ports: []int{0}}}})
+	_, err = New(t.TempDir(), &Options{Egress: &Egress{Filter: egress.Filter{Ports: []int{0}}}})
 	if err == nil {
-		t.Fatal("New accepted an invalid egress policy")
+		t.Fatal("New accepted an invalid egress filter")
 	}
 }

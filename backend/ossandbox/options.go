@@ -23,7 +23,7 @@ type Options struct {
 	// of the guarantees is then none.
 	AllowNetwork bool
 	// Egress, when set, gives commands network access only through an
-	// HTTP egress proxy that enforces its policy: each command gets a
+	// HTTP egress proxy that enforces its filter: each command gets a
 	// network namespace of its own whose only reachable service is the
 	// proxy, HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point to it, and the
 	// network axis of the guarantees is proxied. Linux, root callers only
@@ -74,9 +74,9 @@ type Options struct {
 // Egress configures network access through the egress proxy
 // ([Options].Egress). A fresh [egress.Proxy] serves each command.
 type Egress struct {
-	// Policy is what the proxy lets through; its zero value refuses
+	// Filter is what the proxy lets through; its zero value refuses
 	// everything.
-	Policy egress.Policy
+	Filter egress.Filter
 	// Resolver resolves host names for the proxy; nil means the system
 	// resolver.
 	Resolver egress.Resolver

@@ -187,8 +187,8 @@ func checkEgress(o *Options) (*Egress, error) {
 	if o.AllowNetwork {
 		return nil, errEgressAndNetwork
 	}
-	if err := o.Egress.Policy.Validate(); err != nil {
-		return nil, fmt.Errorf("ossandbox: egress policy: %w", err)
+	if err := o.Egress.Filter.Validate(); err != nil {
+		return nil, fmt.Errorf("ossandbox: egress filter: %w", err)
 	}
 	if os.Geteuid() != 0 {
 		// Landlock's TCP rules filter ports, not addresses, and seccomp
@@ -460,7 +460,7 @@ func (b *Backend) guarantees() backend.Guarantees {
 	case b.egress != nil:
 		g.Network = backend.IsolationProxied
 		g.Features = append(g.Features,
-			"network: a network namespace per command with loopback only; its one service is an egress proxy at "+ProxyURL+" (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) enforcing: "+b.egress.Policy.String(),
+			"network: a network namespace per command with loopback only; its one service is an egress proxy at "+ProxyURL+" (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) enforcing: "+b.egress.Filter.String(),
 			"seccomp-bpf: only TCP sockets (AF_INET/AF_INET6 stream), no UDP, raw, netlink or packet sockets, no TCP Fast Open")
 		if b.abi >= 4 {
 			g.Features = append(g.Features, fmt.Sprintf("landlock: tcp connect only to port %d, bind denied", proxyPort))

@@ -1,5 +1,5 @@
 // Package hostmatch is the one implementation of host-name patterns shared by
-// permission rules, WebFetch's host lists and the egress policy, so that the
+// permission rules, WebFetch's host lists and the egress filter, so that the
 // same pattern means the same thing everywhere.
 //
 // A pattern "example.com" matches example.com and every subdomain of it; a

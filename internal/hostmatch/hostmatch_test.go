@@ -82,7 +82,7 @@ func TestValid(t *testing.T) {
 	}
 }
 
-// FuzzMatch checks the properties the egress policy and WebFetch rely on.
+// FuzzMatch checks the properties the egress filter and WebFetch rely on.
 func FuzzMatch(f *testing.F) {
 	for _, s := range [][2]string{{"example.com", "api.example.com"}, {"*.example.com", "example.com"}, {"*.4", "1.2.3.4"}, {"1.2.3.4", "::ffff:1.2.3.4"}, {"example.com", "evilexample.com"}, {"fe80::1", "fe80::1%eth0"}, {"10.0.0.5", "64:ff9b::a00:5"}, {"127.0.0.1", "0x7f.1"}} {
 		f.Add(s[0], s[1])

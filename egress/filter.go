@@ -12,12 +12,12 @@ import (
 	"github.com/paigasus/helikon/internal/hostmatch"
 )
 
-// DefaultPorts are the destination ports a [Policy] with no Ports allows:
+// DefaultPorts are the destination ports a [Filter] with no Ports allows:
 // plain HTTP and HTTPS, which is what an agent's tools and package managers
 // need. Anything else (SSH on 22, SMTP on 25, databases) must be opted into.
 var DefaultPorts = []int{80, 443}
 
-// Policy decides which destinations egress may reach. The zero value denies
+// Filter decides which destinations egress may reach. The zero value denies
 // every destination (it is [DenyAll]).
 //
 // A destination is a host and a port. It is allowed when
@@ -38,9 +38,9 @@ var DefaultPorts = []int{80, 443}
 // endpoint (ssrf.CheckMetadata). That check happens when the proxy dials,
 // see [Proxy].
 //
-// A Policy is a plain value: copy it freely; the With methods return
+// A Filter is a plain value: copy it freely; the With methods return
 // modified copies and never change the receiver.
-type Policy struct {
+type Filter struct {
 	// AllowAll allows every host that no Deny pattern matches.
 	AllowAll bool
 	// Allow lists the host patterns that are allowed.
@@ -57,41 +57,41 @@ type Policy struct {
 	AllowPrivate bool
 }
 
-// DenyAll returns a policy that allows nothing; add domains with
-// [Policy.AllowDomains].
-func DenyAll() Policy { return Policy{} }
+// DenyAll returns a filter that allows nothing; add domains with
+// [Filter.AllowDomains].
+func DenyAll() Filter { return Filter{} }
 
-// AllowAll returns a policy that allows every public destination on the
-// default ports; remove domains with [Policy.DenyDomains].
-func AllowAll() Policy { return Policy{AllowAll: true} }
+// AllowAll returns a filter that allows every public destination on the
+// default ports; remove domains with [Filter.DenyDomains].
+func AllowAll() Filter { return Filter{AllowAll: true} }
 
 // AllowDomains returns a copy of p that also allows patterns.
-func (p Policy) AllowDomains(patterns ...string) Policy {
+func (p Filter) AllowDomains(patterns ...string) Filter {
 	p.Allow = append(slices.Clip(p.Allow), patterns...)
 	return p
 }
 
 // DenyDomains returns a copy of p that also refuses patterns.
-func (p Policy) DenyDomains(patterns ...string) Policy {
+func (p Filter) DenyDomains(patterns ...string) Filter {
 	p.Deny = append(slices.Clip(p.Deny), patterns...)
 	return p
 }
 
 // WithPorts returns a copy of p that allows exactly ports.
-func (p Policy) WithPorts(ports ...int) Policy {
+func (p Filter) WithPorts(ports ...int) Filter {
 	p.Ports = slices.Clone(ports)
 	return p
 }
 
 // WithPrivate returns a copy of p with AllowPrivate set to allow.
-func (p Policy) WithPrivate(allow bool) Policy {
+func (p Filter) WithPrivate(allow bool) Filter {
 	p.AllowPrivate = allow
 	return p
 }
 
 // Validate reports every unusable pattern and port of p. A proxy refuses to
-// start with an invalid policy rather than silently ignoring an entry.
-func (p Policy) Validate() error {
+// start with an invalid filter rather than silently ignoring an entry.
+func (p Filter) Validate() error {
 	var errs []error
 	for _, list := range []struct {
 		name     string
@@ -112,7 +112,7 @@ func (p Policy) Validate() error {
 }
 
 // ports returns the effective port list.
-func (p Policy) ports() []int {
+func (p Filter) ports() []int {
 	if len(p.Ports) == 0 {
 		return DefaultPorts
 	}
@@ -123,7 +123,7 @@ func (p Policy) ports() []int {
 // appears in a request) may be reached on port, from the names alone: it
 // never resolves anything. A refusal is a *[DeniedError]. An allowed host
 // still has its resolved addresses checked by the proxy before it connects.
-func (p Policy) CheckHost(host string, port int) error {
+func (p Filter) CheckHost(host string, port int) error {
 	h := hostmatch.Normalize(host)
 	if !slices.Contains(p.ports(), port) {
 		return &DeniedError{Host: h, Port: port, Reason: ReasonPort}
@@ -139,7 +139,7 @@ func (p Policy) CheckHost(host string, port int) error {
 
 // String describes p in one line for logs and guarantees, e.g.
 // "deny-all; allow example.com; ports 80,443".
-func (p Policy) String() string {
+func (p Filter) String() string {
 	var b strings.Builder
 	if p.AllowAll {
 		b.WriteString("allow-all")
@@ -178,7 +178,7 @@ const (
 // denied tool error.
 var ErrDenied = errors.New("egress denied")
 
-// DeniedError reports a destination refused by the policy or by the address
+// DeniedError reports a destination refused by the filter or by the address
 // check.
 type DeniedError struct {
 	Host   string // normalized host as requested

@@ -10,7 +10,7 @@ import (
 	"github.com/paigasus/helikon/egress"
 )
 
-func TestPolicyCheckHost(t *testing.T) {
+func TestFilterCheckHost(t *testing.T) {
 	pol := egress.DenyAll().
 		AllowDomains("example.com", "*.wild.org", "93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c").
 		DenyDomains("bad.example.com")
@@ -58,9 +58,9 @@ func TestPolicyCheckHost(t *testing.T) {
 	}
 }
 
-func TestPolicyConstructorsAndCopies(t *testing.T) {
-	if err := (egress.Policy{}).CheckHost("example.com", 443); err == nil {
-		t.Error("the zero Policy must deny everything")
+func TestFilterConstructorsAndCopies(t *testing.T) {
+	if err := (egress.Filter{}).CheckHost("example.com", 443); err == nil {
+		t.Error("the zero Filter must deny everything")
 	}
 	if err := egress.AllowAll().CheckHost("anything.example", 443); err != nil {
 		t.Errorf("AllowAll: %v", err)
@@ -82,9 +82,9 @@ func TestPolicyConstructorsAndCopies(t *testing.T) {
 	}
 }
 
-func TestPolicyValidate(t *testing.T) {
+func TestFilterValidate(t *testing.T) {
 	if err := egress.DenyAll().AllowDomains("example.com", "*.example.org", "10.0.0.1", "::1").Validate(); err != nil {
-		t.Errorf("valid policy: %v", err)
+		t.Errorf("valid filter: %v", err)
 	}
 	err := egress.DenyAll().AllowDomains("http://example.com").DenyDomains("a b").WithPorts(0).Validate()
 	for _, want := range []string{"http://example.com", "a b", "port 0"} {
@@ -133,7 +133,7 @@ func TestParseAuthority(t *testing.T) {
 	}
 }
 
-func ExamplePolicy() {
+func ExampleFilter() {
 	pol := egress.DenyAll().AllowDomains("example.com").DenyDomains("ads.example.com")
 	fmt.Println(pol.CheckHost("api.example.com", 443))
 	fmt.Println(pol.CheckHost("ads.example.com", 443))
