@@ -67,7 +67,7 @@ func (c *CommonFlags) RootDir() (string, error) {
 // and the flags: the files' rules and the flags' all apply, the --mode flag
 // overrides the files' mode.
 func (c *CommonFlags) Permissions() (*helikon.Permissions, helikon.PermissionMode, error) {
-	pol, err := c.Policy()
+	pol, err := c.Settings()
 	if err != nil {
 		return nil, 0, err
 	}

@@ -36,7 +36,7 @@ func runExec(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return Failf(env, ExitUsage, "exec: %v", err)
 	}
-	if _, err := common.Policy(); err != nil {
+	if _, err := common.Settings(); err != nil {
 		return Failf(env, ExitUsage, "exec: %v", err)
 	}
 	if *session != "" {

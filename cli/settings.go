@@ -20,9 +20,9 @@ type PolicyFileFlags struct {
 	TrustProject   bool   // --trust-project
 	UserSettings   string // --user-settings FILE, "none" for no user file
 
-	loaded    bool
-	policy    *policyfile.Policy
-	policyErr error
+	loaded      bool
+	settings    *policyfile.Settings
+	settingsErr error
 }
 
 func (pf *PolicyFileFlags) add(fs *flag.FlagSet) {
@@ -31,27 +31,27 @@ func (pf *PolicyFileFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&pf.UserSettings, "user-settings", "", "the user's policy `FILE` (default: helikon/settings.json in the user config directory; none: no user file)")
 }
 
-// Policy reads the policy files for the root, once.
-func (c *CommonFlags) Policy() (*policyfile.Policy, error) {
+// Settings reads the policy files for the root, once.
+func (c *CommonFlags) Settings() (*policyfile.Settings, error) {
 	if !c.loaded {
 		c.loaded = true
 		root, err := c.RootDir()
 		if err != nil {
-			c.policyErr = err
+			c.settingsErr = err
 			return nil, err
 		}
 		o := &policyfile.Options{Root: root, Claude: c.ClaudeSettings, TrustProject: c.TrustProject, UserFile: c.UserSettings}
 		if c.UserSettings == "none" {
 			o.UserFile, o.NoUserFile = "", true
 		}
-		c.policy, c.policyErr = policyfile.Load(o)
-		if c.policyErr == nil {
-			if b := c.policy.Backend; b.Value != "" && backendFactories[resolveAlias(b.Value)] == nil {
-				c.policyErr = fmt.Errorf("%s: unknown backend %q (available: %s)", b.From, b.Value, strings.Join(BackendNames(), ", "))
+		c.settings, c.settingsErr = policyfile.Load(o)
+		if c.settingsErr == nil {
+			if b := c.settings.Backend; b.Value != "" && backendFactories[resolveAlias(b.Value)] == nil {
+				c.settingsErr = fmt.Errorf("%s: unknown backend %q (available: %s)", b.From, b.Value, strings.Join(BackendNames(), ", "))
 			}
 		}
 	}
-	return c.policy, c.policyErr
+	return c.settings, c.settingsErr
 }
 
 // given reports whether the flag name was set on the command line.
@@ -66,7 +66,7 @@ func (c *CommonFlags) given(name string) bool {
 // WithFileSettings returns b with the policy files' backend and limits filling
 // in what the flags left unset.
 func (c *CommonFlags) WithFileSettings(b *BackendFlags) *BackendFlags {
-	pol, err := c.Policy()
+	pol, err := c.Settings()
 	if err != nil || pol == nil {
 		return b
 	}
@@ -92,7 +92,7 @@ func (c *CommonFlags) WithFileSettings(b *BackendFlags) *BackendFlags {
 // FetchHosts returns WebFetch's host lists: the flags', the files' where
 // --allow-host is not given, and every file's denied hosts.
 func (c *CommonFlags) FetchHosts(allow, deny []string) ([]string, []string) {
-	pol, err := c.Policy()
+	pol, err := c.Settings()
 	if err != nil || pol == nil {
 		return allow, deny
 	}
@@ -141,7 +141,7 @@ type ruleReport struct {
 // reportPolicy describes the policy c's files and flags make.
 func reportPolicy(c *CommonFlags) policyReport {
 	var rep policyReport
-	pol, err := c.Policy()
+	pol, err := c.Settings()
 	if err != nil {
 		rep.Error = err.Error()
 		return rep
@@ -296,7 +296,7 @@ func (c *CommonFlags) unmatchable(p *helikon.Permissions, tools []string, mcp bo
 		return nil
 	}
 	var origins map[helikon.Rule]policyfile.Origin
-	if pol, _ := c.Policy(); pol != nil {
+	if pol, _ := c.Settings(); pol != nil {
 		origins = pol.Origins
 	}
 	var out []*RuleError

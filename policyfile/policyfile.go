@@ -3,7 +3,7 @@
 // file (helikon/settings.json in [os.UserConfigDir]) and, when asked, Claude
 // Code's project settings (.claude/settings.json and
 // .claude/settings.local.json in the root), and merges them into one
-// [Policy]. It sits above the permission pipeline and below the CLI, which
+// [Settings]. It sits above the permission pipeline and below the CLI, which
 // applies its flags on top.
 //
 // # Precedence
@@ -51,7 +51,7 @@
 // every file: the user typed them. A project is its directory, not a
 // spelling of it: the root and the trustedProjects entries are compared
 // with their symbolic links resolved, and the project files' paths in
-// [Policy].Protected are spelt under the resolved root.
+// [Settings].Protected are spelt under the resolved root.
 //
 // # Claude Code's rules
 //
@@ -149,7 +149,7 @@ type Setting[T any] struct {
 	From  string
 }
 
-// Origin is where a rule of a [Policy] comes from.
+// Origin is where a rule in [Settings] comes from.
 type Origin struct {
 	From string // "path:line:column"
 	List string // allow, ask or deny
@@ -163,8 +163,9 @@ type Source struct {
 	Notes []string // what the file asks that is not applied, and why
 }
 
-// Policy is the merged content of the policy files.
-type Policy struct {
+// Settings is the merged content of the policy files: every file's rules,
+// and each single setting with the file it comes from.
+type Settings struct {
 	// Sources are the files read, lowest precedence first.
 	Sources []Source
 	// Absent are the files looked for and not found.
@@ -198,7 +199,7 @@ type Policy struct {
 type Options struct {
 	// Root is the absolute sandbox root, where project files are. [Load]
 	// resolves its symbolic links: the project files' paths in
-	// [Policy].Protected and the trustedProjects comparison use the
+	// [Settings].Protected and the trustedProjects comparison use the
 	// resolved spelling, whatever link the root was reached through.
 	Root string
 	// UserFile is the user's file; "" means [UserFile]'s. NoUserFile skips it.
@@ -263,12 +264,12 @@ var lists = [3]string{"deny", "ask", "allow"}
 // Load reads the policy files o names. A file that does not exist is
 // skipped; one that cannot be read, or whose content is invalid (an error
 // wrapping [ErrInvalid], with its line and column), is an error.
-func Load(o *Options) (*Policy, error) {
+func Load(o *Options) (*Settings, error) {
 	home := o.Home
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
-	pol := &Policy{Origins: map[helikon.Rule]Origin{}}
+	pol := &Settings{Origins: map[helikon.Rule]Origin{}}
 	var files []*parsed
 	read := func(path string, kind Kind) (*parsed, error) {
 		p, err := readFile(path, kind, home)
@@ -329,7 +330,7 @@ func Load(o *Options) (*Policy, error) {
 	// when asked for, then the project's when trusted), so an untrusted
 	// file, which may only tighten what they make, also takes precedence
 	// over all of them: the merged policy is never looser than theirs.
-	base := &Policy{Origins: map[helikon.Rule]Origin{}}
+	base := &Settings{Origins: map[helikon.Rule]Origin{}}
 	for _, f := range files {
 		if f.src.Kind == KindUser || trusted || f.src.Kind == KindClaude && o.Claude {
 			base.merge(f)
@@ -573,7 +574,7 @@ var modeOrder = map[helikon.PermissionMode]int{helikon.ModeBypass: 0, helikon.Mo
 // sets none; a WebFetch host that base's allowed hosts do not cover. A
 // setting no file sets is compared with the value the run would have
 // without it.
-func (p *parsed) checkTightenOnly(base *Policy) error {
+func (p *parsed) checkTightenOnly(base *Settings) error {
 	var loosen []string
 	add := func(format string, args ...any) { loosen = append(loosen, fmt.Sprintf(format, args...)) }
 	was := func(value any, from, def string) string {
@@ -648,7 +649,7 @@ func (p *parsed) checkTightenOnly(base *Policy) error {
 var ErrUntrusted = errors.New("untrusted project policy")
 
 // merge adds f to the policy; f has higher precedence than what came before.
-func (pol *Policy) merge(f *parsed) {
+func (pol *Settings) merge(f *parsed) {
 	pol.Sources = append(pol.Sources, f.src)
 	dst := [3]*[]helikon.Rule{&pol.Deny, &pol.Ask, &pol.Allow}
 	for i := range f.rules {

@@ -28,7 +28,7 @@ func project(t *testing.T, files map[string]string) string {
 	return root
 }
 
-func load(root string, claude, trust bool) (*policyfile.Policy, error) {
+func load(root string, claude, trust bool) (*policyfile.Settings, error) {
 	return policyfile.Load(&policyfile.Options{Root: root, NoUserFile: true, Claude: claude, TrustProject: trust, Home: "/home/u"})
 }
 
@@ -294,7 +294,7 @@ func TestProtectedAndNotes(t *testing.T) {
 // user's file and the trusted files make, never looser, and fails naming
 // what it would loosen; a trusted project's value applies either way.
 func TestUntrustedProjectOnlyTightensSettings(t *testing.T) {
-	setting := func(pol *policyfile.Policy, name string) (string, string) {
+	setting := func(pol *policyfile.Settings, name string) (string, string) {
 		switch name {
 		case "mode":
 			return pol.Mode.Value.String(), pol.Mode.From
@@ -383,7 +383,7 @@ func TestUntrustedProjectOnlyTightensSettings(t *testing.T) {
 				}
 			}
 			from := map[string]string{"user": user + ":", "project": filepath.Join(root, helikonFile) + ":", "claude": filepath.Join(root, claudeFile) + ":", "claude-local": filepath.Join(root, claudeLocal) + ":", "": ""}[tt.from]
-			check := func(how string, pol *policyfile.Policy) {
+			check := func(how string, pol *policyfile.Settings) {
 				t.Helper()
 				v, f := setting(pol, tt.setting)
 				if v != tt.want || !strings.HasPrefix(f, from) || (from == "") != (f == "") {

@@ -107,7 +107,7 @@ func runPolicy(ctx context.Context, env *cli.Env, args []string) int {
 		}
 		status = cli.ExitUsage
 	}
-	if pol, _ := common.Policy(); pol != nil {
+	if pol, _ := common.Settings(); pol != nil {
 		origin := func(rule string) (from, written string) {
 			from = "flag"
 			if r, err := helikon.ParseRule(rule); err == nil {
