@@ -6,11 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+
+	"github.com/paigasus/helikon/internal/argcheck"
 )
 
 // ErrorInvalidJSON is the problem reported for arguments that are not JSON,
 // in every place a call arrives (an agent's model, an MCP client, the CLI).
-const ErrorInvalidJSON = "the arguments are not valid JSON; send one JSON object that matches the tool's schema"
+// Its text lives with the argument checker, which words every other problem
+// of a call's arguments.
+const ErrorInvalidJSON = argcheck.InvalidJSON
 
 // CheckedCall is a tool call the permission pipeline allowed: the tool, the
 // arguments to run it with (the policy's replacement, if it made one) and the

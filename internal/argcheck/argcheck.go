@@ -33,7 +33,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/paigasus/helikon"
 )
 
 // Validator validates values against one schema. It is safe for concurrent
@@ -456,15 +455,21 @@ func toFloat(x any) (float64, bool) {
 	return 0, false
 }
 
+// InvalidJSON is the problem reported for arguments that are not JSON. It is
+// defined here, at the bottom, and exported by the root package as
+// helikon.ErrorInvalidJSON, so that every place a call arrives uses the same
+// words without this package depending on the one it serves.
+const InvalidJSON = "the arguments are not valid JSON; send one JSON object that matches the tool's schema"
+
 // ParseObject decodes a call's raw arguments for [Validator.Validate]. When
 // they are not valid JSON or not a JSON object it returns a problem worded
 // for the model instead, the same words wherever arguments are checked
-// (function tools and MCP tools alike, and [helikon.CheckCall], whose
-// sentence it is, with the parser's reason added).
+// (function tools and MCP tools alike, and helikon.CheckCall): for arguments
+// that are not JSON, [InvalidJSON] with the parser's reason added.
 func ParseObject(args []byte) (map[string]any, string) {
 	var generic any
 	if err := json.Unmarshal(args, &generic); err != nil {
-		return nil, helikon.ErrorInvalidJSON + " (" + err.Error() + ")"
+		return nil, InvalidJSON + " (" + err.Error() + ")"
 	}
 	m, ok := generic.(map[string]any)
 	if !ok {
