@@ -20,7 +20,9 @@ func (n nopBackend) Run(context.Context, *backend.Request) (*backend.Result, err
 	return &backend.Result{}, nil
 }
 
-func (nopBackend) Guarantees() backend.Guarantees { return backend.Guarantees{Label: "none (benchmark)"} }
+func (nopBackend) Guarantees() backend.Guarantees {
+	return backend.Guarantees{Label: "none (benchmark)"}
+}
 
 func (n nopBackend) Dir() string { return n.dir }
 
