@@ -60,7 +60,8 @@ func (c *CheckedCall[C]) Args() json.RawMessage { return c.decision.Args }
 // Invoke runs the call with tc and returns the tool's output, always valid
 // JSON (an empty output is null), or an error of one of the three kinds.
 // The tool sees the targets the pipeline matched through
-// [ToolContext.Targets], so it need not work them out again. An
+// [ToolContext.Targets], so it need not work them out again, nor decode its
+// arguments again when its Targets step did (see [Targets.WithDecoded]). An
 // [*InvalidArgsError] that names no tool is given the tool's name; output
 // that is not JSON is an other error (a bug in the tool); so is a panic in
 // the tool, which does not take the caller down.

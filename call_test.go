@@ -145,3 +145,27 @@ func errText(err error) string {
 	}
 	return err.Error()
 }
+
+// TestTargetsDecodedOnlyForTheSameArguments: the decoded value a tool stores
+// with its targets comes back for the same argument bytes only, so a tool
+// never runs on the decoding of other arguments.
+func TestTargetsDecodedOnlyForTheSameArguments(t *testing.T) {
+	args := json.RawMessage(`{"path":"a"}`)
+	tg := helikon.Targets{Hosts: []string{"example.com"}}.WithDecoded(args, "decoded")
+	if v, ok := tg.Decoded(json.RawMessage(`{"path":"a"}`)); !ok || v != "decoded" {
+		t.Errorf("same bytes: got %v, %v", v, ok)
+	}
+	for _, other := range []string{`{"path":"b"}`, `{"path": "a"}`, ``} {
+		if v, ok := tg.Decoded(json.RawMessage(other)); ok {
+			t.Errorf("%q: got %v for other arguments", other, v)
+		}
+	}
+	empty := helikon.Targets{}.WithDecoded(args, nil)
+	if _, ok := empty.Decoded(args); ok {
+		t.Error("no value stored, yet one came back")
+	}
+	var none *helikon.Targets
+	if _, ok := none.Decoded(args); ok {
+		t.Error("nil targets returned a value")
+	}
+}

@@ -270,7 +270,8 @@ func (tc *ToolContext[C]) MaxAgentDepth() int { return tc.rc.maxDepth }
 // Targets returns what the permission pipeline found this call touches: the
 // targets the tool itself reported for exactly these arguments (see
 // [Targeter]), handed on by [CheckedCall.Invoke] so that the tool need not
-// work them out a second time. It is nil when the call did not come through
+// work them out a second time, with the tool's decoding of the arguments
+// when it stored one ([Targets.Decoded]). It is nil when the call did not come through
 // [CheckCall] (a tool invoked directly) or the tool reports no targets; a
 // tool that depends on its targets computes them itself then. The tool must
 // not change them.

@@ -1,6 +1,8 @@
 package helikon
 
 import (
+	"bytes"
+	"encoding/json"
 	"path"
 	"strings"
 )
@@ -21,6 +23,41 @@ type Targets struct {
 	// an unparseable command). Deny rules with a pattern then match and allow
 	// rules with a pattern do not: the pipeline fails closed.
 	Unresolved string
+
+	// decoded is the tool's own decoding of the arguments it reported these
+	// targets for (see [Targets.WithDecoded]); a pointer, so that the
+	// targets of the many tools that store none grow by one word only.
+	decoded *decodedArgs
+}
+
+// decodedArgs is a value stored by [Targets.WithDecoded].
+type decodedArgs struct {
+	args json.RawMessage
+	v    any
+}
+
+// WithDecoded returns a copy of t that carries v, the tool's own decoding of
+// args, the arguments it reported t for. A tool whose [Targeter] validates
+// and decodes the arguments to report them calls it, so that the decoded
+// value reaches the call with the targets ([ToolContext.Targets]) and the
+// tool does not validate and decode the same arguments a second time
+// (package tool/functiontool does this for the tools built on it). Rules,
+// guards and the [Policy] never see v.
+func (t Targets) WithDecoded(args json.RawMessage, v any) Targets {
+	t.decoded = &decodedArgs{args: args, v: v}
+	return t
+}
+
+// Decoded returns the value given to [Targets.WithDecoded] when args are the
+// same bytes it was given with, and false otherwise: when t is nil, carries
+// no value, or was reported for other arguments (a tool invoked with other
+// arguments than the ones checked). Only the tool that stored the value
+// knows its type.
+func (t *Targets) Decoded(args json.RawMessage) (any, bool) {
+	if t == nil || t.decoded == nil || t.decoded.v == nil || !bytes.Equal(t.decoded.args, args) {
+		return nil, false
+	}
+	return t.decoded.v, true
 }
 
 // Access says whether a path is read or written.

@@ -185,9 +185,15 @@ func TestAllowListFailsClosed(t *testing.T) {
 func TestTargets(t *testing.T) {
 	t.Parallel()
 	tool, dir := newTool(t, nil, nil)
-	tg, err := tool.Targets(json.RawMessage(`{"command":"echo hi > out.txt; sudo rm -rf build 2>>/var/log/x"}`))
+	args := json.RawMessage(`{"command":"echo hi > out.txt; sudo rm -rf build 2>>/var/log/x"}`)
+	tg, err := tool.Targets(args)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The decoded arguments ride with the targets, so a checked call does
+	// not decode them again (functiontool's TestCheckedCallDecodesOnce).
+	if _, ok := tg.Decoded(args); !ok {
+		t.Error("the targets do not carry the decoded arguments")
 	}
 	var progs []string
 	for _, c := range tg.Commands {

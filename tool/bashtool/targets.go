@@ -72,12 +72,11 @@ func (t *Tool[C]) checkLists(tc *helikon.ToolContext[C], in Args) error {
 // writing files themselves (cp, tee, sed -i, dd) get past anyway. Keeping a
 // command inside its directory is the job of a containing backend. Invalid
 // arguments are an error.
+//
+// The targets carry the decoded arguments, so that a checked call runs
+// without decoding them again (see [functiontool.Tool.DecodeTargets]).
 func (t *Tool[C]) Targets(args json.RawMessage) (helikon.Targets, error) {
-	in, err := t.Decode(args)
-	if err != nil {
-		return helikon.Targets{}, err
-	}
-	return t.targetsOf(in), nil
+	return t.DecodeTargets(args, t.targetsOf)
 }
 
 // targetsOf is Targets for decoded arguments.

@@ -71,7 +71,7 @@ func NewEdit[C any](fsys workspace.FS, opts *EditOptions) *Edit[C] {
 
 // Targets reports the file a call reads and writes.
 func (t *Edit[C]) Targets(args json.RawMessage) (helikon.Targets, error) {
-	return targetsOf(t.Decode, func(in EditArgs) string { return in.Path }, t.fsys, args, helikon.AccessRead, helikon.AccessWrite)
+	return targetsOf(t.DecodeTargets, func(in EditArgs) string { return in.Path }, t.fsys, args, helikon.AccessRead, helikon.AccessWrite)
 }
 
 func (t *Edit[C]) edit(tc *helikon.ToolContext[C], in EditArgs) (EditResult, error) {

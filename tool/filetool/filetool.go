@@ -167,16 +167,17 @@ func targets(fsys workspace.FS, p string, access ...helikon.Access) helikon.Targ
 	return t
 }
 
-// targetsOf decodes args with decode and reports the targets of its path.
-// Arguments that do not decode report nothing, without an error: Invoke
-// refuses them the same way before touching anything, with a message the
-// model can act on.
-func targetsOf[In any](decode func(json.RawMessage) (In, error), pathOf func(In) string, fsys workspace.FS, args json.RawMessage, access ...helikon.Access) (helikon.Targets, error) {
-	in, err := decode(args)
+// targetsOf decodes args with decodeTargets (the tool's DecodeTargets, of
+// package functiontool, so that the checked call's Invoke does not decode
+// them again) and reports the targets of its path. Arguments that
+// do not decode report nothing, without an error: Invoke refuses them the
+// same way before touching anything, with a message the model can act on.
+func targetsOf[In any](decodeTargets func(json.RawMessage, func(In) helikon.Targets) (helikon.Targets, error), pathOf func(In) string, fsys workspace.FS, args json.RawMessage, access ...helikon.Access) (helikon.Targets, error) {
+	tg, err := decodeTargets(args, func(in In) helikon.Targets { return targets(fsys, pathOf(in), access...) })
 	if err != nil {
 		return helikon.Targets{}, nil
 	}
-	return targets(fsys, pathOf(in), access...), nil
+	return tg, nil
 }
 
 // schemaFor infers the schema of T (descriptions from jsonschema tags) and

@@ -498,3 +498,33 @@ func TestTargets(t *testing.T) {
 		t.Errorf("invalid args: targets %+v, %v", tg, err)
 	}
 }
+
+// TestTargetsCarryTheDecodedArguments: each tool's targets carry its
+// decoding of the arguments, so that a checked call decodes them once
+// (functiontool's TestCheckedCallDecodesOnce); arguments that do not decode
+// carry nothing, and Invoke reports them.
+func TestTargetsCarryTheDecodedArguments(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []struct {
+		tool helikon.Targeter
+		args string
+	}{
+		{e.read, `{"path":"a.txt"}`},
+		{e.write, `{"path":"a.txt","content":"x"}`},
+		{e.edit, `{"path":"a.txt","old_string":"a","new_string":"b"}`},
+	} {
+		args := json.RawMessage(c.args)
+		tg, err := c.tool.Targets(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := tg.Decoded(args); !ok {
+			t.Errorf("%s: the targets do not carry the decoded arguments", c.args)
+		}
+		bad := json.RawMessage(`{"nonsense":1}`)
+		tg, _ = c.tool.Targets(bad)
+		if _, ok := tg.Decoded(bad); ok {
+			t.Errorf("%s: invalid arguments carried a decoded value", c.args)
+		}
+	}
+}

@@ -105,7 +105,7 @@ func NewRead[C any](fsys workspace.FS, opts *ReadOptions) *Read[C] {
 
 // Targets reports the file a call reads.
 func (t *Read[C]) Targets(args json.RawMessage) (helikon.Targets, error) {
-	return targetsOf(t.Decode, func(in ReadArgs) string { return in.Path }, t.fsys, args, helikon.AccessRead)
+	return targetsOf(t.DecodeTargets, func(in ReadArgs) string { return in.Path }, t.fsys, args, helikon.AccessRead)
 }
 
 func (t *Read[C]) read(tc *helikon.ToolContext[C], in ReadArgs) (ReadResult, error) {

@@ -63,7 +63,7 @@ func NewWrite[C any](fsys workspace.FS, opts *WriteOptions) *Write[C] {
 
 // Targets reports the file a call writes.
 func (t *Write[C]) Targets(args json.RawMessage) (helikon.Targets, error) {
-	return targetsOf(t.Decode, func(in WriteArgs) string { return in.Path }, t.fsys, args, helikon.AccessWrite)
+	return targetsOf(t.DecodeTargets, func(in WriteArgs) string { return in.Path }, t.fsys, args, helikon.AccessWrite)
 }
 
 func (t *Write[C]) write(tc *helikon.ToolContext[C], in WriteArgs) (WriteResult, error) {

@@ -32,6 +32,14 @@
 // validated against it: a result that breaks its own schema is a bug in the
 // tool and is reported as an other error, never passed on silently.
 //
+// A tool built on a function tool that reports its targets
+// ([helikon.Targeter]) from the decoded arguments does so with
+// [Tool.DecodeTargets]: the targets then carry the decoded value, the
+// permission pipeline hands them to the call, and Invoke runs the function
+// on that value, so the arguments of a checked call are validated and
+// decoded once. Arguments that fail there report no value, and Invoke
+// validates them itself, with the same errors.
+//
 // # What is not done
 //
 // A function tool confines nothing: the function runs with the process's own
@@ -167,10 +175,19 @@ func (t *Tool[C, In, Out]) Effect() helikon.Effect { return t.effect }
 // Invoke validates args, decodes them, calls the function and encodes its
 // result. Errors returned by the function pass through [helikon.Other], so
 // the function may return helikon.Denied or helikon.InvalidArgs itself.
+//
+// When the call's targets carry this tool's decoding of exactly these
+// arguments (see [Tool.DecodeTargets]), Invoke calls the function with it
+// instead of validating and decoding args again: the arguments were
+// validated by the same schema when the targets were reported, so the
+// outcome is the same.
 func (t *Tool[C, In, Out]) Invoke(tc *helikon.ToolContext[C], args json.RawMessage) (json.RawMessage, error) {
-	in, err := t.Decode(args)
-	if err != nil {
-		return nil, err
+	in, ok := t.decoded(tc.Targets(), args)
+	if !ok {
+		var err error
+		if in, err = t.Decode(args); err != nil {
+			return nil, err
+		}
 	}
 	out, err := t.fn(tc, in)
 	if err != nil {
@@ -219,6 +236,45 @@ func (t *Tool[C, In, Out]) Decode(args json.RawMessage) (In, error) {
 		return in, &helikon.InvalidArgsError{Tool: t.name, Problems: []string{decodeProblem(err)}}
 	}
 	return in, nil
+}
+
+// DecodeTargets is the Targets step ([helikon.Targeter]) of a tool built on
+// t: it validates and decodes args as [Tool.Decode] does, returning its
+// error, and returns the targets report gives for the decoded value,
+// carrying that value ([helikon.Targets.WithDecoded]). The permission
+// pipeline hands the targets of an allowed call to [Tool.Invoke], which then
+// runs the function on the same value: the arguments are validated and
+// decoded once per call.
+//
+// The function gets the very value report saw; a checked call invoked twice
+// gets it twice, so the function must not change what the value's slices,
+// maps or pointers refer to.
+func (t *Tool[C, In, Out]) DecodeTargets(args json.RawMessage, report func(In) helikon.Targets) (helikon.Targets, error) {
+	in, err := t.Decode(args)
+	if err != nil {
+		return helikon.Targets{}, err
+	}
+	return report(in).WithDecoded(args, decodedArgs[C, In, Out]{t, in}), nil
+}
+
+// decodedArgs is the value [Tool.DecodeTargets] stores: the decoded
+// arguments and the tool that decoded them, since another tool with the
+// same input type may have another schema (defaults, unknown fields).
+type decodedArgs[C, In, Out any] struct {
+	tool *Tool[C, In, Out]
+	in   In
+}
+
+// decoded returns the arguments t's DecodeTargets decoded for exactly args,
+// when tg carries them.
+func (t *Tool[C, In, Out]) decoded(tg *helikon.Targets, args json.RawMessage) (In, bool) {
+	v, _ := tg.Decoded(args)
+	d, ok := v.(decodedArgs[C, In, Out])
+	if !ok || d.tool != t {
+		var zero In
+		return zero, false
+	}
+	return d.in, true
 }
 
 func (t *Tool[C, In, Out]) encode(out Out) (json.RawMessage, error) {
