@@ -122,7 +122,7 @@ func New(root string, opts *Options) (*Backend, error) {
 	// Root callers' commands are the first process of their pid namespace,
 	// with no reaper in between: their limits can be set at exec.
 	b.traceMe = b.privileged && traceMeAllowed()
-	b.filter, err = seccomp.Assemble(arch, seccomp.Policy{
+	b.filter, err = seccomp.Assemble(arch, seccomp.Options{
 		AllowNetwork:     o.AllowNetwork || b.egress != nil,
 		TCPOnly:          b.egress != nil, // the namespace confines addresses; nothing but TCP
 		AllowUnixSockets: abi >= 9,
@@ -261,7 +261,7 @@ func (b *Backend) setUpUnprivileged(arch *seccomp.Arch) error {
 	b.userns, b.pidNS, b.tmpBase, b.unsettled = true, true, b.tmpfsMountPoint(), true
 	b.server = b.tmpBase != ""
 	b.serverTraceMe = traceMeAllowed()
-	if b.serverFilter, err = seccomp.Assemble(arch, seccomp.Policy{
+	if b.serverFilter, err = seccomp.Assemble(arch, seccomp.Options{
 		AllowNetwork:     b.opts.AllowNetwork,
 		AllowUnixSockets: b.abi >= 9,
 		TraceMe:          b.serverTraceMe,

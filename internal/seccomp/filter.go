@@ -24,11 +24,11 @@
 //     loading, keyctl/add_key/request_key, open_by_handle_at and
 //     name_to_handle_at, reboot, swapon/swapoff, io_uring_*, acct,
 //     quotactl, iopl/ioperm, syslog, vhangup, clock and time setting,
-//     fanotify_init (with [Policy].TraceMe, ptrace still allows
+//     fanotify_init (with [Options].TraceMe, ptrace still allows
 //     PTRACE_TRACEME and PTRACE_DETACH, compared on the full 64-bit
 //     request);
 //   - gets EPERM from prlimit64 setting another process's limits (reading
-//     them stays allowed; with [Policy].TraceMe, whose command has a pid
+//     them stays allowed; with [Options].TraceMe, whose command has a pid
 //     namespace of its own, setting them is allowed) and from setpriority
 //     on anything but the caller itself or its own process group (who 0,
 //     not PRIO_USER): Landlock does not confine either, and another
@@ -49,14 +49,14 @@
 //     caller: root for a root caller (see Not guaranteed for directories);
 //   - gets EPERM from the TIOCSTI and TIOCLINUX ioctls (typing into the
 //     controlling terminal);
-//   - gets EPERM from socket for every family but AF_UNIX unless the policy
-//     allows the network, and from socketpair for every family but AF_UNIX;
-//   - when the policy does not allow Unix sockets (the kernel cannot confine
-//     pathname-socket connects, see [Policy]), gets EPERM from
+//   - gets EPERM from socket for every family but AF_UNIX unless the options
+//     allow the network, and from socketpair for every family but AF_UNIX;
+//   - when the options do not allow Unix sockets (the kernel cannot confine
+//     pathname-socket connects, see [Options]), gets EPERM from
 //     socket(AF_UNIX) and from socketpair of any type but SOCK_STREAM and
 //     SOCK_SEQPACKET (a datagram pair can be re-connected or sent to any
 //     path);
-//   - when the policy allows TCP only ([Policy].TCPOnly), gets EPERM from
+//   - when the options allow TCP only ([Options].TCPOnly), gets EPERM from
 //     socket for every family but AF_INET and AF_INET6 with type
 //     SOCK_STREAM and protocol 0 or IPPROTO_TCP (no UDP, raw, netlink or
 //     packet sockets), and from sendto, sendmsg and sendmmsg with
@@ -156,9 +156,9 @@ const (
 	createFlags = 0o100 | 0o20000000
 )
 
-// Policy selects the variable parts of the filter. The zero value is the
+// Options selects the variable parts of the filter. The zero value is the
 // strictest: no network, no socket(AF_UNIX).
-type Policy struct {
+type Options struct {
 	// AllowNetwork lets socket create sockets of every family.
 	AllowNetwork bool
 	// AllowUnixSockets lets socket create AF_UNIX sockets and socketpair
@@ -394,11 +394,11 @@ const (
 	lOpenat   label = "openat"
 )
 
-// filter is a filter under assembly for one architecture and policy.
+// filter is a filter under assembly for one architecture and its options.
 type filter struct {
 	asm
 	arch *Arch
-	p    Policy
+	p    Options
 }
 
 // rule is the part of the filter that decides some syscalls: the syscalls
@@ -411,8 +411,8 @@ type rule struct {
 	emit  func(*filter)
 }
 
-// Build returns the filter for arch under policy, as BPF instructions.
-func Build(arch *Arch, p Policy) ([]bpf.Instruction, error) {
+// Build returns the filter for arch under p, as BPF instructions.
+func Build(arch *Arch, p Options) ([]bpf.Instruction, error) {
 	f := &filter{arch: arch, p: p}
 	f.checkArch()
 	rules := f.rules()
@@ -459,8 +459,8 @@ func (f *filter) checkArch() {
 	}
 }
 
-// rules returns the rules the policy calls for, in the order their code is
-// laid out. socketpair comes last: under [Policy].AllowUnixSockets its code
+// rules returns the rules the options call for, in the order their code is
+// laid out. socketpair comes last: under [Options].AllowUnixSockets its code
 // ends by falling through into the allow verdict, which follows it.
 func (f *filter) rules() []rule {
 	p := f.p
@@ -495,7 +495,7 @@ func (f *filter) rules() []rule {
 
 // denied returns the names of [Denied] that arch has and that get EPERM
 // whatever their arguments: ptrace has a rule of its own under
-// [Policy].TraceMe.
+// [Options].TraceMe.
 func (f *filter) denied() []string {
 	var out []string
 	for _, name := range Denied {
@@ -555,7 +555,7 @@ func (f *filter) openat() {
 
 // prlimit64(pid, resource, new, old): pid is an int, new a pointer.
 // Another process's limits (this program's: RLIMIT_CPU would have the
-// kernel kill it) may be read, not set. Only without [Policy].TraceMe: with
+// kernel kill it) may be read, not set. Only without [Options].TraceMe: with
 // it the launcher sets the command's limits through prlimit64, and the
 // command runs in a pid namespace of its own, where no other pid can be
 // named.
@@ -588,7 +588,7 @@ func (f *filter) clone() {
 	f.jumpTo(lAllow)
 }
 
-// ptrace(request, ...), under [Policy].TraceMe, allows PTRACE_TRACEME and
+// ptrace(request, ...), under [Options].TraceMe, allows PTRACE_TRACEME and
 // PTRACE_DETACH, compared on all 64 bits of request (a long).
 func (f *filter) ptrace() {
 	f.load(argHigh(0))
@@ -609,8 +609,8 @@ func (f *filter) ioctl() {
 }
 
 // socket(domain, type, protocol) decides on domain, an int: AF_UNIX as
-// [Policy].AllowUnixSockets says, every other family as
-// [Policy].AllowNetwork says, narrowed by [Policy].TCPOnly to TCP.
+// [Options].AllowUnixSockets says, every other family as
+// [Options].AllowNetwork says, narrowed by [Options].TCPOnly to TCP.
 func (f *filter) socket() {
 	f.load(argLow(0))
 	if f.p.AllowUnixSockets {
@@ -645,7 +645,7 @@ func (f *filter) tcpSocket() {
 	f.jumpTo(lEPERM)
 }
 
-// send, under [Policy].TCPOnly, refuses MSG_FASTOPEN (which would connect
+// send, under [Options].TCPOnly, refuses MSG_FASTOPEN (which would connect
 // without connect(2)) in the flags, an int, of sendto(fd, buf, len, flags,
 // ...), sendmsg(fd, msg, flags) and sendmmsg(fd, vec, vlen, flags).
 func (f *filter) send() {
@@ -666,7 +666,7 @@ func (f *filter) send() {
 }
 
 // socketpair(domain, type, protocol, sv) allows AF_UNIX only and, unless
-// [Policy].AllowUnixSockets, only of type SOCK_STREAM or SOCK_SEQPACKET (a
+// [Options].AllowUnixSockets, only of type SOCK_STREAM or SOCK_SEQPACKET (a
 // datagram pair can be re-connected or sent to any path).
 func (f *filter) socketpair() {
 	f.load(argLow(0))
@@ -693,8 +693,8 @@ func (f *filter) verdicts() {
 	f.ret(RetKillProcess)
 }
 
-// Assemble returns the filter for arch under policy in the kernel's format.
-func Assemble(arch *Arch, p Policy) ([]bpf.RawInstruction, error) {
+// Assemble returns the filter for arch under p in the kernel's format.
+func Assemble(arch *Arch, p Options) ([]bpf.RawInstruction, error) {
 	prog, err := Build(arch, p)
 	if err != nil {
 		return nil, err

@@ -53,9 +53,9 @@ const (
 	oTmpfile = 0o20000000 // __O_TMPFILE; O_TMPFILE adds O_DIRECTORY
 )
 
-// expect is the reference the filter is checked against: the policy written
+// expect is the reference the filter is checked against: the options written
 // as plain Go, with the kernel's own truncation of the arguments.
-func expect(arch *Arch, p Policy, c call) uint32 {
+func expect(arch *Arch, p Options, c call) uint32 {
 	if c.arch != arch.Audit || arch.X32 && c.nr >= x32SyscallBit {
 		return RetKillProcess
 	}
@@ -131,11 +131,11 @@ func TestFilterDecisions(t *testing.T) {
 		enosys = RetErrno | errnoENOSYS
 		afInet = 2
 	)
-	strict := Policy{}
-	tcp := Policy{AllowNetwork: true, TCPOnly: true}
+	strict := Options{}
+	tcp := Options{AllowNetwork: true, TCPOnly: true}
 	tests := []struct {
 		name string
-		p    Policy
+		p    Options
 		c    call
 		want uint32
 	}{
@@ -154,14 +154,14 @@ func TestFilterDecisions(t *testing.T) {
 		{"clone high bits only allowed like the kernel", strict, call{x.Audit, nr("clone"), [6]uint64{0xffffffff_00000011}}, RetAllow},
 		{"socket inet denied", strict, call{x.Audit, nr("socket"), [6]uint64{afInet, 1}}, eperm},
 		{"socket inet high bits denied", strict, call{x.Audit, nr("socket"), [6]uint64{0x1_00000002, 1}}, eperm},
-		{"socket unix with high bits is still unix", Policy{AllowUnixSockets: true}, call{x.Audit, nr("socket"), [6]uint64{0xffff_00000001, 1}}, RetAllow},
-		{"socket inet allowed with network", Policy{AllowNetwork: true}, call{x.Audit, nr("socket"), [6]uint64{afInet, 1}}, RetAllow},
-		{"socket unix denied without unix sockets", Policy{AllowNetwork: true}, call{x.Audit, nr("socket"), [6]uint64{afUnix, 1}}, eperm},
+		{"socket unix with high bits is still unix", Options{AllowUnixSockets: true}, call{x.Audit, nr("socket"), [6]uint64{0xffff_00000001, 1}}, RetAllow},
+		{"socket inet allowed with network", Options{AllowNetwork: true}, call{x.Audit, nr("socket"), [6]uint64{afInet, 1}}, RetAllow},
+		{"socket unix denied without unix sockets", Options{AllowNetwork: true}, call{x.Audit, nr("socket"), [6]uint64{afUnix, 1}}, eperm},
 		{"socketpair stream allowed", strict, call{x.Audit, nr("socketpair"), [6]uint64{afUnix, sockStream | 0x80000}}, RetAllow},
 		{"socketpair seqpacket allowed", strict, call{x.Audit, nr("socketpair"), [6]uint64{afUnix, sockSeqpacket}}, RetAllow},
 		{"socketpair dgram denied", strict, call{x.Audit, nr("socketpair"), [6]uint64{afUnix, 2}}, eperm},
-		{"socketpair dgram allowed with unix sockets", Policy{AllowUnixSockets: true}, call{x.Audit, nr("socketpair"), [6]uint64{afUnix, 2}}, RetAllow},
-		{"socketpair inet denied", Policy{AllowNetwork: true, AllowUnixSockets: true}, call{x.Audit, nr("socketpair"), [6]uint64{afInet, 1}}, eperm},
+		{"socketpair dgram allowed with unix sockets", Options{AllowUnixSockets: true}, call{x.Audit, nr("socketpair"), [6]uint64{afUnix, 2}}, RetAllow},
+		{"socketpair inet denied", Options{AllowNetwork: true, AllowUnixSockets: true}, call{x.Audit, nr("socketpair"), [6]uint64{afInet, 1}}, eperm},
 		{"tiocsti denied", strict, call{x.Audit, nr("ioctl"), [6]uint64{0, tiocsti}}, eperm},
 		{"tiocsti high bits denied", strict, call{x.Audit, nr("ioctl"), [6]uint64{0, 0xdead0000_00005412}}, eperm},
 		{"tioclinux denied", strict, call{x.Audit, nr("ioctl"), [6]uint64{0, tioclinux}}, eperm},
@@ -187,19 +187,19 @@ func TestFilterDecisions(t *testing.T) {
 		{"prlimit of self with high bits allowed (the kernel reads pid 0)", strict, call{x.Audit, nr("prlimit64"), [6]uint64{0x1_00000000, 7, 0x7fff0000}}, RetAllow},
 		{"prlimit with a new limit above 4 GiB denied", strict, call{x.Audit, nr("prlimit64"), [6]uint64{42, 7, 0x7fff_00000000}}, eperm},
 		{"prlimit reading another process allowed", strict, call{x.Audit, nr("prlimit64"), [6]uint64{42, 7, 0, 0x7fff0000}}, RetAllow},
-		{"prlimit of another process allowed with traceme", Policy{TraceMe: true}, call{x.Audit, nr("prlimit64"), [6]uint64{42, 7, 0x7fff0000}}, RetAllow},
+		{"prlimit of another process allowed with traceme", Options{TraceMe: true}, call{x.Audit, nr("prlimit64"), [6]uint64{42, 7, 0x7fff0000}}, RetAllow},
 		{"setpriority of self allowed", strict, call{x.Audit, nr("setpriority"), [6]uint64{0, 0, 10}}, RetAllow},
 		{"setpriority of another process denied", strict, call{x.Audit, nr("setpriority"), [6]uint64{0, 42, 19}}, eperm},
 		{"setpriority of another process disguised by high bits denied", strict, call{x.Audit, nr("setpriority"), [6]uint64{0, 0xffffffff_0000002a, 19}}, eperm},
 		{"setpriority of the user denied", strict, call{x.Audit, nr("setpriority"), [6]uint64{prioUser, 0, 19}}, eperm},
 		{"traceme denied by default", strict, call{x.Audit, nr("ptrace"), [6]uint64{ptraceTraceMe}}, eperm},
-		{"traceme allowed", Policy{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{ptraceTraceMe}}, RetAllow},
-		{"detach allowed", Policy{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{ptraceDetach, 42}}, RetAllow},
-		{"attach denied with traceme", Policy{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{16, 42}}, eperm},
-		{"seize denied with traceme", Policy{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{0x4206, 42}}, eperm},
-		{"attach disguised as traceme by high bits denied", Policy{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{0x1_00000000}}, eperm},
-		{"peekdata disguised as detach denied", Policy{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{0xffffffff_00000011}}, eperm},
-		{"sendto fastopen allowed with full network", Policy{AllowNetwork: true}, call{x.Audit, nr("sendto"), [6]uint64{3, 0, 0, msgFastOpen}}, RetAllow},
+		{"traceme allowed", Options{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{ptraceTraceMe}}, RetAllow},
+		{"detach allowed", Options{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{ptraceDetach, 42}}, RetAllow},
+		{"attach denied with traceme", Options{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{16, 42}}, eperm},
+		{"seize denied with traceme", Options{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{0x4206, 42}}, eperm},
+		{"attach disguised as traceme by high bits denied", Options{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{0x1_00000000}}, eperm},
+		{"peekdata disguised as detach denied", Options{TraceMe: true}, call{x.Audit, nr("ptrace"), [6]uint64{0xffffffff_00000011}}, eperm},
+		{"sendto fastopen allowed with full network", Options{AllowNetwork: true}, call{x.Audit, nr("sendto"), [6]uint64{3, 0, 0, msgFastOpen}}, RetAllow},
 		{"chmod 0755 allowed", strict, call{x.Audit, nr("chmod"), [6]uint64{0, 0o755}}, RetAllow},
 		{"chmod 4755 denied", strict, call{x.Audit, nr("chmod"), [6]uint64{0, 0o4755}}, eperm},
 		{"chmod 2755 denied", strict, call{x.Audit, nr("chmod"), [6]uint64{0, 0o2755}}, eperm},
@@ -250,7 +250,7 @@ func TestFilterDecisions(t *testing.T) {
 }
 
 func TestFilterArm64KillsAArch32(t *testing.T) {
-	prog, err := Build(arm64, Policy{})
+	prog, err := Build(arm64, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestFilterArm64KillsAArch32(t *testing.T) {
 
 func TestEveryDeniedSyscallIsDenied(t *testing.T) {
 	for _, arch := range []*Arch{amd64, arm64} {
-		prog, err := Build(arch, Policy{AllowNetwork: true, AllowUnixSockets: true})
+		prog, err := Build(arch, Options{AllowNetwork: true, AllowUnixSockets: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -289,7 +289,7 @@ func TestEveryDeniedSyscallIsDenied(t *testing.T) {
 }
 
 func TestAssembleRaw(t *testing.T) {
-	raw, err := Assemble(amd64, Policy{})
+	raw, err := Assemble(amd64, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestAssembleRaw(t *testing.T) {
 }
 
 // FuzzFilter checks the assembled filter against the reference on arbitrary
-// syscalls, on both architectures and every policy.
+// syscalls, on both architectures and all options.
 func FuzzFilter(f *testing.F) {
 	f.Add(uint8(0), uint32(0xc000003e), uint32(41), uint64(2), uint64(1), uint64(0), uint64(0))
 	f.Add(uint8(1), uint32(0xc000003e), uint32(16), uint64(0), uint64(0x5412), uint64(0), uint64(0))
@@ -315,15 +315,15 @@ func FuzzFilter(f *testing.F) {
 	f.Add(uint8(4), uint32(0xc00000b7), uint32(53), uint64(0), uint64(0), uint64(0o6755), uint64(0))
 	f.Add(uint8(4), uint32(0xc00000b7), uint32(56), uint64(0), uint64(0), uint64(oTmpfile|0o40000), uint64(0o4755))
 	progs := map[uint8][]bpf.Instruction{}
-	policy := func(sel uint8) Policy {
-		return Policy{AllowNetwork: sel&1 != 0, AllowUnixSockets: sel&2 != 0, TCPOnly: sel&8 != 0, TraceMe: sel&16 != 0}
+	options := func(sel uint8) Options {
+		return Options{AllowNetwork: sel&1 != 0, AllowUnixSockets: sel&2 != 0, TCPOnly: sel&8 != 0, TraceMe: sel&16 != 0}
 	}
 	for i := range uint8(32) {
 		arch := amd64
 		if i&4 != 0 {
 			arch = arm64
 		}
-		prog, err := Build(arch, policy(i))
+		prog, err := Build(arch, options(i))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -343,7 +343,7 @@ func FuzzFilter(f *testing.F) {
 		if nr&0x80000000 != 0 {
 			nr &= 0x1ff
 		}
-		p := policy(sel)
+		p := options(sel)
 		c := call{arch: auditArch, nr: nr, args: [6]uint64{a0, a1, a2, a3}}
 		if got, want := run(t, progs[sel], c), expect(arch, p, c); got != want {
 			t.Fatalf("%s %+v nr=%d args=%#x,%#x,%#x,%#x: filter %#x, reference %#x", arch.Name, p, nr, a0, a1, a2, a3, got, want)
@@ -351,18 +351,18 @@ func FuzzFilter(f *testing.F) {
 	})
 }
 
-// policies returns every combination of the policy's switches.
-func policies() []Policy {
-	var out []Policy
+// allOptions returns every combination of the switches of Options.
+func allOptions() []Options {
+	var out []Options
 	for sel := range 16 {
-		out = append(out, Policy{AllowNetwork: sel&1 != 0, AllowUnixSockets: sel&2 != 0, TCPOnly: sel&4 != 0, TraceMe: sel&8 != 0})
+		out = append(out, Options{AllowNetwork: sel&1 != 0, AllowUnixSockets: sel&2 != 0, TCPOnly: sel&4 != 0, TraceMe: sel&8 != 0})
 	}
 	return out
 }
 
 // TestFilterMatchesReferenceOnEverySyscall runs every syscall number of both
 // tables' range (and the numbers just past it, and the x32 range) through
-// the filter of every policy with argument patterns that reach each rule's
+// the filter of every Options with argument patterns that reach each rule's
 // branches, and compares with the reference.
 func TestFilterMatchesReferenceOnEverySyscall(t *testing.T) {
 	argSets := [][6]uint64{
@@ -392,7 +392,7 @@ func TestFilterMatchesReferenceOnEverySyscall(t *testing.T) {
 		{0, 0, 0, 0o6777},
 	}
 	for _, arch := range []*Arch{amd64, arm64} {
-		for _, p := range policies() {
+		for _, p := range allOptions() {
 			prog, err := Build(arch, p)
 			if err != nil {
 				t.Fatal(err)
@@ -470,7 +470,7 @@ func steps(t *testing.T, prog []bpf.Instruction, c call) int {
 // against each of the ~60 rules), with the search tree a fraction of it.
 func TestAllowedSyscallsTakeFewSteps(t *testing.T) {
 	for _, arch := range []*Arch{amd64, arm64} {
-		for _, p := range policies() {
+		for _, p := range allOptions() {
 			prog, err := Build(arch, p)
 			if err != nil {
 				t.Fatal(err)

@@ -14,13 +14,13 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/filters.golden from the current Build")
 
 // goldenPrograms renders the assembled filter of both architectures under
-// every policy, one instruction a line: the kernel's form (code, jt, jf, k)
+// every Options, one instruction a line: the kernel's form (code, jt, jf, k)
 // and its disassembly.
 func goldenPrograms(t *testing.T) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	for _, arch := range []*Arch{amd64, arm64} {
-		for _, p := range policies() {
+		for _, p := range allOptions() {
 			prog, err := Build(arch, p)
 			if err != nil {
 				t.Fatalf("%s %+v: %v", arch.Name, p, err)
@@ -38,7 +38,7 @@ func goldenPrograms(t *testing.T) []byte {
 	return b.Bytes()
 }
 
-// TestFilterMatchesGolden compares the filter of every policy on both
+// TestFilterMatchesGolden compares the filter of every Options on both
 // architectures, instruction by instruction, with the one recorded in
 // testdata/filters.golden. A change to the filter, a rule dropped or a
 // jump retargeted, fails it; a deliberate change is recorded with
@@ -63,7 +63,7 @@ func TestFilterMatchesGolden(t *testing.T) {
 		return
 	}
 	// Report the first few lines that differ: the header of each program
-	// names its architecture and policy.
+	// names its architecture and options.
 	gl, wl := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
 	reported := 0
 	for i := 0; i < max(len(gl), len(wl)) && reported < 5; i++ {

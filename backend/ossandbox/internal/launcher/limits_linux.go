@@ -32,7 +32,7 @@ const cldTrapped = 4
 // it runs a single instruction. This thread, its tracer, sets the limits
 // with prlimit(2) and detaches, suppressing the SIGTRAP; only then does the
 // command run. The seccomp filter lets ptrace make exactly those two
-// requests (see internal/seccomp Policy.TraceMe). A child that cannot be
+// requests (see internal/seccomp Options.TraceMe). A child that cannot be
 // limited is killed and reaped here: nothing runs without its limits.
 //
 // Waiting must not consume the stop or an exit (the caller reaps the
