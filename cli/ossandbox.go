@@ -84,6 +84,9 @@ func runGuarantees(ctx context.Context, env *Env, args []string) int {
 	fs := NewFlagSet("guarantees", "guarantees [--backend B] [backend flags]\n\nBuilds the backend as exec would and prints its guarantees as JSON:\n{\"filesystem\", \"network\", \"syscalls\"} each none, os_kernel, virtualized or\nproxied, a label, and the mechanisms active on this machine. Exits 125 when\nthe backend cannot be built here.", env.Stderr)
 	root := fs.String("root", ".", "the sandbox root `DIR` the backend would confine commands to")
 	bflags := AddBackendFlags(fs)
+	// The shared help offers docker, a session engine: guarantees builds
+	// per-command backends only, so it offers those.
+	fs.Lookup("backend").Usage = "execution `BACKEND`: " + strings.Join(BackendNames(), ", ") + " (local is os) (default: os where available)"
 	pos, done, status := ParseArgs(fs, env, args)
 	if done {
 		return status
