@@ -22,15 +22,7 @@ import (
 const token = "tok-SECRET-4f9a2c"
 
 func startTLS(t *testing.T) (*forkdfake.Controller, *forkdfake.Server) {
-	t.Helper()
-	c := forkdfake.New(token)
-	c.AddSnapshot("helikon", "snap")
-	srv, err := c.StartTLS()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	return c, srv
+	return forkdfake.NewTLS(t, token, "helikon", "snap")
 }
 
 func newBackend(t *testing.T, srv *forkdfake.Server, mod func(*microvm.Options)) *microvm.Backend {
@@ -46,14 +38,6 @@ func newBackend(t *testing.T, srv *forkdfake.Server, mod func(*microvm.Options))
 	return b
 }
 
-func endpoints(calls []forkdfake.Call) string {
-	var s []string
-	for _, c := range calls {
-		s = append(s, c.Endpoint)
-	}
-	return strings.Join(s, ",")
-}
-
 func TestRunForksExecsAndDestroys(t *testing.T) {
 	c, srv := startTLS(t)
 	b := newBackend(t, srv, nil)
@@ -64,7 +48,7 @@ func TestRunForksExecsAndDestroys(t *testing.T) {
 	if string(res.Stdout) != "hello\n" || string(res.Stderr) != "oops\n" || res.ExitCode == nil || *res.ExitCode != 3 || res.TimedOut {
 		t.Errorf("result = %+v", res)
 	}
-	if got := endpoints(c.Calls()); got != "create,exec,delete" {
+	if got := c.Endpoints(); got != "create,exec,delete" {
 		t.Errorf("calls = %s", got)
 	}
 	if len(c.Live()) != 0 {

@@ -14,15 +14,7 @@ import (
 const token = "tok-SECRET-4f9a2c"
 
 func startTLS(t *testing.T) (*forkdfake.Controller, *forkdfake.Server) {
-	t.Helper()
-	c := forkdfake.New(token)
-	c.AddSnapshot("helikon", "snap")
-	srv, err := c.StartTLS()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	return c, srv
+	return forkdfake.NewTLS(t, token, "helikon", "snap")
 }
 
 // newClient is a client of srv that trusts its CA.
@@ -33,14 +25,6 @@ func newClient(t *testing.T, srv *forkdfake.Server) *forkdapi.Client {
 		t.Fatal(err)
 	}
 	return cl
-}
-
-func endpoints(calls []forkdfake.Call) string {
-	var s []string
-	for _, c := range calls {
-		s = append(s, c.Endpoint)
-	}
-	return strings.Join(s, ",")
 }
 
 func TestEveryEndpointSendsBearerToken(t *testing.T) {
@@ -77,7 +61,7 @@ func TestEveryEndpointSendsBearerToken(t *testing.T) {
 		t.Errorf("Delete of a gone sandbox (404) = %v, want nil", err)
 	}
 	calls := c.Calls()
-	if got := endpoints(calls); got != "create,get,exec,list,delete,delete,delete" {
+	if got := c.Endpoints(); got != "create,get,exec,list,delete,delete,delete" {
 		t.Errorf("calls = %s", got)
 	}
 	for _, call := range calls {

@@ -74,14 +74,6 @@ func run(t *testing.T, w workspace.Workspace, cmd string) string {
 	return string(res.Stdout)
 }
 
-func endpoints(c *forkdfake.Controller) string {
-	var s []string
-	for _, call := range c.Calls() {
-		s = append(s, call.Endpoint)
-	}
-	return strings.Join(s, ",")
-}
-
 func TestOneMicroVMHoldsTheSessionAcrossCalls(t *testing.T) {
 	c, srv := start(t)
 	e := newEngine(t, srv, nil)
@@ -108,7 +100,7 @@ func TestOneMicroVMHoldsTheSessionAcrossCalls(t *testing.T) {
 	}
 	// Create: the workspace, the exec that makes the root and writes the
 	// labels, execfs's exec that resolves the root; then one per call.
-	if got := endpoints(c); got != "create-workspace,exec,exec,exec,exec" {
+	if got := c.Endpoints(); got != "create-workspace,exec,exec,exec,exec" {
 		t.Errorf("calls = %s, want one create, two setup execs and one exec per call", got)
 	}
 	g := w.Guarantees()
