@@ -401,3 +401,29 @@ func ExampleNew() {
 }
 
 var _ http.Handler = forkdfake.New("").Handler()
+
+// TestErrorsMatchThisPackagesNames: a user configures the backend and
+// branches on its errors with this package's names only (the client is
+// internal): an unreachable controller, a refused answer, an insecure URL.
+func TestErrorsMatchThisPackagesNames(t *testing.T) {
+	c, srv := startTLS(t)
+	b := newBackend(t, srv, nil)
+	c.Set(func(c *forkdfake.Controller) { c.Fail = map[string]int{forkdfake.Create: 404} })
+	_, err := b.Run(context.Background(), &backend.Request{Command: "true"})
+	var ae *microvm.APIError
+	if !errors.As(err, &ae) || ae.Status != 404 || !errors.Is(err, microvm.ErrNotFound) {
+		t.Errorf("refused create: %v, want a microvm.APIError matching microvm.ErrNotFound", err)
+	}
+	if _, err := b.RunIn(context.Background(), "sb-gone", "", &backend.Request{Command: "true"}); !errors.Is(err, microvm.ErrNotFound) {
+		t.Errorf("RunIn of an unknown sandbox: %v, want microvm.ErrNotFound", err)
+	}
+	srv.Close()
+	_, err = b.Run(context.Background(), &backend.Request{Command: "true"})
+	if !errors.Is(err, microvm.ErrUnreachable) || !errors.Is(err, backend.ErrUnavailable) {
+		t.Errorf("stopped controller: %v, want microvm.ErrUnreachable and backend.ErrUnavailable", err)
+	}
+	_, err = microvm.New(context.Background(), &microvm.Options{URL: "http://forkd.example:8889", Token: microvm.Token(token), Snapshot: "helikon"})
+	if !errors.Is(err, microvm.ErrInsecureURL) {
+		t.Errorf("plain http to a remote host: %v, want microvm.ErrInsecureURL", err)
+	}
+}

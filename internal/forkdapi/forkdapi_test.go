@@ -1,8 +1,12 @@
 package forkdapi_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -284,5 +288,50 @@ func TestControllerErrors(t *testing.T) {
 	}
 	if err := cl.DeleteWorkspace(ctx, "nope"); err != nil {
 		t.Errorf("DeleteWorkspace of an unknown workspace: %v", err)
+	}
+}
+
+// TestTokenNeverLeaks: the token is shown as [REDACTED] however it or the
+// client is printed, and removed from what a failing controller echoes
+// back, on every operation.
+func TestTokenNeverLeaks(t *testing.T) {
+	c, srv := startTLS(t)
+	cl := newClient(t, srv)
+	tok := forkdapi.Token(token)
+	var logs bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logs, nil)).Info("config", "token", tok)
+	js, _ := json.Marshal(forkdapi.ClientOptions{Token: tok})
+	outputs := []string{
+		fmt.Sprintf("%v %+v %#v %s %q %x %d", tok, tok, tok, tok, tok, tok, tok),
+		fmt.Sprintf("%v %+v %#v %s", cl, *cl, cl, cl), logs.String(), string(js),
+	}
+	c.Set(func(c *forkdfake.Controller) {
+		c.FailBody = "controller echoes Authorization: $AUTH"
+		c.Fail = map[string]int{}
+		for _, ep := range []string{forkdfake.Create, forkdfake.List, forkdfake.Exec, forkdfake.Delete, forkdfake.CreateWorkspace} {
+			c.Fail[ep] = 500
+		}
+	})
+	ctx := context.Background()
+	for _, call := range []func() error{
+		func() error { _, err := cl.Create(ctx, forkdapi.CreateRequest{SnapshotTag: "snap"}); return err },
+		func() error { _, err := cl.List(ctx); return err },
+		func() error { _, err := cl.Exec(ctx, "sb-1", []string{"true"}, 1, 1<<20); return err },
+		func() error { return cl.Delete(ctx, "sb-1") },
+		func() error {
+			_, err := cl.CreateWorkspace(ctx, forkdapi.WorkspaceRequest{Name: "w", SnapshotTag: "snap"})
+			return err
+		},
+	} {
+		err := call()
+		if err == nil || !strings.Contains(err.Error(), "[REDACTED]") {
+			t.Errorf("%v: want the echoed header, redacted", err)
+		}
+		outputs = append(outputs, fmt.Sprint(err))
+	}
+	for _, out := range outputs {
+		if strings.Contains(out, token) || strings.Contains(out, "SECRET") {
+			t.Errorf("token leaked in %q", out)
+		}
 	}
 }
