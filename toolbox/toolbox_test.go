@@ -92,7 +92,7 @@ func TestAttackPolicyFileGuardedWithoutPolicyFiles(t *testing.T) {
 // read-only paths.
 func TestAttackSandboxKeepsPolicyDirsReadOnly(t *testing.T) {
 	tb := newToolbox(t, &toolbox.Options{})
-	res, err := tb.Workspace().Run(context.Background(), &backend.Request{Command: `echo '{}' > .helikon/settings.json`})
+	res, err := tb.Workspace().Run(context.Background(), &backend.Request{Command: `mkdir -p .helikon && echo '{}' > .helikon/settings.json`})
 	if err != nil {
 		t.Fatal(err)
 	}
