@@ -10,6 +10,7 @@ import (
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/policyfile"
+	"github.com/paigasus/helikon/toolbox"
 )
 
 // PolicyFileFlags select the policy files a command reads (package
@@ -250,7 +251,7 @@ func (rep policyReport) print(w io.Writer) {
 // may name besides MCP tools: helikon doctor, which runs no tool, checks
 // the policy's rules against them (agentcli's tests keep the list equal to
 // the tools it registers).
-var BuiltinTools = []string{"Bash", "Edit", "Read", "WebFetch", "WebSearch", "Write"}
+var BuiltinTools = toolbox.Names
 
 // CheckRules checks p's rules (the policy files' and the flags') against
 // the tools a command may call, and returns an error naming each rule that
