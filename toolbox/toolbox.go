@@ -122,10 +122,12 @@ type Options struct {
 	OtherTools []string
 
 	// PolicyFiles, when set, reads the policy files it selects (package
-	// policyfile; its Root is filled in): their rules, mode, command
-	// limits, backend (os or host) and WebFetch host lists apply, an
-	// untrusted project file only tightening. Nil reads none (the files
-	// are still guarded).
+	// policyfile; its Root is the toolbox's root): their rules, mode,
+	// command limits, backend (os or host) and WebFetch host lists apply,
+	// an untrusted project file only tightening. With a Workspace, its Root
+	// must name the project's directory on this machine, and the files'
+	// backend and limits do not apply (the workspace's engine has them).
+	// Nil reads none (the root's policy files are still guarded).
 	PolicyFiles *policyfile.Options
 }
 
@@ -181,16 +183,29 @@ func New[A any](ctx context.Context, o *Options) (_ *Toolbox[A], err error) {
 	uncontained := o.Uncontained
 	tools := o.ToolOptions
 	protected := protectedFiles(root)
-	if o.PolicyFiles != nil && o.Workspace == nil {
+	if o.PolicyFiles != nil {
 		po := *o.PolicyFiles
-		po.Root = root
+		switch {
+		case o.Workspace == nil:
+			po.Root = root
+		case po.Root == "":
+			return nil, errors.New("toolbox: PolicyFiles with a Workspace: set PolicyFiles.Root to the project's directory on this machine")
+		}
 		pol, err := policyfile.Load(&po)
 		if err != nil {
 			return nil, err
 		}
-		tb.policy, protected = pol, pol.Protected
-		if uncontained, err = applyPolicy(pol, perms, &tb.mode, sandbox, &tools, uncontained); err != nil {
+		tb.policy = pol
+		if o.Workspace == nil {
+			protected = pol.Protected
+		}
+		if err := applyPolicy(pol, perms, &tb.mode, &tools); err != nil {
 			return nil, err
+		}
+		if o.Workspace == nil {
+			if uncontained, err = applyBackend(pol, sandbox, uncontained); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, f := range protected {
@@ -258,9 +273,9 @@ func protectedFiles(root string) []string {
 	return files
 }
 
-// applyPolicy merges the policy files' settings into what New builds, and
-// returns whether Bash runs uncontained.
-func applyPolicy(pol *policyfile.Policy, perms *helikon.Permissions, mode *helikon.PermissionMode, sb *ossandbox.Options, tools *ToolOptions, uncontained bool) (bool, error) {
+// applyPolicy merges the policy files' rules, mode and WebFetch hosts into
+// what New builds.
+func applyPolicy(pol *policyfile.Policy, perms *helikon.Permissions, mode *helikon.PermissionMode, tools *ToolOptions) error {
 	perms.Deny = append(perms.Deny, pol.Deny...)
 	perms.Ask = append(perms.Ask, pol.Ask...)
 	perms.Allow = append(perms.Allow, pol.Allow...)
@@ -268,8 +283,25 @@ func applyPolicy(pol *policyfile.Policy, perms *helikon.Permissions, mode *helik
 		*mode = pol.Mode.Value
 	}
 	if *mode == helikon.ModeBypass && pol.NoBypass != "" {
-		return false, fmt.Errorf("toolbox: bypass mode is disabled by disableBypassPermissionsMode at %s", pol.NoBypass)
+		return fmt.Errorf("toolbox: bypass mode is disabled by disableBypassPermissionsMode at %s", pol.NoBypass)
 	}
+	if pol.AllowHosts.From != "" || len(pol.DenyHosts) > 0 {
+		wf := webfetch.Options{}
+		if tools.WebFetch != nil {
+			wf = *tools.WebFetch
+		}
+		if len(wf.AllowedHosts) == 0 {
+			wf.AllowedHosts = pol.AllowHosts.Value
+		}
+		wf.DeniedHosts = append(slices.Clone(wf.DeniedHosts), pol.DenyHosts...)
+		tools.WebFetch = &wf
+	}
+	return nil
+}
+
+// applyBackend applies the policy files' backend and command limits to the
+// OS sandbox's options, and returns whether Bash runs uncontained.
+func applyBackend(pol *policyfile.Policy, sb *ossandbox.Options, uncontained bool) (bool, error) {
 	switch b := pol.Backend; b.Value {
 	case "", "os", "local":
 	case "host":
@@ -287,17 +319,6 @@ func applyPolicy(pol *policyfile.Policy, perms *helikon.Permissions, mode *helik
 		if *l.dst == 0 {
 			*l.dst = l.set.Value
 		}
-	}
-	if pol.AllowHosts.From != "" || len(pol.DenyHosts) > 0 {
-		wf := webfetch.Options{}
-		if tools.WebFetch != nil {
-			wf = *tools.WebFetch
-		}
-		if len(wf.AllowedHosts) == 0 {
-			wf.AllowedHosts = pol.AllowHosts.Value
-		}
-		wf.DeniedHosts = append(slices.Clone(wf.DeniedHosts), pol.DenyHosts...)
-		tools.WebFetch = &wf
 	}
 	return uncontained, nil
 }

@@ -183,3 +183,18 @@ func TestGivenWorkspaceIsNotClosed(t *testing.T) {
 		t.Errorf("the given workspace was closed: %v", err)
 	}
 }
+
+func TestPolicyFilesWithAWorkspaceNeedTheProjectDir(t *testing.T) {
+	inner := newToolbox(t, &toolbox.Options{Uncontained: true})
+	_, err := toolbox.New[struct{}](context.Background(), &toolbox.Options{Workspace: inner.Workspace(), PolicyFiles: &policyfile.Options{NoUserFile: true}})
+	if err == nil || !strings.Contains(err.Error(), "PolicyFiles.Root") {
+		t.Fatalf("err = %v, want one naming PolicyFiles.Root", err)
+	}
+	root := inner.Workspace().Dir()
+	os.Mkdir(filepath.Join(root, ".helikon"), 0o755)
+	os.WriteFile(filepath.Join(root, ".helikon", "settings.json"), []byte(`{"permissions":{"deny":["Read(/secret)"]}}`), 0o644)
+	tb := newToolbox(t, &toolbox.Options{Workspace: inner.Workspace(), PolicyFiles: &policyfile.Options{Root: root, NoUserFile: true}})
+	if _, err := call(tb, "Read", `{"path":"secret"}`); helikon.KindOf(err) != helikon.KindDenied {
+		t.Errorf("Read secret: %v, want denied by the file's rule", err)
+	}
+}
