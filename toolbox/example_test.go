@@ -11,53 +11,45 @@ import (
 	"github.com/paigasus/helikon/toolbox"
 )
 
-// ExampleNew builds the contained toolset on a directory and calls its
-// tools through the permission pipeline: Write and the one Bash command
-// are allowed by rules, a Bash command no rule allows is asked about and,
-// with no approval handler, denied.
+// ExampleNew builds the contained toolset on a directory (Bash in the OS
+// sandbox) and calls its tools through the permission pipeline: the
+// accept-edits mode lets the file change through, the first command is
+// asked about and answered "always", which allows exactly that command
+// from then on, and the deny rule stops rm before anyone is asked.
 func ExampleNew() {
 	dir, _ := os.MkdirTemp("", "toolbox")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	tb, err := toolbox.New[struct{}](ctx, &toolbox.Options{
-		Root:  dir,
-		Allow: helikon.MustParseRules("Write(/notes.txt)", "Bash(=wc -l notes.txt)"),
+		Root: dir,
+		Mode: helikon.ModeAcceptEdits,
+		Deny: helikon.MustParseRules("Bash(rm)"),
+		Approver: &toolbox.Approver{Ask: func(_ context.Context, _ *helikon.ApprovalRequest, offer []helikon.Rule) (toolbox.Answer, error) {
+			fmt.Println("asked, offering", offer)
+			return toolbox.Always, nil
+		}},
 	})
 	if err != nil {
 		log.Fatal(err) // no OS sandbox here: the error says what to do
 	}
 	defer tb.Close()
-	for _, c := range []struct{ tool, args string }{
-		{"Write", `{"path":"notes.txt","content":"buy milk\ncall mum\n"}`},
-		{"Read", `{"path":"notes.txt"}`},
-		{"Bash", `{"command":"wc -l notes.txt"}`},
-		{"Bash", `{"command":"rm notes.txt"}`},
-	} {
-		out, err := tb.Call(ctx, struct{}{}, c.tool, json.RawMessage(c.args))
-		if err != nil {
-			fmt.Printf("%s: %s\n", c.tool, helikon.KindOf(err))
-			continue
+	call := func(tool, args string) {
+		if _, err := tb.Call(ctx, struct{}{}, tool, json.RawMessage(args)); err != nil {
+			fmt.Println(tool, helikon.KindOf(err))
+			return
 		}
-		var res struct {
-			Content *string `json:"content"`
-			Stdout  *string `json:"stdout"`
-			Created *bool   `json:"created"`
-		}
-		json.Unmarshal(out, &res)
-		switch {
-		case res.Content != nil:
-			fmt.Printf("%s: %q\n", c.tool, *res.Content)
-		case res.Stdout != nil:
-			fmt.Printf("%s: %q\n", c.tool, *res.Stdout)
-		default:
-			fmt.Printf("%s: created %v\n", c.tool, *res.Created)
-		}
+		fmt.Println(tool, "ok")
 	}
+	call("Write", `{"path":"a.txt","content":"x"}`)
+	call("Bash", `{"command":"ls"}`)
+	call("Bash", `{"command":"ls"}`)
+	call("Bash", `{"command":"rm a.txt"}`)
 	// Output:
-	// Write: created true
-	// Read: "buy milk\ncall mum\n"
-	// Bash: "2 notes.txt\n"
-	// Bash: denied
+	// Write ok
+	// asked, offering [Bash(=ls)]
+	// Bash ok
+	// Bash ok
+	// Bash denied
 }
 
 // ExampleApprover adds "always" to a way of asking a person: here a
