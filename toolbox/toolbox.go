@@ -82,7 +82,10 @@ type Options struct {
 	Root string
 	// Workspace, when set, is where the tools act instead of Root: its
 	// files and its commands (a Docker container, a microVM, a local
-	// workspace the caller opened). The toolbox does not close it.
+	// workspace the caller opened). The toolbox does not close it, and
+	// cannot add to its engine's options: open it with the policy files'
+	// directories read-only (docker.Options.ReadOnlyPaths:
+	// [policyfile.Dirs]), as helikon run does.
 	Workspace workspace.Workspace
 	// Sandbox configures the OS sandbox Bash runs in (network, extra
 	// readable paths, limits); nil means its defaults. The policy files'
