@@ -90,7 +90,7 @@ type Options struct {
 	// Sandbox configures the OS sandbox Bash runs in (network, extra
 	// readable paths, limits); nil means its defaults. The policy files'
 	// directories ([policyfile.Dirs]) are always added to its
-	// ReadOnlyPaths.
+	// ReadOnlyPaths. Sandbox and Uncontained are ignored with a Workspace.
 	Sandbox *ossandbox.Options
 	// Uncontained runs Bash on the host backend instead of the OS
 	// sandbox: no containment at all (see the package doc). Only for a
