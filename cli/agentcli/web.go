@@ -13,6 +13,7 @@ import (
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/tool/webfetch"
 	"github.com/paigasus/helikon/tool/websearch"
+	"github.com/paigasus/helikon/toolbox"
 )
 
 func init() {
@@ -133,13 +134,13 @@ func webToolFlags(fs *flag.FlagSet) ToolBuilder {
 				opts.AllowedHosts, opts.DeniedHosts = te.Common.FetchHosts(opts.AllowedHosts, opts.DeniedHosts)
 			}
 			opts.Timeout = te.BackendFlags.Timeout
-			return webfetch.New[App](opts)
+			return toolbox.NewTool[App](nil, name, &toolbox.ToolOptions{WebFetch: opts})
 		}
 		b, err := sf.backendFor(te.Env)
 		if err != nil {
 			return nil, err
 		}
-		return websearch.New[App](b, sf.options())
+		return toolbox.NewTool[App](nil, name, &toolbox.ToolOptions{Searcher: b, WebSearch: sf.options()})
 	}
 }
 
