@@ -2,6 +2,32 @@
 // and tool contexts, the three tool errors, and the permission pipeline
 // (modes, rules, guards, policies, approval).
 //
+// # Start here
+//
+// Most programs want the contained toolset of package toolbox: Read,
+// Write, Edit, Bash and WebFetch confined to a directory, Bash in the OS
+// sandbox, every call through the permission pipeline (see
+// Example_contained):
+//
+//	tb, err := toolbox.New[struct{}](ctx, &toolbox.Options{
+//		Root:  dir,                                     // tools confined here; Bash in the OS sandbox
+//		Mode:  helikon.ModeAcceptEdits,                 // file changes run without asking
+//		Allow: helikon.MustParseRules("Bash(go test)"), // and so does this command
+//	})
+//	if err != nil {
+//		return err // no OS sandbox here: the error says what to do
+//	}
+//	defer tb.Close() // stops the sandbox's helper processes
+//	out, err := tb.Call(ctx, struct{}{}, "Read", json.RawMessage(`{"path":"go.mod"}`))
+//
+// An agent takes tb.Toolset() and tb.Permissions() (packages agent/llmagent
+// and agent/runner). Calls neither read-only nor allowed are asked about,
+// and denied when no one can be asked (toolbox.Options.Approver, with
+// "always" answers); toolbox.Options.PolicyFiles reads the project's and
+// the user's policy files as helikon run does.
+//
+// # The floors
+//
 // The core depends on nothing heavy (no OpenTelemetry, no provider SDK).
 // Everything else is a floor above it, one folder per question
 // (docs/design.md, "Where things go"):
