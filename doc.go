@@ -2,28 +2,56 @@
 // and tool contexts, the three tool errors, and the permission pipeline
 // (modes, rules, guards, policies, approval).
 //
-// The core depends on nothing heavy (no OpenTelemetry, no provider SDK).
-// Model types, the agent runtime, the ready-made tools, execution backends,
-// model providers, MCP and the CLI live in packages above it:
+// # Start here
 //
-//	model          provider-neutral model types and the LLM interface
-//	agent          the agent contract, invocations and the event stream
-//	functiontool   typed function tools: schemas inferred from Go types
-//	sandbox        a directory opened as a confinement root
-//	filetool       Read, Write and Edit over a workspace's file system
-//	bashtool       the Bash tool, over any execution backend
-//	backend/...    execution backends: host, OS-kernel sandbox, forkd microVMs,
-//	               and backendtest, the contract's conformance suite
-//	workspace/...  a session's workspace, files and commands in one place:
-//	               the contract, the local engine, workspacetest
+// Most programs want the contained toolset of package toolbox: Read,
+// Write, Edit, Bash and WebFetch confined to a directory, Bash in the OS
+// sandbox, every call through the permission pipeline (see
+// Example_contained):
+//
+//	tb, err := toolbox.New[struct{}](ctx, &toolbox.Options{
+//		Root:  dir,                                     // tools confined here; Bash in the OS sandbox
+//		Mode:  helikon.ModeAcceptEdits,                 // file changes run without asking
+//		Allow: helikon.MustParseRules("Bash(go test)"), // and so does this command
+//	})
+//	if err != nil {
+//		return err // no OS sandbox here: the error says what to do
+//	}
+//	defer tb.Close() // stops the sandbox's helper processes
+//	out, err := tb.Call(ctx, struct{}{}, "Read", json.RawMessage(`{"path":"go.mod"}`))
+//
+// An agent takes tb.Toolset() and tb.Permissions() (packages agent/llmagent
+// and agent/runner). Calls neither read-only nor allowed are asked about,
+// and denied when no one can be asked (toolbox.Options.Approver, with
+// "always" answers); toolbox.Options.PolicyFiles reads the project's and
+// the user's policy files as helikon run does.
+//
+// # The floors
+//
+// The core depends on nothing heavy (no OpenTelemetry, no provider SDK).
+// Everything else is a floor above it, one folder per question
+// (docs/design.md, "Where things go"):
+//
+//	toolbox        the contained toolset ready to use: the tools on a
+//	               workspace, the pipeline, approvals, policy files
+//	tool/...       every tool, a package each: functiontool (typed
+//	               function tools), filetool (Read, Write, Edit),
+//	               bashtool, webfetch, websearch, agenttool, mcptools
+//	               (MCP server and client)
+//	backend/...    one command, nothing kept: the execution-backend
+//	               contract, host, ossandbox (the OS sandbox), microvm
+//	               (a microVM per command), backendtest
+//	workspace/...  one session, files and commands kept: the contract,
+//	               local, docker, forkd, fsroot (the confinement root),
+//	               execfs, workspacetest
 //	policyfile     policy files (helikon's own, Claude Code's settings)
-//	webfetch, websearch, ssrf, egress
-//	                network tools, the SSRF guard and the egress proxy
+//	shellcmd       shell-accurate command analysis
+//	ssrf, egress   the SSRF guard and the egress proxy
+//	model          provider-neutral model types and the LLM interface
 //	agent/...      the agents: LLM agent, runner, loop and sequential
-//	               agents, agents as tools
 //	provider/...   model providers (OpenAI, Anthropic) on the official SDKs
 //	session/...    session persistence (in memory, SQLite)
-//	mcptools       MCP server and client
+//	cli/...        the helikon command line, as a library
 //
 // A tool implements [Tool]; optional parts of the contract (output schema,
 // effect, targets) are optional interfaces checked with a type assertion.

@@ -4,9 +4,51 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log"
+	"os"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/toolbox"
 )
+
+// Example_contained builds the contained toolset on a directory (package
+// toolbox: the file tools confined to it, Bash in the OS sandbox on it) and
+// calls its tools through the permission pipeline: allow rules let the
+// write and one command through; a command no rule allows is asked about
+// and, with no approval handler, denied.
+func Example_contained() {
+	dir, _ := os.MkdirTemp("", "helikon")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	tb, err := toolbox.New[struct{}](ctx, &toolbox.Options{
+		Root:  dir,
+		Allow: helikon.MustParseRules("Write(/hello.txt)", "Bash(=cat hello.txt)"),
+	})
+	if err != nil {
+		log.Fatal(err) // no OS sandbox here: the error says what to do
+	}
+	defer tb.Close()
+	for _, c := range [][2]string{
+		{"Write", `{"path":"hello.txt","content":"hello\n"}`},
+		{"Read", `{"path":"hello.txt"}`},
+		{"Bash", `{"command":"cat hello.txt"}`},
+		{"Bash", `{"command":"rm hello.txt"}`},
+	} {
+		out, err := tb.Call(ctx, struct{}{}, c[0], json.RawMessage(c[1]))
+		if err != nil {
+			fmt.Printf("%s: %s\n", c[0], helikon.KindOf(err))
+			continue
+		}
+		var res struct{ Content, Stdout string }
+		json.Unmarshal(out, &res)
+		fmt.Printf("%s: ok %q\n", c[0], res.Content+res.Stdout)
+	}
+	// Output:
+	// Write: ok ""
+	// Read: ok "hello\n"
+	// Bash: ok "hello\n"
+	// Bash: denied
+}
 
 func ExamplePermissions() {
 	perms := &helikon.Permissions{

@@ -44,6 +44,7 @@ func (greetTool) Targets(args json.RawMessage) (helikon.Targets, error) {
 
 // A tool implements helikon.Tool and reports failures as one of the three
 // tool errors, which a runner turns into a result the model can act on.
+// Callers run it through the pipeline with CallTool, never Invoke alone.
 func ExampleTool() {
 	greet := greetTool{helikon.ToolInfo{
 		ToolName:        "Greet",
@@ -59,22 +60,20 @@ func ExampleTool() {
 	tool, _ := tools.Lookup("Greet")
 	fmt.Println(tool.Name(), helikon.EffectOf(tool))
 
+	// Every call goes through the pipeline: the JSON check, the permission
+	// rules (which see the call's targets before it runs), then the tool.
+	perms := &helikon.Permissions{Deny: []helikon.Rule{helikon.MustParseRule("Greet(//home/eve)")}}
 	tc := helikon.NewToolContext(context.Background(), "Hello", nil)
-	for _, args := range []string{`{"name":"Ada"}`, `{}`, `{"name":"root"}`} {
+	for _, args := range []string{`{"name":"Ada"}`, `{}`, `{"name":"root"}`, `{"name":"eve"}`} {
 		call := model.ToolCall{ID: "c1", Name: "Greet", Args: json.RawMessage(args)}
-		out, err := tool.Invoke(tc, call.Args)
+		out, err := helikon.CallTool(tc, perms, tool, call.Args)
 		res := model.ToolResultFor(call, out, err)
 		fmt.Printf("%s %q\n", helikon.KindOf(err), res.Content)
 	}
-
-	// Permission rules see the call's targets before it runs.
-	perms := &helikon.Permissions{Deny: []helikon.Rule{helikon.MustParseRule("Greet(//home/root)")}}
-	d := perms.Check(tc, helikon.CallFor(tool, json.RawMessage(`{"name":"root"}`), helikon.ModeDefault))
-	fmt.Println(d.Allowed, d.Reason)
 	// Output:
 	// Greet read_only
 	//  "\"Hello, Ada!\""
-	// invalid_args "invalid arguments: \"name\" must be a non-empty string. Fix the arguments to match the tool's schema and call Greet again."
+	// invalid_args "invalid arguments for tool Greet: \"name\" must be a non-empty string. Fix the arguments to match the tool's schema and call Greet again."
 	// denied "denied: greeting root is not allowed; greet a person instead. Do not retry the same call; choose another way or ask the user."
-	// false Greet is denied by rule Greet(//home/root)
+	// denied "denied: Greet is denied by rule Greet(//home/eve). Do not retry the same call; choose another way or ask the user."
 }

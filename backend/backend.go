@@ -7,8 +7,8 @@
 // reports, through [Guarantees], what it contains on each of three axes:
 // filesystem, network and syscalls. Implementations live in the packages
 // below this one: backend/host (no containment), backend/ossandbox (Landlock
-// and seccomp on Linux, Seatbelt on macOS) and backend/forkd (Firecracker
-// microVMs behind a forkd controller).
+// and seccomp on Linux, Seatbelt on macOS) and backend/microvm (a fresh
+// Firecracker microVM per command, forked by a forkd controller).
 //
 // Containment, approval and resource caps are separate axes: a backend
 // contains and caps; whether a command may run at all is the permission

@@ -40,10 +40,10 @@ type BackendFlags struct {
 func AddBackendFlags(fs *flag.FlagSet) *BackendFlags {
 	b := &BackendFlags{}
 	fs.StringVar(&b.Name, "backend", "", "execution `BACKEND`: "+strings.Join(BackendNames(), ", ")+" (local is os); also docker, a container per session (see --image) (default: os where available)")
-	fs.DurationVar(&b.Timeout, "timeout", 0, "command `TIMEOUT` such as 30s (default: the backend's)")
+	DurationVar(fs, &b.Timeout, "timeout", 0, "command `TIMEOUT` such as 30s (default: the backend's)")
 	fs.Int64Var(&b.CPU, "cpu", 0, "CPU time limit in `SECONDS` (default: timeout + 5s)")
-	fs.Int64Var(&b.FSize, "fsize", 0, "largest file a command may write, in `BYTES` (default 1 GiB)")
-	fs.Int64Var(&b.Mem, "mem", 0, "address-space limit in `BYTES` (default: none)")
+	SizeVar(fs, &b.FSize, "fsize", 0, "largest file a command may write, as `SIZE` such as 512MiB (default 1 GiB)")
+	SizeVar(fs, &b.Mem, "mem", 0, "address-space limit, as `SIZE` such as 4GiB (default: none)")
 	b.Env = Multi(fs, "env", "pass environment variable `NAME` through (repeatable)")
 	fs.BoolVar(&b.AllowNetwork, "allow-network", false, "let sandboxed commands use the network")
 	b.ReadPaths = Multi(fs, "read-path", "make `DIR` readable inside the OS sandbox (repeatable)")

@@ -36,6 +36,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/paigasus/helikon"
 )
 
 // Exit statuses.
@@ -206,6 +208,11 @@ func ParseArgs(fs *flag.FlagSet, env *Env, args []string) (pos []string, done bo
 				return nil, true, ExitOK
 			}
 			io.WriteString(env.Stderr, msg.String())
+			// The usage can run to many lines: say again, last, what was
+			// wrong, with the flag the user most likely meant.
+			if hint := flagHint(fs, err); hint != "" {
+				io.WriteString(env.Stderr, hint)
+			}
 			return nil, true, ExitUsage
 		}
 		rest := fs.Args()
@@ -220,6 +227,23 @@ func ParseArgs(fs *flag.FlagSet, env *Env, args []string) (pos []string, done bo
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// flagHint returns, for an error of fs.Parse naming a flag fs does not
+// define, a last line that repeats it with the nearest defined flag: the
+// usage printed before it can be long enough to hide the error.
+func flagHint(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ""
+	}
+	name = strings.TrimLeft(name, "-")
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if s := helikon.SuggestTool(name, names); s != "" {
+		return fmt.Sprintf("%s: unknown flag --%s; did you mean --%s?\n", fs.Name(), name, s)
+	}
+	return fmt.Sprintf("%s: unknown flag --%s (helikon %s --help lists them)\n", fs.Name(), name, fs.Name())
 }
 
 // multiFlag is a repeatable string flag.

@@ -111,3 +111,12 @@ func TestExecKeepsPolicyFilesReadOnly(t *testing.T) {
 		t.Errorf(".claude holds %v, %v; want an empty directory", ents, err)
 	}
 }
+
+// guarantees offers only the backends it builds: its help does not name
+// docker, a session engine it refuses.
+func TestGuaranteesHelpOffersWhatItBuilds(t *testing.T) {
+	code, stdout, _ := clitest.Run(t, "", "guarantees", "--help")
+	if code != 0 || strings.Contains(stdout, "docker") || !strings.Contains(stdout, "host") {
+		t.Fatalf("guarantees --help: exit %d, stdout:\n%s\nwant 0, the backends it builds and no docker", code, stdout)
+	}
+}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/paigasus/helikon/backend"
-	"github.com/paigasus/helikon/backend/forkd"
+	"github.com/paigasus/helikon/backend/microvm"
 	"github.com/paigasus/helikon/egress"
 )
 
@@ -20,11 +20,14 @@ func init() {
 // ForkdOptions reads the forkd configuration from the environment:
 // FORKD_URL, FORKD_TOKEN, FORKD_SNAPSHOT, and optionally FORKD_CA (a PEM
 // file pinning the controller's CA) and FORKD_PROXY (the egress proxy
-// endpoint the microVMs' network namespaces route through).
-func ForkdOptions(env *Env) (forkd.Options, error) {
-	opts := forkd.Options{
+// endpoint the microVMs' network namespaces route through). The options
+// are the per-command backend's (package backend/microvm), which the
+// workspace engine's (package workspace/forkd) embed: both read the same
+// variables.
+func ForkdOptions(env *Env) (microvm.Options, error) {
+	opts := microvm.Options{
 		URL:           env.Var("FORKD_URL"),
-		Token:         forkd.Token(env.Var("FORKD_TOKEN")),
+		Token:         microvm.Token(env.Var("FORKD_TOKEN")),
 		Snapshot:      env.Var("FORKD_SNAPSHOT"),
 		EnforceEgress: env.Var("FORKD_PROXY"),
 	}
@@ -62,7 +65,7 @@ func forkdBackend(ctx context.Context, env *Env, _ string, f *BackendFlags) (bac
 		pol := egress.DenyAll().AllowDomains(*f.EgressAllow...)
 		opts.Egress = &pol
 	}
-	b, err := forkd.New(ctx, &opts)
+	b, err := microvm.New(ctx, &opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", backend.ErrUnavailable, err)
 	}
@@ -74,7 +77,7 @@ func runForkd(ctx context.Context, env *Env, args []string) int {
 		"reconcile lists the controller's microVMs and destroys those of FORKD_SNAPSHOT\n"+
 		"older than the reap age, then prints {scanned, reaped, failed, skipped_unageable}.\n"+
 		"Configuration: FORKD_URL, FORKD_TOKEN, FORKD_SNAPSHOT, optional FORKD_CA.", env.Stderr)
-	reapAge := fs.Duration("reap-age", forkd.DefaultReapAge, "destroy microVMs older than `DURATION` (above your longest command plus clock skew)")
+	reapAge := fs.Duration("reap-age", microvm.DefaultReapAge, "destroy microVMs older than `DURATION` (above your longest command plus clock skew)")
 	pos, done, status := ParseArgs(fs, env, args)
 	if done {
 		return status
@@ -89,7 +92,7 @@ func runForkd(ctx context.Context, env *Env, args []string) int {
 	}
 	opts.EnforceEgress = "" // reconcile runs nothing; do not probe the proxy
 	opts.ReapAge = *reapAge
-	b, err := forkd.New(ctx, &opts)
+	b, err := microvm.New(ctx, &opts)
 	if err != nil {
 		return Failf(env, ExitUsage, "forkd: %v", err)
 	}

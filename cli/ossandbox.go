@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -46,7 +44,7 @@ func osBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend
 		Timeout:       f.Timeout,
 		EnvAllowlist:  allow,
 		Limits:        f.Limits(),
-		ReadOnlyPaths: PolicyDirs(),
+		ReadOnlyPaths: policyfile.Dirs(),
 	}
 	if f.ReadPaths != nil {
 		opts.ReadPaths = *f.ReadPaths
@@ -60,30 +58,13 @@ func osBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend
 	return ossandbox.New(root, opts)
 }
 
-// PolicyDirs are the directories of the policy files (package policyfile)
-// that a backend with a kernel boundary keeps read-only for commands:
-// .helikon and .claude (relative to the root), and the user's helikon
-// directory (absolute; the backends drop it where the root does not
-// contain it, since commands cannot write outside the root). The
-// analyser's checks stay the first line; these mounts hold whatever
-// program a command runs.
-func PolicyDirs() []string {
-	dirs := []string{path.Dir(policyfile.ProjectFile)}
-	for _, f := range policyfile.ClaudeFiles {
-		if d := path.Dir(f); !slices.Contains(dirs, d) {
-			dirs = append(dirs, d)
-		}
-	}
-	if u, err := policyfile.UserFile(); err == nil {
-		dirs = append(dirs, filepath.Dir(u))
-	}
-	return dirs
-}
-
 func runGuarantees(ctx context.Context, env *Env, args []string) int {
 	fs := NewFlagSet("guarantees", "guarantees [--backend B] [backend flags]\n\nBuilds the backend as exec would and prints its guarantees as JSON:\n{\"filesystem\", \"network\", \"syscalls\"} each none, os_kernel, virtualized or\nproxied, a label, and the mechanisms active on this machine. Exits 125 when\nthe backend cannot be built here.", env.Stderr)
 	root := fs.String("root", ".", "the sandbox root `DIR` the backend would confine commands to")
 	bflags := AddBackendFlags(fs)
+	// The shared help offers docker, a session engine: guarantees builds
+	// per-command backends only, so it offers those.
+	fs.Lookup("backend").Usage = "execution `BACKEND`: " + strings.Join(BackendNames(), ", ") + " (local is os) (default: os where available)"
 	pos, done, status := ParseArgs(fs, env, args)
 	if done {
 		return status

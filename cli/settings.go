@@ -249,7 +249,8 @@ func (rep policyReport) print(w io.Writer) {
 // BuiltinTools are the names of the CLI's built-in tools, the ones a rule
 // may name besides MCP tools: helikon doctor, which runs no tool, checks
 // the policy's rules against them (agentcli's tests keep the list equal to
-// the tools it registers).
+// the tools it registers and to toolbox.Names, which this package may not
+// import: toolbox links the web tools, which only helikon-agent carries).
 var BuiltinTools = []string{"Bash", "Edit", "Read", "WebFetch", "WebSearch", "Write"}
 
 // CheckRules checks p's rules (the policy files' and the flags') against

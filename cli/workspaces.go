@@ -26,7 +26,7 @@ func AddWorkspaceFlags(fs *flag.FlagSet) *WorkspaceFlags {
 	fs.StringVar(&w.Image, "image", "", "--backend docker: the `IMAGE` of the session's container (present in the daemon; never pulled)")
 	fs.BoolVar(&w.Isolate, "isolate", false, "--backend docker: copy --root into the container instead of bind-mounting it (the project stays untouched)")
 	fs.StringVar(&w.Runtime, "runtime", "", "--backend docker: the OCI `RUNTIME` (runsc for gVisor; default the daemon's, runc)")
-	fs.Int64Var(&w.Memory, "memory", 0, "--backend docker: the container's memory cap in `BYTES` (default: none)")
+	SizeVar(fs, &w.Memory, "memory", 0, "--backend docker: the container's memory cap, as `SIZE` such as 2GiB (default: none)")
 	fs.Float64Var(&w.CPUs, "cpus", 0, "--backend docker: the container's CPU cap in `CORES` (default: none)")
 	fs.BoolVar(&w.Keep, "keep-workspace", false, "keep a remote workspace (container, microVM) at exit, for --session ID to attach to it again")
 	return w

@@ -88,7 +88,7 @@ var ErrUnreachable = errors.New("upstream unreachable")
 // cannot stop a process that ignores HTTP_PROXY from connecting directly.
 // Only a network layer that forces all traffic through it (a network
 // namespace with default-deny, Landlock TCP rules) makes the filter
-// unavoidable; see backend/forkd and backend/ossandbox.
+// unavoidable; see backend/microvm and backend/ossandbox.
 //
 // The exported fields configure the proxy; their zero values mean the
 // defaults. They must not be changed after [Proxy.Serve] is called.

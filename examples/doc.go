@@ -3,8 +3,9 @@
 //
 //	budget_assistant  an LLM agent with two typed function tools (the seed's
 //	                  budget assistant), on OpenAI
-//	explore_sandbox   Read, Write, Edit and Bash over a directory, with a deny
-//	                  rule on Bash, as in the seed
+//	explore_sandbox   Read, Write, Edit and Bash over a directory, assembled by
+//	                  package toolbox: Bash in the OS sandbox, file changes
+//	                  allowed, commands only where allow rules say
 //	loop_agent        a loop agent whose tool escalates to stop the loop
 //
 // They read OPENAI_API_KEY, and OPENAI_BASE_URL for an OpenAI-compatible

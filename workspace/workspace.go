@@ -14,7 +14,7 @@
 //
 // # What every implementation guarantees
 //
-//   - Confinement of the file operations to the root, as package sandbox
+//   - Confinement of the file operations to the root, as package fsroot
 //     defines it for this machine: a path is resolved against the root; "..",
 //     an absolute path outside the root and a symbolic link that leaves it
 //     (absolute links, and links created by a command inside the workspace
@@ -137,7 +137,7 @@ type WriteResult struct {
 	// Created is true when the file did not exist before.
 	Created bool
 	// BytesWritten is the size of the new content (the name the file
-	// tools and package sandbox use).
+	// tools and package fsroot use).
 	BytesWritten int64
 }
 

@@ -1,6 +1,6 @@
 // Package backendtest is the conformance suite of the [backend.Backend]
 // contract: the same calls, run against every backend (host, ossandbox,
-// forkd against its fake controller, and any backend of your own), so that
+// microvm against its fake forkd controller, and any backend of your own), so that
 // the Bash tool and the CLI see one behaviour whatever runs the command.
 //
 // It checks what the contract promises and nothing a backend may choose: a

@@ -5,7 +5,7 @@
 //
 // # Guarantees
 //
-//   - The working directory is the sandbox root ([fsroot.Sandbox.Dir]).
+//   - The working directory is the sandbox root ([fsroot.FS.Dir]).
 //   - The environment holds only the allowlisted variables (PATH and HOME by
 //     default); secrets (see [backend.IsSecretEnv]) pass only when the
 //     allowlist names them exactly. LOCPATH, and LC_ALL, LC_CTYPE or LANG
@@ -99,7 +99,7 @@ type Backend struct {
 var _ backend.Backend = (*Backend)(nil)
 
 // New returns a backend that runs commands in dir, an existing directory
-// (for the file tools' root, pass the sandbox's [fsroot.Sandbox.Dir]), as
+// (for the file tools' root, pass the sandbox's [fsroot.FS.Dir]), as
 // ossandbox.New does.
 func New(dir string, opts *Options) (*Backend, error) {
 	if opts == nil {

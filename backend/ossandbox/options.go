@@ -39,9 +39,10 @@ type Options struct {
 	// so that no program, however it names a file there (a shell
 	// redirect, a script, tar, git, a hard link, /proc/self/cwd), can
 	// write, create, remove or rename anything beneath it, nor remove,
-	// rename or replace the directory. helikon's CLI passes the policy
-	// files' directories (.helikon, .claude, and the user's helikon
-	// directory where the root contains it). A relative path is relative
+	// rename or replace the directory. helikon's CLI and package toolbox
+	// pass the policy files' directories (policyfile.Dirs: .helikon,
+	// .claude, and the user's helikon directory where the root contains
+	// it). A relative path is relative
 	// to the root; an absolute one outside the root is dropped (commands
 	// cannot write outside the root anyway). A missing directory is
 	// created (empty, mode 0755) by [New] and before each command, and

@@ -17,6 +17,7 @@ import (
 	"github.com/paigasus/helikon/cli"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/toolbox"
 )
 
 // ErrNoTerminal is returned by [TerminalApprover] when there is no terminal
@@ -29,7 +30,7 @@ const maxShownArgs = 2000
 // TerminalApprover asks the user on a terminal whether a tool call may run. It
 // shows the tool, its arguments and the reason, and reads y (yes), n (no),
 // a (always) or s (always, and save). "Always" adds rules that allow the
-// call exactly and nothing wider (see alwaysRules: Bash(=touch a) for
+// call exactly and nothing wider (see [toolbox.AlwaysRules]: Bash(=touch a) for
 // touch a, which touch a b, touch b and ./touch a do not match;
 // Edit(/src/a/b.go) for src/a/b.go), shown in the prompt, to the session's
 // rules: the same call is not asked about again. "Save" also writes the rules to the project policy
@@ -54,7 +55,7 @@ type TerminalApprover struct {
 	ReadAnswer func(ctx context.Context, prompt string) (string, error)
 
 	mu     sync.Mutex
-	always []helikon.Rule // the session's rules
+	always toolbox.SessionRules
 	// reading carries the result of a read of In that a cancelled prompt
 	// left running; the next prompt takes its line instead of starting a
 	// second, concurrent read that would lose the answer.
@@ -72,12 +73,9 @@ func NewTerminalApprover(env *cli.Env) *TerminalApprover {
 func (a *TerminalApprover) Approve(ctx context.Context, req *helikon.ApprovalRequest) (bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	askedByRule := req.Guard || req.Rule != ""
-	if !askedByRule {
-		if r, ok := helikon.AllowedBy(a.always, req.Tool, req.Targets); ok {
-			fmt.Fprintf(a.Out, "helikon: %s allowed by the session rule %s\n", safeText(req.Tool), safeText(r.String()))
-			return true, nil
-		}
+	if r, ok := a.always.Allows(req); ok {
+		fmt.Fprintf(a.Out, "helikon: %s allowed by the session rule %s\n", safeText(req.Tool), safeText(r.String()))
+		return true, nil
 	}
 	if a.IsTerminal == nil || !a.IsTerminal() {
 		return false, fmt.Errorf("%w: rerun on a terminal, or permit the call with --allow %s or --mode", ErrNoTerminal, req.Tool)
@@ -97,10 +95,7 @@ func (a *TerminalApprover) Approve(ctx context.Context, req *helikon.ApprovalReq
 	fmt.Fprintf(&pretty, "\nhelikon: %s wants to run (%s).\n", req.Tool, req.Effect)
 	fmt.Fprintf(&pretty, "  why asked: %s\n", req.Reason)
 	fmt.Fprintf(&pretty, "  arguments: %s\n", args)
-	var offer []helikon.Rule
-	if !askedByRule {
-		offer = alwaysRules(req)
-	}
+	offer := toolbox.AlwaysRules(req)
 	choices := "[y]es, [n]o"
 	if len(offer) > 0 {
 		names := make([]string, len(offer))
@@ -140,7 +135,7 @@ func (a *TerminalApprover) Approve(ctx context.Context, req *helikon.ApprovalReq
 			if len(offer) == 0 || save && a.Save == nil {
 				break
 			}
-			a.always = append(a.always, offer...)
+			a.always.Add(offer...)
 			if save {
 				where, err := a.Save(offer)
 				if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/tool/bashtool"
+	"github.com/paigasus/helikon/toolbox"
 )
 
 func init() {
@@ -20,7 +21,7 @@ func init() {
 				if err != nil {
 					return nil, err
 				}
-				return bashtool.New[App](ws, &bashtool.Options{AllowCommands: *allow, DenyCommands: *deny})
+				return toolbox.NewTool[App](ws, bashtool.Name, &toolbox.ToolOptions{Bash: &bashtool.Options{AllowCommands: *allow, DenyCommands: *deny}})
 			}
 		},
 	})

@@ -5,6 +5,7 @@ import (
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/tool/filetool"
+	"github.com/paigasus/helikon/toolbox"
 )
 
 func init() {
@@ -17,14 +18,7 @@ func init() {
 				if err != nil {
 					return nil, err
 				}
-				switch name {
-				case "Read":
-					return filetool.NewRead[App](ws, nil), nil
-				case "Write":
-					return filetool.NewWrite[App](ws, &filetool.WriteOptions{MaxBytes: *maxWrite}), nil
-				default:
-					return filetool.NewEdit[App](ws, &filetool.EditOptions{MaxBytes: *maxWrite}), nil
-				}
+				return toolbox.NewTool[App](ws, name, &toolbox.ToolOptions{MaxWriteBytes: *maxWrite})
 			}
 		},
 	})

@@ -108,10 +108,10 @@ func parseMCPFlags(env *cli.Env, args []string) (f *mcpFlags, pos []string, done
 	fs.StringVar(&f.httpAddr, "http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8080) instead of stdio")
 	f.origins = cli.Multi(fs, "http-allow-origin", "accept browser requests from `ORIGIN` such as https://app.example (repeatable, HTTP only)")
 	f.hosts = cli.Multi(fs, "http-allow-host", "accept requests addressed to `HOST` (repeatable, HTTP only)")
-	fs.DurationVar(&f.sessionTimeout, "http-session-timeout", mcptools.DefaultSessionTimeout, "end an HTTP session after `DURATION` without requests (0: never)")
+	cli.DurationVar(fs, &f.sessionTimeout, "http-session-timeout", mcptools.DefaultSessionTimeout, "end an HTTP session after `DURATION` without requests (0: never)")
 	fs.IntVar(&f.maxSessions, "http-max-sessions", mcptools.DefaultMaxSessions, "refuse new HTTP sessions while `N` are live (0: no cap)")
 	fs.StringVar(&f.wsSession, "session", "", "with a remote --backend (docker, forkd): work in the workspace of session `ID` (attached to when it exists; default: a new one, removed at exit)")
-	fs.DurationVar(&f.progress, "progress-interval", mcptools.DefaultProgressInterval, "send progress notifications every `DURATION` while a call runs, to clients that ask for them")
+	cli.DurationVar(fs, &f.progress, "progress-interval", mcptools.DefaultProgressInterval, "send progress notifications every `DURATION` while a call runs, to clients that ask for them")
 	pos, done, status = cli.ParseArgs(fs, env, args)
 	return f, pos, done, status
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/paigasus/helikon/cli/agentcli"
 	"github.com/paigasus/helikon/cli/clitest"
 	"github.com/paigasus/helikon/provider/openai/openaitest"
+	"github.com/paigasus/helikon/toolbox"
 )
 
 // TestRuleNamingNoToolRefusesToRun is the attack of issue 34: a deny rule
@@ -146,6 +147,9 @@ func TestBuiltinToolsAreTheRegisteredTools(t *testing.T) {
 	got := agentcli.AddToolFlags(fs).Names(false)
 	if !slices.Equal(got, cli.BuiltinTools) {
 		t.Errorf("registered tools %q, cli.BuiltinTools %q", got, cli.BuiltinTools)
+	}
+	if !slices.Equal(got, toolbox.Names) {
+		t.Errorf("registered tools %q, toolbox.Names %q", got, toolbox.Names)
 	}
 }
 

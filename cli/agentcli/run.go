@@ -30,6 +30,7 @@ import (
 	"github.com/paigasus/helikon/session/sqlitestore"
 	"github.com/paigasus/helikon/tool/mcptools"
 	"github.com/paigasus/helikon/tool/websearch"
+	"github.com/paigasus/helikon/toolbox"
 
 	"go.opentelemetry.io/otel/trace"
 )
@@ -385,14 +386,12 @@ func printRun(env *cli.Env, out *renderer, jsonOut bool, seq iter.Seq2[*agent.Ev
 	return id, runErr
 }
 
-// askUnlessReadOnly is the CLI's policy: read-only calls run, anything else
-// asks (AcceptEdits has already let writes through, Bypass everything).
-var askUnlessReadOnly = helikon.PolicyFunc(func(_ context.Context, c *helikon.Call, _ *helikon.Targets) (helikon.PolicyDecision, error) {
-	if c.Effect == helikon.EffectReadOnly {
-		return helikon.PolicyAllow(), nil
-	}
-	return helikon.PolicyAsk(fmt.Sprintf("%s has effect %s; --mode accept-edits approves writes, --allow %s permits it", c.Tool, c.Effect, c.Tool)), nil
-})
+// askUnlessReadOnly is the CLI's policy, the library's with reasons that
+// name the CLI's flags: read-only calls run, anything else asks
+// (AcceptEdits has already let writes through, Bypass everything).
+var askUnlessReadOnly = toolbox.AskUnlessReadOnly{Reason: func(c *helikon.Call) string {
+	return fmt.Sprintf("%s has effect %s; --mode accept-edits approves writes, --allow %s permits it", c.Tool, c.Effect, c.Tool)
+}}
 
 func defaultSessionDB(env *cli.Env) (string, error) {
 	if p := env.Var(SessionDBEnv); p != "" {

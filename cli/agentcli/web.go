@@ -13,6 +13,7 @@ import (
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/tool/webfetch"
 	"github.com/paigasus/helikon/tool/websearch"
+	"github.com/paigasus/helikon/toolbox"
 )
 
 func init() {
@@ -38,11 +39,11 @@ func addFetchFlags(fs *flag.FlagSet, shared bool) *fetchFlags {
 	f.allow = cli.Multi(fs, "allow-host", "WebFetch: fetch only `HOST` and its subdomains (*.HOST: subdomains only; repeatable)")
 	f.deny = cli.Multi(fs, "deny-host", "WebFetch: never fetch `HOST` or its subdomains (repeatable; wins over allow)")
 	fs.BoolVar(&f.allowPrivate, "allow-private", false, "WebFetch: let fetches reach loopback and private addresses (cloud metadata stays blocked)")
-	fs.Int64Var(&f.maxBytes, "max-bytes", 0, "WebFetch: read at most `N` body bytes after decompression (default 5 MiB)")
+	cli.SizeVar(fs, &f.maxBytes, "max-bytes", 0, "WebFetch: read at most `SIZE` of body after decompression, such as 2MiB (default 5 MiB)")
 	if shared {
 		fs.IntVar(&f.maxUses, "fetch-max-uses", 0, "WebFetch: allow at most `N` fetches per run (default: no limit)")
 	} else {
-		fs.DurationVar(&f.timeout, "timeout", 0, "give up on a fetch after `DURATION` (default 30s)")
+		cli.DurationVar(fs, &f.timeout, "timeout", 0, "give up on a fetch after `DURATION` (default 30s)")
 	}
 	return f
 }
@@ -134,13 +135,13 @@ func webToolFlags(fs *flag.FlagSet) ToolBuilder {
 				opts.AllowedHosts, opts.DeniedHosts = te.Common.FetchHosts(opts.AllowedHosts, opts.DeniedHosts)
 			}
 			opts.Timeout = te.BackendFlags.Timeout
-			return webfetch.New[App](opts)
+			return toolbox.NewTool[App](nil, name, &toolbox.ToolOptions{WebFetch: opts})
 		}
 		b, err := sf.searcher(te.Env)
 		if err != nil {
 			return nil, err
 		}
-		return websearch.New[App](b, sf.options())
+		return toolbox.NewTool[App](nil, name, &toolbox.ToolOptions{Searcher: b, WebSearch: sf.options()})
 	}
 }
 

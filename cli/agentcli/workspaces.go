@@ -10,6 +10,7 @@ import (
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/cli"
+	"github.com/paigasus/helikon/policyfile"
 	"github.com/paigasus/helikon/session"
 	"github.com/paigasus/helikon/workspace"
 	"github.com/paigasus/helikon/workspace/docker"
@@ -62,7 +63,7 @@ func dockerEngine(te *ToolEnv, f *cli.BackendFlags) (workspace.Engine, error) {
 		Image: w.Image, Root: te.Root, Isolate: w.Isolate, Runtime: w.Runtime,
 		AllowNetwork: f.AllowNetwork, Memory: w.Memory, CPUs: w.CPUs,
 		Timeout: f.Timeout, Limits: f.Limits(), Logger: te.logger(),
-		ReadOnlyPaths: cli.PolicyDirs(),
+		ReadOnlyPaths: policyfile.Dirs(),
 	}
 	if f.Env != nil {
 		opts.EnvAllowlist = *f.Env

@@ -1,9 +1,13 @@
 // Command explore_sandbox is the seed's explore-sandbox example: an agent
-// that can inspect and change a directory with Read, Write, Edit and Bash.
-// Bash runs on the host backend, which pins the working directory but does
-// not contain the process, so, as in the seed, a deny rule on Bash gates it:
-// the model is told the call was denied and must make do with the file
-// tools, which are confined to the directory.
+// that can inspect and change a directory with Read, Write, Edit and Bash,
+// assembled by package toolbox as helikon run assembles them. The file tools
+// are confined to the directory and Bash runs in the OS sandbox on it
+// (Landlock and seccomp on Linux, Seatbelt on macOS; where it is
+// unavailable the example stops with an error saying what to do). The
+// permission pipeline lets file changes through (the accept-edits mode) and
+// the read-only commands the allow rules name; any other command would be
+// asked about, and with no one to ask it is denied: the model is told and
+// must make do.
 //
 //	OPENAI_API_KEY=... go run ./examples/explore_sandbox DIR "Summarise the notes in this directory into SUMMARY.md"
 package main
@@ -19,12 +23,8 @@ import (
 	"github.com/paigasus/helikon/agent"
 	"github.com/paigasus/helikon/agent/llmagent"
 	"github.com/paigasus/helikon/agent/runner"
-	"github.com/paigasus/helikon/backend/host"
 	"github.com/paigasus/helikon/provider/openai"
-	"github.com/paigasus/helikon/tool/bashtool"
-	"github.com/paigasus/helikon/tool/filetool"
-	"github.com/paigasus/helikon/workspace/fsroot"
-	"github.com/paigasus/helikon/workspace/local"
+	"github.com/paigasus/helikon/toolbox"
 )
 
 func main() {
@@ -36,21 +36,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintln(stderr, "usage: explore_sandbox DIR PROMPT")
 		return 2
 	}
-	sb, err := fsroot.Open(args[0])
+	tb, err := toolbox.New[struct{}](ctx, &toolbox.Options{
+		Root:  args[0],
+		Mode:  helikon.ModeAcceptEdits,
+		Allow: helikon.MustParseRules("Bash(ls)", "Bash(cat)", "Bash(wc)", "Bash(grep)"),
+	})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	backend, err := host.New(sb.Dir(), nil)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	bash, err := bashtool.New[struct{}](backend, nil)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
+	defer tb.Close() // ends the workspace and the sandbox's helpers
 	modelID := getenv("OPENAI_MODEL")
 	if modelID == "" {
 		modelID = "gpt-4.1-mini"
@@ -63,18 +58,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	assistant, err := llmagent.NewBuilder[struct{}]().
 		Name("sandbox-explorer").
 		Model(llm).
-		Instructions("You can inspect the sandbox with Read/Write/Edit/Bash. Bash may be denied; then use the file tools.").
-		Tool(filetool.NewRead[struct{}](local.NewFS(sb), nil)).
-		Tool(filetool.NewWrite[struct{}](local.NewFS(sb), nil)).
-		Tool(filetool.NewEdit[struct{}](local.NewFS(sb), nil)).
-		Tool(bash).
+		Instructions("You can inspect the sandbox with Read/Write/Edit/Bash. A command may be denied; then use the file tools.").
+		Toolset(tb.Toolset()).
 		Build()
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	perms := &helikon.Permissions{Deny: []helikon.Rule{helikon.MustParseRule("Bash")}}
-	r, err := runner.New(runner.Config[struct{}]{Agent: assistant, Permissions: perms})
+	r, err := runner.New(runner.Config[struct{}]{Agent: assistant, Permissions: tb.Permissions(), Mode: tb.Mode()})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

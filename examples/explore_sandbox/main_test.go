@@ -8,10 +8,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paigasus/helikon/backend/ossandbox"
 	"github.com/paigasus/helikon/provider/openai/openaitest"
 )
 
+// TestExploresWithFileToolsAndBashDenied: the allowed read-only command
+// runs in the OS sandbox, the command no rule allows is denied (no one to
+// ask), the file tools change the directory.
 func TestExploresWithFileToolsAndBashDenied(t *testing.T) {
+	if s := ossandbox.Probe(); !s.Available {
+		t.Skipf("no OS sandbox: %s", s.Reason)
+	}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("buy milk\ncall mum\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -20,6 +27,7 @@ func TestExploresWithFileToolsAndBashDenied(t *testing.T) {
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
 			{ID: "c1", Name: "Read", Args: `{"path":"notes.txt"}`},
 			{ID: "c2", Name: "Bash", Args: `{"command":"touch pwned"}`},
+			{ID: "c4", Name: "Bash", Args: `{"command":"wc -l notes.txt"}`},
 		}},
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c3", Name: "Write", Args: `{"path":"SUMMARY.md","content":"- milk\n- mum\n"}`}}},
 		openaitest.Reply{Text: "Wrote SUMMARY.md."},
@@ -40,7 +48,7 @@ func TestExploresWithFileToolsAndBashDenied(t *testing.T) {
 		t.Errorf("stdout %q stderr %q", out.String(), errb.String())
 	}
 	second := string(srv.Requests()[1].Raw)
-	if !strings.Contains(second, "buy milk") || !strings.Contains(second, "denied by rule Bash") {
-		t.Errorf("the model was not told the file content and the denial: %s", second)
+	if !strings.Contains(second, "buy milk") || !strings.Contains(second, "2 notes.txt") || !strings.Contains(second, "there is no one to ask") {
+		t.Errorf("the model was not told the file content, the command's output and the denial: %s", second)
 	}
 }

@@ -84,6 +84,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -227,6 +228,16 @@ func (c *Controller) Calls() []Call {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.calls)
+}
+
+// Endpoints returns the endpoints of the calls served so far, in order and
+// comma-separated ("create,exec,delete"), as tests compare them.
+func (c *Controller) Endpoints() string {
+	var s []string
+	for _, call := range c.Calls() {
+		s = append(s, call.Endpoint)
+	}
+	return strings.Join(s, ",")
 }
 
 // Live returns the ids of the sandboxes that exist, sorted.
@@ -968,6 +979,21 @@ func (s *Server) Close() {
 // Start serves c over plain HTTP on loopback.
 func (c *Controller) Start() *Server {
 	return &Server{Server: httptest.NewServer(c.Handler()), ctl: c}
+}
+
+// NewTLS returns a controller requiring token that knows the snapshots
+// tags, served over TLS ([Controller.StartTLS]) until t ends: the start of
+// most client tests.
+func NewTLS(t testing.TB, token string, tags ...string) (*Controller, *Server) {
+	t.Helper()
+	c := New(token)
+	c.AddSnapshot(tags...)
+	srv, err := c.StartTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return c, srv
 }
 
 // StartTLS serves c over TLS on loopback with a certificate for 127.0.0.1

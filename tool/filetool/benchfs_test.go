@@ -6,4 +6,4 @@ import (
 )
 
 // benchFS is what the benchmarks give the tools for sb.
-func benchFS(sb *fsroot.Sandbox) *local.FS { return local.NewFS(sb) }
+func benchFS(sb *fsroot.FS) *local.FS { return local.NewFS(sb) }

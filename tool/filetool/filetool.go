@@ -2,7 +2,7 @@
 //
 // Each tool works on one [workspace.FS]: a workspace (local, in a container,
 // in a microVM) or, for the files of this machine alone, local.NewFS of a
-// fsroot.Sandbox. Paths are resolved against its root and nothing outside
+// fsroot.FS. Paths are resolved against its root and nothing outside
 // it can be read or written, whatever the path form or link (see package
 // sandbox for the exact guarantees and limits on this machine, and each
 // engine's package for its own). The file system's errors, matched with

@@ -24,7 +24,7 @@ type app = struct{}
 // env is a sandbox root with a sibling directory outside it.
 type env struct {
 	root, outside string
-	sb            *fsroot.Sandbox
+	sb            *fsroot.FS
 	read          *filetool.Read[app]
 	write         *filetool.Write[app]
 	edit          *filetool.Edit[app]

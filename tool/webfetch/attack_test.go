@@ -346,3 +346,26 @@ func TestAllowPrivateRefusalsDoNotTalkAboutPublicAddresses(t *testing.T) {
 		}
 	}
 }
+
+// A url with no scheme is the model's slip, not a refusal: invalid
+// arguments, saying how to write it. With a scheme the guard decides.
+func TestFetchURLWithoutASchemeIsInvalidArgs(t *testing.T) {
+	tool, _ := New[struct{}](&Options{control: ssrftest.NoConnect(t)})
+	for _, tc := range []struct {
+		url  string
+		kind helikon.ErrorKind
+		want string
+	}{
+		{"example.com/page", helikon.KindInvalidArgs, "write it as https://example.com/page"},
+		{"//example.com/page", helikon.KindInvalidArgs, "write it as https://example.com/page"},
+		{"//127.0.0.1/", helikon.KindInvalidArgs, "write it as https://127.0.0.1/"},
+		{"ftp://example.com/x", helikon.KindDenied, "only http and https"},
+		{"file:///etc/passwd", helikon.KindDenied, "only http and https"},
+		{"mailto:a@example.com", helikon.KindDenied, "only http and https"},
+	} {
+		_, err := invoke(tool, Args{URL: tc.url})
+		if helikon.KindOf(err) != tc.kind || err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v (kind %s), want kind %s saying %q", tc.url, err, helikon.KindOf(err), tc.kind, tc.want)
+		}
+	}
+}

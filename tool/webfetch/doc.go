@@ -43,8 +43,10 @@
 //     [Convert]);
 //   - every refusal (guard, scheme, a URL that does not parse, host lists,
 //     redirect limit, the per-run budget) is a [helikon.DeniedError]
-//     decided before connecting to the refused address; network failures
-//     and timeouts are other errors.
+//     decided before connecting to the refused address; a url with no
+//     scheme at all (example.com/x) is invalid arguments, the model's to
+//     fix; network failures and timeouts are other errors (the timeout
+//     wrapping [context.DeadlineExceeded]).
 //     Messages name the reason and never include response bodies or query
 //     strings.
 //

@@ -65,12 +65,20 @@ func (t *Tool[C]) invoke(tc *helikon.ToolContext[C], in Args) (Result, error) {
 	if in.MaxBytes < 0 {
 		return Result{}, helikon.InvalidArgs("max_bytes must be positive; leave it out to use the tool's limit")
 	}
-	// Refusable URLs are refused before they count against the budget.
+	// A url with no scheme (example.com/x) is a slip the model fixes:
+	// invalid arguments. A string that does not parse as a URL stays a
+	// refusal (denied), as the guard's own are: parser-confusion payloads
+	// (http://a\@127.0.0.1/) are the common case, and a model should not
+	// be told to repair them. Both before the call counts against the
+	// budget.
 	u, err := parseURL(in.URL)
-	if err == nil {
-		_, err = t.fetcher.vet(u)
-	}
 	if err != nil {
+		return Result{}, denied(err)
+	}
+	if u.Scheme == "" && u.Opaque == "" {
+		return Result{}, helikon.InvalidArgs(fmt.Sprintf("url %q has no scheme; write it as https://%s", in.URL, strings.TrimPrefix(strings.TrimSpace(in.URL), "//")))
+	}
+	if _, err := t.fetcher.vet(u); err != nil {
 		return Result{}, denied(err)
 	}
 	if n := t.fetcher.opts.MaxUses; n > 0 {

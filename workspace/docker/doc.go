@@ -14,7 +14,7 @@
 //     absolute path and is the commands' working directory, so a path means
 //     the same file to the file tools and to commands, and edits land in the
 //     project. The file operations run on this machine, on Root opened as an
-//     os.Root (package workspace/local over package sandbox). The daemon must
+//     os.Root (package workspace/local over package fsroot). The daemon must
 //     see this machine's disk.
 //   - Isolated (Options.Isolate): Root's content is copied into the container
 //     at creation (the archive API; regular files, directories and symbolic
@@ -151,7 +151,7 @@
 //     refused on directories too (git init --shared fails); a directory
 //     made inside a set-group-ID directory still inherits it from the
 //     kernel. A command inside the container can race the file operations
-//     as any local process can race package sandbox; the os.Root
+//     as any local process can race package fsroot; the os.Root
 //     resolution still never leaves Root. Links the container's processes create that point at the
 //     container's "/" are absolute links, which os.Root refuses.
 //   - In the isolated mode the file operations are as confined as package

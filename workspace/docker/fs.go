@@ -59,9 +59,9 @@ const stderrCap = 64 << 10
 
 // newBindFS is the file system of a bind-mode workspace: source, the
 // directory of this machine mounted at dir in the container, opened with
-// package sandbox. The two paths must be the same, or files and commands
+// package fsroot. The two paths must be the same, or files and commands
 // would disagree about what a path names.
-func newBindFS(source, dir string) (*local.FS, *fsroot.Sandbox, error) {
+func newBindFS(source, dir string) (*local.FS, *fsroot.FS, error) {
 	sb, err := fsroot.Open(source)
 	if err != nil {
 		return nil, nil, fmt.Errorf("docker: the bind-mounted root: %w", err)

@@ -40,7 +40,7 @@ type Workspace struct {
 	allow      []string
 	limits     backend.ResourceLimits
 	guarantees backend.Guarantees
-	sb         *fsroot.Sandbox // the bind mode's root on this machine
+	sb         *fsroot.FS // the bind mode's root on this machine
 	// readOnly are the container's read-only bind mounts beneath dir,
 	// relative to it: each command checks that they are still in place.
 	readOnly []string

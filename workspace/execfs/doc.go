@@ -32,7 +32,7 @@
 //
 // # What is guaranteed
 //
-//   - Confinement as package sandbox has it on this machine with os.Root,
+//   - Confinement as package fsroot has it on this machine with os.Root,
 //     checked inside the workspace: a path is resolved component by
 //     component from the root, following relative links only while they
 //     stay inside; absolute links are refused even when they point inside
@@ -42,7 +42,7 @@
 //     [fs.ErrInvalid]. A component after a file is syscall.ENOTDIR; a
 //     missing file [fs.ErrNotExist]. Links that a command in the workspace
 //     created pointing at its own "/" lead nowhere. A differential fuzz
-//     test holds the scripts' resolution to package sandbox's on trees of
+//     test holds the scripts' resolution to package fsroot's on trees of
 //     links.
 //   - After resolving, the script changes into the directory the
 //     operation acts in and checks, with the kernel's getcwd (pwd -P in a

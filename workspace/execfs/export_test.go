@@ -12,7 +12,7 @@ reply
 `
 
 // RealPathForTest is what the scripts resolve name to, in the terms of
-// fsroot.Sandbox.RealPath: the path relative to the root, "." for the
+// fsroot.FS.RealPath: the path relative to the root, "." for the
 // root, or the error the walk stopped with.
 func (f *FS) RealPathForTest(ctx context.Context, name string) (string, error) {
 	rel, err := f.rel(name)

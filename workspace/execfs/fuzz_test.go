@@ -20,7 +20,7 @@ import (
 )
 
 // FuzzResolutionAgreesWithSandbox is a differential test of the scripts'
-// walk against package sandbox (os.Root) on generated trees: three links
+// walk against package fsroot (os.Root) on generated trees: three links
 // with fuzzed targets in a fixed tree of directories, files and links that
 // lead out, and a fuzzed path. Both must resolve the path to the same file
 // or refuse it for the same reason (outside, not a directory, too many

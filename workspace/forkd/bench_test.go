@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/paigasus/helikon/backend"
-	bforkd "github.com/paigasus/helikon/backend/forkd"
+	"github.com/paigasus/helikon/internal/forkdapi"
 	"github.com/paigasus/helikon/internal/forkdfake"
 )
 
@@ -39,7 +39,7 @@ func BenchmarkRunOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	sandbox := c.Live()[0]
-	cl, err := bforkd.NewClient(srv.URL, bforkd.ClientOptions{Token: token})
+	cl, err := forkdapi.NewClient(srv.URL, forkdapi.ClientOptions{Token: token})
 	if err != nil {
 		b.Fatal(err)
 	}

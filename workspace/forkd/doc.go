@@ -2,11 +2,18 @@
 // per session behind a forkd controller (github.com/deeplethe/forkd): the
 // controller's named workspace (POST /v1/workspaces), in whose live
 // sandbox every command and every file operation of the session runs, and
-// which Close deletes (DELETE /v1/workspaces/{name}). Package backend/forkd,
-// by contrast, forks a microVM for each command.
+// which Close deletes (DELETE /v1/workspaces/{name}). Package
+// backend/microvm, by contrast, forks a microVM for each command. The CLI
+// names both "forkd": helikon exec --backend forkd forks one microVM per
+// command unless given --session or --keep-workspace, and the agent's
+// commands (run, mcp, tool) hold this engine's workspace.
 //
-// The controller's API, as its crates/forkd-controller/src/http.rs and
-// api.rs define it at commit e88c730b32fb980b6c0c9536d2a6e8012f855960
+// Both packages reach the controller through one client,
+// internal/forkdapi, and the engine shares the backend's; the engine's
+// commands run through backend/microvm's [microvm.Backend.RunIn], the one
+// place a backend.Request becomes a forkd exec, which is why [Options]
+// embeds that package's Options. The controller's API, as its
+// crates/forkd-controller/src/http.rs and api.rs define it at commit e88c730b32fb980b6c0c9536d2a6e8012f855960
 // (v0.5.3 and two fixes), has no file endpoints and its exec takes
 // arguments and a timeout only: no standard input, no working directory, no
 // environment, output decoded as UTF-8. The files are therefore reached
@@ -58,7 +65,7 @@
 //     workspace.ErrGone, and so does every later call of that Workspace
 //     (fail closed: it is never recreated behind the session's back).
 //   - A controller that does not answer: errors match
-//     backend/forkd.ErrUnreachable (and backend.ErrUnavailable). That, and
+//     [ErrUnreachable] (and backend.ErrUnavailable). That, and
 //     any other failing answer, is the call's error only: the workspace is
 //     not taken for gone, and the next call tries again.
 //   - A create that committed on the controller and then failed (a 5xx, a
@@ -71,7 +78,7 @@
 //
 // # Guarantees
 //
-// As backend/forkd reports them: filesystem and syscalls virtualized (the
+// As backend/microvm reports them: filesystem and syscalls virtualized (the
 // commands and the file operations act inside the microVM; the host's
 // files and kernel are out of reach), the network contained only when
 // EnforceEgress names an egress proxy the controller host routes the
@@ -89,7 +96,7 @@
 // that clears its environment escapes this, and lives until Close.
 //
 // Limits: Request.Env, Limits and Stdin do not apply (as in
-// backend/forkd); the microVM has its own environment and resources.
+// backend/microvm); the microVM has its own environment and resources.
 //
 // Tested against the fake controller of internal/forkdfake, in which each
 // sandbox is a directory of this machine that every exec runs in, so that

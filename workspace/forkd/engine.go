@@ -15,7 +15,8 @@ import (
 	"unicode"
 
 	"github.com/paigasus/helikon/backend"
-	bforkd "github.com/paigasus/helikon/backend/forkd"
+	"github.com/paigasus/helikon/backend/microvm"
+	"github.com/paigasus/helikon/internal/forkdapi"
 	"github.com/paigasus/helikon/workspace"
 )
 
@@ -45,17 +46,27 @@ const (
 	statusStale     = "stale"
 )
 
+// ErrUnreachable matches a call that got no answer from the controller
+// (refused, reset, TLS failure): start the controller or check FORKD_URL.
+// It is backend/microvm's (and the shared client's) ErrUnreachable, and
+// wraps backend.ErrUnavailable.
+var ErrUnreachable = forkdapi.ErrUnreachable
+
 // ErrSuspended matches Attach of a workspace that another client of the
 // controller suspended: its state is a snapshot, and this package does not
 // resume it.
 var ErrSuspended = errors.New("workspace is suspended")
 
-// Options configure an [Engine]. The embedded backend options name the
-// controller and the snapshot (both required) and set what
-// backend/forkd's Options set for each command: timeout, output cap,
-// egress, memory limit, network namespace, logger.
+// Options configure an [Engine]. The embedded options of the per-command
+// backend (package backend/microvm, whose RunIn runs the workspaces'
+// commands) name the controller and the snapshot (both required) and set
+// what they set for each command: token, CA, timeout, output cap, egress,
+// memory limit, network namespace, logger; Now gives the labels' clock.
+// ReapAge and ReapConcurrency do not apply: the engine reaps workspaces
+// (Remove), and per-command microVMs are reaped by backend/microvm's
+// Reconcile, which leaves the workspaces' live microVMs alone.
 type Options struct {
-	bforkd.Options
+	microvm.Options
 	// Dir is the workspace's root inside the microVM: DefaultDir when
 	// empty. It is made at creation. A relative Dir is resolved against
 	// the guest agent's working directory (/ in forkd's rootfs, the
@@ -67,8 +78,8 @@ type Options struct {
 // Engine creates, finds and removes the forkd workspaces of helikon's
 // sessions on one controller. It is safe for concurrent use.
 type Engine struct {
-	b       *bforkd.Backend
-	c       *bforkd.Client
+	b       *microvm.Backend // runs the workspaces' commands (RunIn)
+	c       *forkdapi.Client // the backend's: one connection pool
 	dir     string
 	labels  string // the labels file, next to dir
 	snap    string
@@ -80,7 +91,7 @@ type Engine struct {
 }
 
 // New builds a forkd engine from opts (required: the controller's URL and
-// the snapshot tag). Like backend/forkd.New it does not contact the
+// the snapshot tag). Like backend/microvm.New it does not contact the
 // controller; it probes the egress proxy when EnforceEgress is set.
 //
 // Guarantees, as the workspaces' Guarantees report them: filesystem and
@@ -105,7 +116,7 @@ func New(ctx context.Context, opts *Options) (*Engine, error) {
 	if dir == "/" || dir == "." || dir == ".." || strings.HasPrefix(dir, "../") {
 		return nil, fmt.Errorf("forkd workspaces: root %q: want a directory below / (such as %s)", opts.Dir, DefaultDir)
 	}
-	b, err := bforkd.New(ctx, &opts.Options)
+	b, err := microvm.New(ctx, &opts.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -132,11 +143,6 @@ func New(ctx context.Context, opts *Options) (*Engine, error) {
 
 // Name returns "forkd".
 func (e *Engine) Name() string { return EngineName }
-
-// Backend returns the per-command backend on the same controller and
-// snapshot, whose Reconcile reaps leaked per-command microVMs (it leaves
-// the workspaces' live microVMs alone).
-func (e *Engine) Backend() *bforkd.Backend { return e.b }
 
 // Dir is the root every workspace of the engine has, as the microVM sees
 // it, when the engine was given an absolute one (the default,
@@ -194,7 +200,7 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 		return nil, fmt.Errorf("forkd workspaces: %w", err)
 	}
 	name := WorkspaceName(session)
-	req := bforkd.WorkspaceRequest{Name: name, SnapshotTag: e.snap, PerChildNetns: e.netns, MemoryLimitMiB: e.memMiB}
+	req := forkdapi.WorkspaceRequest{Name: name, SnapshotTag: e.snap, PerChildNetns: e.netns, MemoryLimitMiB: e.memMiB}
 	info, err := e.c.CreateWorkspace(ctx, req)
 	if status(err) == http.StatusConflict {
 		if err := e.replaceStale(ctx, session, name); err != nil {
@@ -264,7 +270,7 @@ func (e *Engine) undo(ctx context.Context, name string, cause error) error {
 // status is the HTTP status of a controller's answer, 0 when err is not
 // one.
 func status(err error) int {
-	if ae, ok := errors.AsType[*bforkd.APIError](err); ok {
+	if ae, ok := errors.AsType[*forkdapi.APIError](err); ok {
 		return ae.Status
 	}
 	return 0
@@ -288,7 +294,7 @@ func (e *Engine) Attach(ctx context.Context, session string) (workspace.Workspac
 	}
 	name := WorkspaceName(session)
 	info, err := e.c.GetWorkspace(ctx, name)
-	if errors.Is(err, bforkd.ErrNotFound) {
+	if errors.Is(err, forkdapi.ErrNotFound) {
 		return nil, fmt.Errorf("forkd workspaces: session %s: %w", session, workspace.ErrNotFound)
 	}
 	if err != nil {
@@ -345,10 +351,10 @@ func (e *Engine) List(ctx context.Context) ([]workspace.Info, error) {
 
 // readLabels returns the labels file of a running workspace, "" when it
 // cannot be read.
-func (e *Engine) readLabels(ctx context.Context, ws bforkd.WorkspaceInfo) string {
-	ctx, cancel := context.WithTimeout(ctx, setupTimeout+execGrace)
+func (e *Engine) readLabels(ctx context.Context, ws forkdapi.WorkspaceInfo) string {
+	ctx, cancel := context.WithTimeout(ctx, setupTimeout+forkdapi.ExecGrace)
 	defer cancel()
-	res, err := e.c.Exec(ctx, ws.LiveSandboxID, []string{"cat", "--", e.labels}, int(setupTimeout/time.Second), maxExecBody(maxLabelsOutput))
+	res, err := e.c.Exec(ctx, ws.LiveSandboxID, []string{"cat", "--", e.labels}, int(setupTimeout/time.Second), forkdapi.MaxExecBody(maxLabelsOutput))
 	if err != nil || res.ExitCode != 0 || len(res.Stdout) > maxLabelsOutput {
 		e.log.Debug("forkd workspaces: labels not readable", "name", ws.Name, "err", err)
 		return ""
@@ -374,7 +380,7 @@ func (e *Engine) Remove(ctx context.Context, id string) error {
 // from its name, the creation time from the controller, and only the host
 // and user from the labels file read inside the microVM (file), which a
 // command in the workspace could have rewritten.
-func (e *Engine) labelsOf(ws bforkd.WorkspaceInfo, session, file string) map[string]string {
+func (e *Engine) labelsOf(ws forkdapi.WorkspaceInfo, session, file string) map[string]string {
 	labels := map[string]string{workspace.LabelManaged: "true", workspace.LabelSession: session}
 	if !ws.CreatedAt.IsZero() {
 		labels[workspace.LabelCreated] = strconv.FormatInt(ws.CreatedAt.Unix(), 10)
@@ -397,6 +403,6 @@ func plainLabel(v string) bool {
 }
 
 // infoOf describes the controller's workspace ws.
-func (e *Engine) infoOf(ws bforkd.WorkspaceInfo, session string, labels map[string]string) workspace.Info {
+func (e *Engine) infoOf(ws forkdapi.WorkspaceInfo, session string, labels map[string]string) workspace.Info {
 	return workspace.Info{ID: ws.Name, Engine: EngineName, Session: session, Labels: labels, Created: ws.CreatedAt, State: ws.Status}
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/paigasus/helikon/backend"
-	bforkd "github.com/paigasus/helikon/backend/forkd"
+	"github.com/paigasus/helikon/backend/microvm"
 	"github.com/paigasus/helikon/internal/forkdfake"
 	"github.com/paigasus/helikon/workspace/forkd"
 )
@@ -21,7 +21,7 @@ func ExampleNew() {
 
 	ctx := context.Background()
 	e, err := forkd.New(ctx, &forkd.Options{
-		Options: bforkd.Options{URL: srv.URL, Token: "example-token", Snapshot: "helikon"},
+		Options: microvm.Options{URL: srv.URL, Token: "example-token", Snapshot: "helikon"},
 		Dir:     "workspace",
 	})
 	if err != nil {

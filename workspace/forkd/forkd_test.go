@@ -18,7 +18,8 @@ import (
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/backend/backendtest"
-	bforkd "github.com/paigasus/helikon/backend/forkd"
+	"github.com/paigasus/helikon/backend/microvm"
+	"github.com/paigasus/helikon/internal/forkdapi"
 	"github.com/paigasus/helikon/internal/forkdfake"
 	"github.com/paigasus/helikon/workspace"
 	"github.com/paigasus/helikon/workspace/forkd"
@@ -40,7 +41,7 @@ func start(t *testing.T) (*forkdfake.Controller, *forkdfake.Server) {
 // controller it lies in the sandbox's own directory.
 func newEngine(t testing.TB, srv *forkdfake.Server, mod func(*forkd.Options)) *forkd.Engine {
 	t.Helper()
-	opts := forkd.Options{Options: bforkd.Options{URL: srv.URL, Token: token, Snapshot: "helikon", Logger: slog.New(slog.DiscardHandler)}, Dir: "workspace"}
+	opts := forkd.Options{Options: microvm.Options{URL: srv.URL, Token: token, Snapshot: "helikon", Logger: slog.New(slog.DiscardHandler)}, Dir: "workspace"}
 	if mod != nil {
 		mod(&opts)
 	}
@@ -73,14 +74,6 @@ func run(t *testing.T, w workspace.Workspace, cmd string) string {
 	return string(res.Stdout)
 }
 
-func endpoints(c *forkdfake.Controller) string {
-	var s []string
-	for _, call := range c.Calls() {
-		s = append(s, call.Endpoint)
-	}
-	return strings.Join(s, ",")
-}
-
 func TestOneMicroVMHoldsTheSessionAcrossCalls(t *testing.T) {
 	c, srv := start(t)
 	e := newEngine(t, srv, nil)
@@ -107,7 +100,7 @@ func TestOneMicroVMHoldsTheSessionAcrossCalls(t *testing.T) {
 	}
 	// Create: the workspace, the exec that makes the root and writes the
 	// labels, execfs's exec that resolves the root; then one per call.
-	if got := endpoints(c); got != "create-workspace,exec,exec,exec,exec" {
+	if got := c.Endpoints(); got != "create-workspace,exec,exec,exec,exec" {
 		t.Errorf("calls = %s, want one create, two setup execs and one exec per call", got)
 	}
 	g := w.Guarantees()
@@ -192,7 +185,7 @@ func TestAttachFaults(t *testing.T) {
 		}, []error{workspace.ErrNotFound, workspace.ErrGone}},
 		{"controller unreachable", func(t *testing.T, c *forkdfake.Controller, srv *forkdfake.Server, e *forkd.Engine) {
 			srv.Close()
-		}, []error{bforkd.ErrUnreachable, backend.ErrUnavailable}},
+		}, []error{forkd.ErrUnreachable, backend.ErrUnavailable}},
 		{"root removed inside the microVM", func(t *testing.T, c *forkdfake.Controller, srv *forkdfake.Server, e *forkd.Engine) {
 			w := create(t, e, "s")
 			run(t, w, "cd .. && rm -rf workspace")
@@ -271,7 +264,7 @@ func TestGoneMidSessionFailsClosed(t *testing.T) {
 		why  string
 	}{
 		{"deleted by someone else", func(t *testing.T, c *forkdfake.Controller, srv *forkdfake.Server) {
-			cl, err := bforkd.NewClient(srv.URL, bforkd.ClientOptions{Token: token})
+			cl, err := forkdapi.NewClient(srv.URL, forkdapi.ClientOptions{Token: token})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -323,7 +316,7 @@ func TestCreateFaultsLeaveNothing(t *testing.T) {
 		{name: "create committed then failed", setup: func(c *forkdfake.Controller) { c.CreateCommitsThenFails = true }, wantInErr: "was deleted)"},
 		{name: "create answered garbage", setup: func(c *forkdfake.Controller) {
 			c.Malformed = map[string]string{forkdfake.CreateWorkspace: `{"name": 7}`}
-		}, want: bforkd.ErrMalformedResponse, wantInErr: "was deleted)"},
+		}, want: forkdapi.ErrMalformedResponse, wantInErr: "was deleted)"},
 		{name: "setup exec failed", setup: func(c *forkdfake.Controller) { c.Fail = map[string]int{forkdfake.Exec: 500} }, wantInErr: "was deleted)"},
 		{name: "root cannot be made", setup: func(c *forkdfake.Controller) {}, mod: func(o *forkd.Options) { o.Dir = "/proc/helikon-cannot/workspace" }, wantInErr: "exit code"},
 		{name: "committed, failed, and the delete failed", setup: func(c *forkdfake.Controller) {
@@ -334,7 +327,7 @@ func TestCreateFaultsLeaveNothing(t *testing.T) {
 			c.Fail = map[string]int{forkdfake.CreateWorkspace: 500}
 			c.FailBody = `{"error":"bad request with $AUTH"}`
 		}, wantInErr: "[REDACTED]"},
-		{name: "controller without the workspace API", setup: func(c *forkdfake.Controller) { c.Fail = map[string]int{forkdfake.CreateWorkspace: 404} }, want: bforkd.ErrNotFound, wantInErr: "v0.3.2"},
+		{name: "controller without the workspace API", setup: func(c *forkdfake.Controller) { c.Fail = map[string]int{forkdfake.CreateWorkspace: 404} }, want: forkdapi.ErrNotFound, wantInErr: "v0.3.2"},
 		{name: "unknown snapshot", setup: func(c *forkdfake.Controller) {}, mod: func(o *forkd.Options) { o.Snapshot = "missing" }, wantInErr: "snapshot missing not found"},
 	}
 	for _, tt := range tests {
@@ -367,7 +360,7 @@ func TestCreateWhenTheControllerIsUnreachable(t *testing.T) {
 	e := newEngine(t, srv, nil)
 	srv.Close()
 	_, err := e.Create(context.Background(), "s")
-	if !errors.Is(err, bforkd.ErrUnreachable) || !errors.Is(err, backend.ErrUnavailable) {
+	if !errors.Is(err, forkd.ErrUnreachable) || !errors.Is(err, backend.ErrUnavailable) {
 		t.Fatalf("Create = %v, want ErrUnreachable and backend.ErrUnavailable", err)
 	}
 }
@@ -454,7 +447,11 @@ func TestReconcileSparesWorkspaces(t *testing.T) {
 	later := time.Now().Add(time.Hour)
 	e := newEngine(t, srv, func(o *forkd.Options) { o.Now = func() time.Time { return later } })
 	w := create(t, e, "s")
-	rep, err := e.Backend().Reconcile(context.Background())
+	b, err := microvm.New(context.Background(), &microvm.Options{URL: srv.URL, Token: token, Snapshot: "helikon", Now: func() time.Time { return later }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := b.Reconcile(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +464,7 @@ func TestReconcileSparesWorkspaces(t *testing.T) {
 func TestNewRefusesBadRoots(t *testing.T) {
 	_, srv := start(t)
 	for _, dir := range []string{"/", ".", "..", "../up", "/work\nspace"} {
-		_, err := forkd.New(context.Background(), &forkd.Options{Options: bforkd.Options{URL: srv.URL, Snapshot: "helikon"}, Dir: dir})
+		_, err := forkd.New(context.Background(), &forkd.Options{Options: microvm.Options{URL: srv.URL, Snapshot: "helikon"}, Dir: dir})
 		if err == nil {
 			t.Errorf("New with root %q succeeded", dir)
 		}
@@ -605,7 +602,7 @@ func TestEngineOverTLSWithAPrivateCA(t *testing.T) {
 	if got := run(t, w, "echo over tls"); got != "over tls\n" {
 		t.Errorf("Run = %q", got)
 	}
-	if _, err := newEngine(t, srv, nil).Create(context.Background(), "untrusted"); err == nil || !errors.Is(err, bforkd.ErrUnreachable) {
+	if _, err := newEngine(t, srv, nil).Create(context.Background(), "untrusted"); err == nil || !errors.Is(err, forkd.ErrUnreachable) {
 		t.Errorf("Create without the CA = %v, want a TLS failure (unreachable)", err)
 	}
 	if got := c.Workspaces(); len(got) != 1 {

@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode"
 
-	bforkd "github.com/paigasus/helikon/backend/forkd"
+	"github.com/paigasus/helikon/internal/forkdapi"
 	"github.com/paigasus/helikon/workspace"
 )
 
@@ -28,7 +28,7 @@ func FuzzLabelsFromTheWorkspace(f *testing.F) {
 	e := &Engine{}
 	created := time.Unix(1_700_000_000, 0)
 	f.Fuzz(func(t *testing.T, file string) {
-		labels := e.labelsOf(bforkd.WorkspaceInfo{Name: "helikon-s", CreatedAt: created}, "s", file)
+		labels := e.labelsOf(forkdapi.WorkspaceInfo{Name: "helikon-s", CreatedAt: created}, "s", file)
 		if labels[workspace.LabelManaged] != "true" || labels[workspace.LabelSession] != "s" || labels[workspace.LabelCreated] != strconv.FormatInt(created.Unix(), 10) {
 			t.Fatalf("trusted labels overridden by %q: %v", file, labels)
 		}

@@ -12,22 +12,13 @@ import (
 	"time"
 
 	"github.com/paigasus/helikon/backend"
-	bforkd "github.com/paigasus/helikon/backend/forkd"
+	"github.com/paigasus/helikon/internal/forkdapi"
 	"github.com/paigasus/helikon/workspace"
 	"github.com/paigasus/helikon/workspace/execfs"
 )
 
 // Label is the Guarantees label of a forkd workspace.
 const Label = "forkd workspace (firecracker microvm, experimental)"
-
-// execGrace is how much longer than an exec's timeout the client waits for
-// its answer (as backend/forkd does): the agent needs time to stop the
-// command, the controller to answer.
-const execGrace = 10 * time.Second
-
-// maxExecBody bounds an exec answer whose stdout is capped at n bytes:
-// JSON may escape each byte into six, and stderr is bounded alike.
-func maxExecBody(n int64) int64 { return 12*n + 1<<20 }
 
 // Workspace is one session's forkd workspace: its live microVM, in which
 // Run runs commands from the root and the file operations (package
@@ -53,7 +44,7 @@ var (
 )
 
 // open builds the Workspace of the controller's workspace info.
-func (e *Engine) open(info bforkd.WorkspaceInfo, session string, labels map[string]string, attached bool) *Workspace {
+func (e *Engine) open(info forkdapi.WorkspaceInfo, session string, labels map[string]string, attached bool) *Workspace {
 	i := e.infoOf(info, session, labels)
 	i.Attached = attached
 	if labels == nil {
@@ -109,7 +100,7 @@ func (w *Workspace) Info() workspace.Info {
 	return i
 }
 
-// Guarantees reports backend/forkd's guarantees (filesystem and syscalls
+// Guarantees reports backend/microvm's guarantees (filesystem and syscalls
 // virtualized; network proxied with EnforceEgress, none otherwise), for
 // this workspace.
 func (w *Workspace) Guarantees() backend.Guarantees {
@@ -119,7 +110,7 @@ func (w *Workspace) Guarantees() backend.Guarantees {
 }
 
 // Run runs req in the workspace's microVM, starting in the root, as
-// backend/forkd's Run does in a fresh one: same timeout, output cap and
+// backend/microvm's Run does in a fresh one: same timeout, output cap and
 // Result. A command that timed out or whose ctx ended is killed with every
 // process it started (see [RunMarker]).
 func (w *Workspace) Run(ctx context.Context, req *backend.Request) (*backend.Result, error) {
@@ -130,7 +121,7 @@ func (w *Workspace) Run(ctx context.Context, req *backend.Request) (*backend.Res
 	r := *req
 	r.SetEnv = append(slices.Clip(req.SetEnv), mark)
 	res, err := w.e.b.RunIn(ctx, w.sandbox, w.root, &r)
-	if errors.Is(err, bforkd.ErrNotFound) {
+	if errors.Is(err, forkdapi.ErrNotFound) {
 		return nil, w.lost(ctx, err)
 	}
 	if ctx.Err() != nil || res != nil && res.TimedOut {
@@ -163,7 +154,7 @@ func newMark() string {
 // kill kills the processes carrying mark, whatever ctx's state; a failure
 // is logged (Close destroys the microVM and them with it).
 func (w *Workspace) kill(ctx context.Context, mark string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout+execGrace)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout+forkdapi.ExecGrace)
 	defer cancel()
 	res, err := w.e.c.Exec(ctx, w.sandbox, []string{"sh", "-c", killScript, "sh", mark}, int(killTimeout/time.Second), 1<<20)
 	if err == nil && res.ExitCode != 0 {
@@ -211,7 +202,7 @@ func (w *Workspace) alive() error {
 func (w *Workspace) lost(ctx context.Context, cause error) error {
 	why := "its microVM is gone"
 	switch info, err := w.e.c.GetWorkspace(context.WithoutCancel(ctx), w.name); {
-	case errors.Is(err, bforkd.ErrNotFound):
+	case errors.Is(err, forkdapi.ErrNotFound):
 		why = "deleted by someone else"
 	case err != nil:
 	case info.Status == statusSuspended:
@@ -241,17 +232,17 @@ func (w *Workspace) exec(ctx context.Context, argv []string, maxStdout int64) (s
 		timeout = time.Until(dl)
 	}
 	secs := max(1, int((timeout+time.Second-1)/time.Second))
-	execCtx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second+execGrace)
+	execCtx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second+forkdapi.ExecGrace)
 	defer cancel()
 	mark := newMark()
 	start := time.Now()
-	res, err := w.e.c.Exec(execCtx, w.sandbox, append([]string{"env", mark}, argv...), secs, maxExecBody(maxStdout))
-	timedOut := err == nil && bforkd.TimedOut(res, time.Since(start), secs)
+	res, err := w.e.c.Exec(execCtx, w.sandbox, append([]string{"env", mark}, argv...), secs, forkdapi.MaxExecBody(maxStdout))
+	timedOut := err == nil && forkdapi.TimedOut(res, time.Since(start), secs)
 	if ctx.Err() != nil || timedOut || errors.Is(err, context.DeadlineExceeded) {
 		w.kill(ctx, mark)
 	}
 	switch {
-	case errors.Is(err, bforkd.ErrNotFound):
+	case errors.Is(err, forkdapi.ErrNotFound):
 		return nil, nil, 0, w.lost(ctx, err)
 	case ctx.Err() != nil:
 		return nil, nil, 0, fmt.Errorf("forkd workspace %s: %w", w.name, ctx.Err())

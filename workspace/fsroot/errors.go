@@ -19,7 +19,7 @@ import (
 // the system's errno (syscall.ENOTDIR, ELOOP, ENOSPC, EFBIG, EACCES, ...).
 // The messages are for operators and logs; package filetool words them for
 // a model. The sentinels are package workspace's, so that an FS over a
-// Sandbox and a remote one fail alike; workspace imports nothing of this
+// FS and a remote one fail alike; workspace imports nothing of this
 // package, which keeps the contract light.
 
 // pathError is the error of operation op on p, the path as the caller gave

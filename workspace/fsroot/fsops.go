@@ -13,8 +13,8 @@ import (
 
 // Stat returns the information of the file p names, its symbolic links
 // (the last component's included) resolved inside the root as by
-// [Sandbox.RealPath]: what the walk's look-up of the file found.
-func (s *Sandbox) Stat(p string) (fs.FileInfo, error) {
+// [FS.RealPath]: what the walk's look-up of the file found.
+func (s *FS) Stat(p string) (fs.FileInfo, error) {
 	const op = "stat"
 	var fi fs.FileInfo
 	_, err := s.walk(op, p, func(w *walker, real string) error {
@@ -33,9 +33,9 @@ func (s *Sandbox) Stat(p string) (fs.FileInfo, error) {
 }
 
 // ReadDir lists the directory p names (links resolved as by
-// [Sandbox.RealPath]), sorted by file name: the directory its walk opened.
+// [FS.RealPath]), sorted by file name: the directory its walk opened.
 // A FIFO in its place is refused as not a directory, without blocking.
-func (s *Sandbox) ReadDir(p string) ([]fs.DirEntry, error) {
+func (s *FS) ReadDir(p string) ([]fs.DirEntry, error) {
 	const op = "readdir"
 	var ents []fs.DirEntry
 	_, err := s.walk(op, p, func(w *walker, real string) error {
@@ -67,7 +67,7 @@ func (s *Sandbox) ReadDir(p string) ([]fs.DirEntry, error) {
 // The entry is removed from the directory descriptor the walk opened, so a
 // directory swapped for a link meanwhile cannot redirect the removal. The
 // root itself cannot be removed ([fs.ErrInvalid]).
-func (s *Sandbox) Remove(p string) error {
+func (s *FS) Remove(p string) error {
 	const op = "remove"
 	rel, err := s.rel(op, p)
 	if err != nil {
@@ -113,11 +113,11 @@ func splitEntry(rel string) (dir, last string) {
 	return dir, last
 }
 
-// Rename renames oldp to newp, both resolved as by [Sandbox.Remove]: a link
+// Rename renames oldp to newp, both resolved as by [FS.Remove]: a link
 // as the last component of either is the entry renamed or replaced. An
 // existing file at newp is replaced atomically; a directory is replaced
 // only when it is empty and oldp is a directory too, as rename(2) has it.
-func (s *Sandbox) Rename(oldp, newp string) error {
+func (s *FS) Rename(oldp, newp string) error {
 	const op = "rename"
 	from, err := s.entry(op, oldp)
 	if err != nil {
@@ -139,7 +139,7 @@ func (s *Sandbox) Rename(oldp, newp string) error {
 // links resolved, its last component is kept as it is. A path ending in a
 // slash, ".", or ".." names a directory through whatever links it has, and
 // is resolved whole.
-func (s *Sandbox) entry(op, p string) (string, error) {
+func (s *FS) entry(op, p string) (string, error) {
 	rel, err := s.rel(op, p)
 	if err != nil {
 		return "", err

@@ -15,22 +15,22 @@ import (
 // wrapping [workspace.ErrNotRegular] that says which, without blocking: the file is opened non-blocking
 // (opening a FIFO for reading would otherwise wait for a writer) and its type
 // is checked on the open descriptor, so swapping it after a check does not
-// help. Paths are resolved as by [Sandbox.RealPath], and the file opened is
+// help. Paths are resolved as by [FS.RealPath], and the file opened is
 // the one RealPath names: what a permission rule was matched against is what
 // is read (a concurrent rename aside), even for a path os.Root alone would
 // resolve differently.
-func (s *Sandbox) OpenRegular(p string) (*os.File, fs.FileInfo, error) {
+func (s *FS) OpenRegular(p string) (*os.File, fs.FileInfo, error) {
 	f, fi, _, err := s.OpenFile(p)
 	return f, fi, err
 }
 
-// OpenFile is [Sandbox.OpenRegular] that also returns the path it opened:
-// p relative to the root with its links resolved, as [Sandbox.RealPath]
+// OpenFile is [FS.OpenRegular] that also returns the path it opened:
+// p relative to the root with its links resolved, as [FS.RealPath]
 // returns it. The path is the one the open's own walk took, through the
 // directory descriptors it opened and checked, not p resolved again: a
 // directory swapped for a link while the call runs leads the walk to the
 // link's target, and the path returned is the target's.
-func (s *Sandbox) OpenFile(p string) (*os.File, fs.FileInfo, string, error) {
+func (s *FS) OpenFile(p string) (*os.File, fs.FileInfo, string, error) {
 	const op = "open"
 	var (
 		f    *os.File

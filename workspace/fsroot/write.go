@@ -35,11 +35,11 @@ type WriteResult = workspace.WriteResult
 // symbolic link at p is followed (inside the root) and its target is
 // replaced; the link stays a link. See the package documentation for the
 // guarantees.
-func (s *Sandbox) WriteFile(ctx context.Context, p string, data []byte) (WriteResult, error) {
+func (s *FS) WriteFile(ctx context.Context, p string, data []byte) (WriteResult, error) {
 	return s.writeFile(ctx, p, data, nil)
 }
 
-// WriteFileExpect is [Sandbox.WriteFile] done only when p, its links
+// WriteFileExpect is [FS.WriteFile] done only when p, its links
 // resolved, is one of expect (paths relative to the root, clean and
 // slash-separated, as [WriteResult.Path] reports them): it implements
 // [workspace.ExpectWriter]. The path compared is the one the write's own
@@ -49,14 +49,14 @@ func (s *Sandbox) WriteFile(ctx context.Context, p string, data []byte) (WriteRe
 // Otherwise nothing is written and no directory is created, and the error
 // wraps a [*workspace.UnexpectedPathError] naming where p leads. An empty
 // expect allows nothing.
-func (s *Sandbox) WriteFileExpect(ctx context.Context, p string, data []byte, expect []string) (WriteResult, error) {
+func (s *FS) WriteFileExpect(ctx context.Context, p string, data []byte, expect []string) (WriteResult, error) {
 	return s.writeFile(ctx, p, data, expectIn(expect))
 }
 
 // writeFile is WriteFile; when check is not nil, it is called with the
 // resolved path before anything is created or written, and its error is
 // returned.
-func (s *Sandbox) writeFile(ctx context.Context, p string, data []byte, check func(real string) error) (res WriteResult, err error) {
+func (s *FS) writeFile(ctx context.Context, p string, data []byte, check func(real string) error) (res WriteResult, err error) {
 	const op = "write"
 	_, err = s.walk(op, p, func(w *walker, rel string) error {
 		unlock, err := s.lockChecked(op, p, rel, check)
@@ -84,7 +84,7 @@ func (s *Sandbox) writeFile(ctx context.Context, p string, data []byte, check fu
 // written or check refuses it (before anything is created, read or
 // written), and otherwise takes the per-path lock that serialises writes,
 // returning its release.
-func (s *Sandbox) lockChecked(op, p, rel string, check func(real string) error) (unlock func(), err error) {
+func (s *FS) lockChecked(op, p, rel string, check func(real string) error) (unlock func(), err error) {
 	if err := writable(op, p, rel); err != nil {
 		return nil, err
 	}
@@ -108,9 +108,9 @@ func expectIn(expect []string) func(real string) error {
 }
 
 // UpdateFile replaces the content of the existing regular file p with what
-// update(old) returns, atomically as [Sandbox.WriteFile] does. It is the
+// update(old) returns, atomically as [FS.WriteFile] does. It is the
 // primitive for edits: concurrent UpdateFile and WriteFile calls on the same
-// path of one Sandbox are serialised, so every update sees the result of the
+// path of one FS are serialised, so every update sees the result of the
 // previous one. A file larger than maxSize bytes (when maxSize > 0) is
 // refused with an error wrapping [workspace.ErrTooLarge] before it is read;
 // with maxSize <= 0 the file is read to its end, however large. An error
@@ -123,21 +123,21 @@ func expectIn(expect []string) func(real string) error {
 // they may be slices of old, so that an edit of a large file writes the
 // unchanged parts straight from the buffer it was read into instead of
 // copying them into a new one.
-func (s *Sandbox) UpdateFile(ctx context.Context, p string, maxSize int64, update func(old []byte) ([][]byte, error)) (WriteResult, error) {
+func (s *FS) UpdateFile(ctx context.Context, p string, maxSize int64, update func(old []byte) ([][]byte, error)) (WriteResult, error) {
 	return s.updateFile(ctx, p, maxSize, nil, update)
 }
 
-// UpdateFileExpect is [Sandbox.UpdateFile] done only when p, its links
-// resolved, is one of expect, checked as [Sandbox.WriteFileExpect] checks
+// UpdateFileExpect is [FS.UpdateFile] done only when p, its links
+// resolved, is one of expect, checked as [FS.WriteFileExpect] checks
 // it, before the file is opened: a file the permission check did not see
 // is neither read nor written. It implements [workspace.ExpectWriter].
-func (s *Sandbox) UpdateFileExpect(ctx context.Context, p string, maxSize int64, expect []string, update func(old []byte) ([][]byte, error)) (WriteResult, error) {
+func (s *FS) UpdateFileExpect(ctx context.Context, p string, maxSize int64, expect []string, update func(old []byte) ([][]byte, error)) (WriteResult, error) {
 	return s.updateFile(ctx, p, maxSize, expectIn(expect), update)
 }
 
 // updateFile is UpdateFile; check is as for writeFile, called before the
 // file is opened.
-func (s *Sandbox) updateFile(ctx context.Context, p string, maxSize int64, check func(real string) error, update func(old []byte) ([][]byte, error)) (res WriteResult, err error) {
+func (s *FS) updateFile(ctx context.Context, p string, maxSize int64, check func(real string) error, update func(old []byte) ([][]byte, error)) (res WriteResult, err error) {
 	const op = "update"
 	var updateErr error // update's own, returned as is
 	_, err = s.walk(op, p, func(w *walker, rel string) error {
@@ -258,7 +258,7 @@ func writeErr(op, p string, err error) error {
 // The caller holds rel's lock. When read is not nil, it
 // is the file the data was computed from, and replace fails with ErrChanged
 // rather than overwrite a change another process made since.
-func (s *Sandbox) replace(ctx context.Context, op, p, rel string, parent *os.Root, base string, data [][]byte, read fs.FileInfo) (res WriteResult, err error) {
+func (s *FS) replace(ctx context.Context, op, p, rel string, parent *os.Root, base string, data [][]byte, read fs.FileInfo) (res WriteResult, err error) {
 	if err := ctx.Err(); err != nil {
 		return res, pathError(op, p, err)
 	}
@@ -497,7 +497,7 @@ func removeIfStale(dir *os.Root, name string) {
 	}
 }
 
-// lockTable serialises writers of one path within a Sandbox. It stripes
+// lockTable serialises writers of one path within an FS. It stripes
 // paths over a fixed set of mutexes so that it never grows; two paths that
 // share a stripe merely wait for each other.
 type lockTable struct {

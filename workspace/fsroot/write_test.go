@@ -143,7 +143,7 @@ func TestUpdateFileLimitsAndErrors(t *testing.T) {
 	assertNoTemps(t, fx.root)
 }
 
-// Concurrent updates of one file through one Sandbox all apply, and
+// Concurrent updates of one file through one FS all apply, and
 // concurrent whole writes leave exactly one writer's content.
 func TestConcurrentWritesAndUpdatesNeverInterleave(t *testing.T) {
 	fx := newFixture(t)

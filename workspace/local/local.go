@@ -1,5 +1,5 @@
 // Package local is the workspace engine of this machine: the files of a
-// workspace are a directory opened with package sandbox (os.Root), and its
+// workspace are a directory opened with package fsroot (os.Root), and its
 // commands run through an execution backend of this machine in the same
 // directory (backend/ossandbox, the default of the CLI, or backend/host).
 //
@@ -21,7 +21,7 @@
 //
 // # What is guaranteed
 //
-//   - The file operations have package sandbox's guarantees, which hold
+//   - The file operations have package fsroot's guarantees, which hold
 //     against a concurrent writer inside the workspace (a command renaming
 //     directories while a Read runs): every path is resolved component by
 //     component from an open descriptor of the root, "..", absolute paths
@@ -53,7 +53,7 @@
 //   - Commands are confined only as the backend confines them: on the
 //     host backend a command can read and write anything the user can,
 //     outside the root too, and nothing the file tools refuse stops it.
-//   - The limits of package sandbox: hard links to files outside are read
+//   - The limits of package fsroot: hard links to files outside are read
 //     through, mount points inside the root are traversed, the update check
 //     leaves a window of microseconds.
 //   - Two workspaces on one directory (two sessions, two processes) share
@@ -83,10 +83,10 @@ import (
 // CLI's --backend spell it.
 const EngineName = "local"
 
-// FS is the file system of a local workspace: a [fsroot.Sandbox] behind
+// FS is the file system of a local workspace: a [fsroot.FS] behind
 // the [workspace.FS] contract. It is safe for concurrent use.
 type FS struct {
-	sb *fsroot.Sandbox
+	sb *fsroot.FS
 	mu sync.RWMutex // held for reading by every operation; Close takes it
 	// closed is set by the Workspace that owns the FS; a bare FS (NewFS)
 	// is never closed by this package.
@@ -100,10 +100,10 @@ var (
 )
 
 // NewFS returns the file system over sb. The caller keeps sb and closes it.
-func NewFS(sb *fsroot.Sandbox) *FS { return &FS{sb: sb} }
+func NewFS(sb *fsroot.FS) *FS { return &FS{sb: sb} }
 
-// Sandbox returns the sandbox the FS works on.
-func (f *FS) Sandbox() *fsroot.Sandbox { return f.sb }
+// FSRoot returns the sandbox the FS works on.
+func (f *FS) FSRoot() *fsroot.FS { return f.sb }
 
 // Dir returns the root directory, absolute, symbolic links evaluated.
 func (f *FS) Dir() string { return f.sb.Dir() }
@@ -136,7 +136,7 @@ func (f *FS) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
 }
 
 // Open opens the regular file name for reading (see
-// [fsroot.Sandbox.OpenRegular]).
+// [fsroot.FS.OpenRegular]).
 func (f *FS) Open(ctx context.Context, name string) (workspace.File, error) {
 	if err := f.enter(ctx, "open", name); err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ func (f *FS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
 }
 
 // WriteFile atomically replaces name with data (see
-// [fsroot.Sandbox.WriteFile]).
+// [fsroot.FS.WriteFile]).
 func (f *FS) WriteFile(ctx context.Context, name string, data []byte) (workspace.WriteResult, error) {
 	if err := f.enter(ctx, "write", name); err != nil {
 		return workspace.WriteResult{}, err
@@ -169,7 +169,7 @@ func (f *FS) WriteFile(ctx context.Context, name string, data []byte) (workspace
 }
 
 // UpdateFile replaces the content of name with what update returns (see
-// [fsroot.Sandbox.UpdateFile]).
+// [fsroot.FS.UpdateFile]).
 func (f *FS) UpdateFile(ctx context.Context, name string, maxSize int64, update func(old []byte) ([][]byte, error)) (workspace.WriteResult, error) {
 	if err := f.enter(ctx, "update", name); err != nil {
 		return workspace.WriteResult{}, err
@@ -179,7 +179,7 @@ func (f *FS) UpdateFile(ctx context.Context, name string, maxSize int64, update 
 }
 
 // WriteFileExpect writes name only when it leads to one of expect (see
-// [fsroot.Sandbox.WriteFileExpect]): the path the write's own walk
+// [fsroot.FS.WriteFileExpect]): the path the write's own walk
 // resolved is compared, and the write goes through the directories that
 // walk opened. It implements [workspace.ExpectWriter].
 func (f *FS) WriteFileExpect(ctx context.Context, name string, data []byte, expect []string) (workspace.WriteResult, error) {
@@ -191,7 +191,7 @@ func (f *FS) WriteFileExpect(ctx context.Context, name string, data []byte, expe
 }
 
 // UpdateFileExpect updates name only when it leads to one of expect,
-// checked before the file is opened (see [fsroot.Sandbox.UpdateFileExpect]).
+// checked before the file is opened (see [fsroot.FS.UpdateFileExpect]).
 // It implements [workspace.ExpectWriter].
 func (f *FS) UpdateFileExpect(ctx context.Context, name string, maxSize int64, expect []string, update func(old []byte) ([][]byte, error)) (workspace.WriteResult, error) {
 	if err := f.enter(ctx, "update", name); err != nil {
@@ -220,7 +220,7 @@ func (f *FS) Rename(ctx context.Context, oldname, newname string) error {
 }
 
 // RealPath resolves name's links inside the root (see
-// [fsroot.Sandbox.RealPath]); it implements [workspace.Resolver].
+// [fsroot.FS.RealPath]); it implements [workspace.Resolver].
 func (f *FS) RealPath(name string) (string, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()

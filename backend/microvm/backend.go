@@ -1,4 +1,4 @@
-package forkd
+package microvm
 
 import (
 	"bufio"
@@ -17,9 +17,10 @@ import (
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/egress"
 	"github.com/paigasus/helikon/internal/capture"
+	"github.com/paigasus/helikon/internal/forkdapi"
 )
 
-// Label is the Guarantees label of the forkd backend.
+// Label is the Guarantees label of the microVM backend.
 const Label = "forkd (firecracker microvm, experimental)"
 
 // DefaultReapAge is the age past which [Backend.Reconcile] destroys a
@@ -31,15 +32,10 @@ const DefaultReapAge = 5 * time.Minute
 // to clear a backlog quickly, few enough not to flood the controller.
 const DefaultReapConcurrency = 4
 
-// execGrace is how much longer than the command's timeout the client waits
-// for the exec answer: the controller needs time to stop the command and
-// answer, and the network adds latency.
-const execGrace = 10 * time.Second
-
 // probeTimeout bounds the build-time egress proxy probe.
 const probeTimeout = 5 * time.Second
 
-// Options configure a forkd [Backend]. Zero values mean the defaults.
+// Options configure a [Backend]. Zero values mean the defaults.
 type Options struct {
 	// URL of the controller: https://host:port, or http:// for loopback.
 	URL string
@@ -115,11 +111,13 @@ type Options struct {
 type Backend struct {
 	client *Client
 	opts   Options // Token cleared: the client holds it
-	proxy  *secret // HTTP_PROXY for the microVM; may contain credentials
-	guar   backend.Guarantees
+	// proxy is HTTP_PROXY for the microVM, which may contain credentials:
+	// a pointer, so that %v of a Backend prints its address, not them.
+	proxy *string
+	guar  backend.Guarantees
 }
 
-// New builds a forkd backend. It does not contact the controller; it does
+// New builds a microVM backend. It does not contact the controller; it does
 // probe the egress proxy when EnforceEgress is set, and fails (wrapping
 // backend.ErrUnavailable) when the proxy does not answer like an HTTP proxy.
 // opts is required: it names the controller and the snapshot.
@@ -138,18 +136,18 @@ func New(ctx context.Context, opts *Options) (*Backend, error) {
 			return nil, fmt.Errorf("forkd: egress filter: %w", err)
 		}
 	}
-	client, err := NewClient(opts.URL, ClientOptions{Token: opts.Token, CACertPEM: opts.CACertPEM, APITimeout: opts.APITimeout})
+	client, err := forkdapi.NewClient(opts.URL, forkdapi.ClientOptions{Token: opts.Token, CACertPEM: opts.CACertPEM, APITimeout: opts.APITimeout})
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{client: client, opts: *opts, proxy: &secret{}}
+	b := &Backend{client: client, opts: *opts, proxy: new(string)}
 	b.opts.Token = ""
 	b.guar = backend.Guarantees{
 		Filesystem: backend.IsolationVirtualized,
 		Network:    backend.IsolationNone,
 		Syscalls:   backend.IsolationVirtualized,
 		Label:      Label,
-		Features:   []string{"controller " + client.base.String(), "snapshot " + opts.Snapshot},
+		Features:   []string{"controller " + client.URL(), "snapshot " + opts.Snapshot},
 	}
 	if opts.EnforceEgress != "" {
 		hostport, user, err := parseProxyEndpoint(opts.EnforceEgress)
@@ -159,9 +157,9 @@ func New(ctx context.Context, opts *Options) (*Backend, error) {
 		if err := probeProxy(ctx, hostport, user); err != nil {
 			return nil, fmt.Errorf("%w: forkd: egress proxy %s: %w; refusing to report proxied egress", backend.ErrUnavailable, hostport, err)
 		}
-		b.proxy.v = "http://" + hostport
+		*b.proxy = "http://" + hostport
 		if user != nil {
-			b.proxy.v = "http://" + user.String() + "@" + hostport
+			*b.proxy = "http://" + user.String() + "@" + hostport
 		}
 		b.guar.Network = backend.IsolationProxied
 		b.guar.Features = append(b.guar.Features, "egress through proxy "+hostport)
@@ -174,10 +172,12 @@ func New(ctx context.Context, opts *Options) (*Backend, error) {
 
 // String describes the backend without secrets.
 func (b *Backend) String() string {
-	return "forkd backend (" + b.client.base.String() + ", snapshot " + b.opts.Snapshot + ")"
+	return "forkd backend (" + b.client.URL() + ", snapshot " + b.opts.Snapshot + ")"
 }
 
-// Client returns the backend's controller client.
+// Client returns the backend's controller client (package workspace/forkd
+// shares it, so that one controller is reached through one connection
+// pool).
 func (b *Backend) Client() *Client { return b.client }
 
 // Guarantees reports virtualized filesystem and syscalls, and a network
@@ -240,10 +240,10 @@ func (b *Backend) RunIn(ctx context.Context, id, dir string, req *backend.Reques
 	timeout := backend.EffectiveTimeout(b.opts.Timeout, req.Timeout)
 	outCap := capture.Cap(b.opts.OutputCap, req.OutputCap)
 	secs := int((timeout + time.Second - 1) / time.Second)
-	execCtx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second+execGrace)
+	execCtx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second+forkdapi.ExecGrace)
 	defer cancel()
 	execStart := time.Now()
-	out, err := b.client.Exec(execCtx, id, args, secs, maxExecBody(outCap))
+	out, err := b.client.Exec(execCtx, id, args, secs, forkdapi.MaxExecBody(outCap))
 	res := &backend.Result{}
 	defer func() { res.Duration = time.Since(execStart) }()
 	if err != nil {
@@ -256,7 +256,7 @@ func (b *Backend) RunIn(ctx context.Context, id, dir string, req *backend.Reques
 		}
 		return nil, err
 	}
-	res.TimedOut = TimedOut(out, time.Since(execStart), secs)
+	res.TimedOut = forkdapi.TimedOut(out, time.Since(execStart), secs)
 	if !res.TimedOut {
 		setExit(res, out.ExitCode)
 	}
@@ -276,21 +276,6 @@ func (b *Backend) RunIn(ctx context.Context, id, dir string, req *backend.Reques
 // createRequest is the create body for one microVM of this backend.
 func (b *Backend) createRequest() CreateRequest {
 	return CreateRequest{SnapshotTag: b.opts.Snapshot, N: 1, PerChildNetns: b.opts.PerChildNetns, MemoryLimitMiB: b.opts.MemoryLimitMiB}
-}
-
-// maxExecBody bounds an exec answer whose streams are capped at outCap
-// each: JSON may escape each output byte into up to six.
-func maxExecBody(outCap int64) int64 { return 12*outCap + 1<<20 }
-
-// TimedOut reports whether an exec answer is the guest agent's report of a
-// command it killed at timeoutSecs. The controller's answer has no timeout
-// flag: the agent answers a timeout as exit code 1 with empty output, so an
-// answer of that shape that took at least timeoutSecs is taken for one. (A
-// command that printed nothing and exited 1 just as the timeout fell would
-// be misread; a command the agent could not start answers the same shape
-// at once, and is not.)
-func TimedOut(out *ExecResult, elapsed time.Duration, timeoutSecs int) bool {
-	return out.ExitCode == 1 && out.Stdout == "" && out.Stderr == "" && elapsed >= time.Duration(timeoutSecs)*time.Second
 }
 
 // setExit records the controller's exit code: -N is the guest agent's
@@ -318,7 +303,7 @@ func deliver(w interface{ Write([]byte) (int, error) }, buf *backend.CappedBuffe
 
 func (b *Backend) destroy(ctx context.Context, boxes []SandboxInfo) {
 	for _, s := range boxes {
-		if !validID(s.ID) {
+		if !forkdapi.ValidID(s.ID) {
 			continue
 		}
 		if err := b.client.Delete(ctx, s.ID); err != nil {
@@ -348,9 +333,9 @@ func (b *Backend) argv(req *backend.Request, dir string) ([]string, error) {
 		return nil, errors.New("forkd: request has neither Command nor Argv")
 	}
 	var set []string
-	if b.proxy.v != "" {
+	if *b.proxy != "" {
 		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
-			set = append(set, k+"="+b.proxy.v)
+			set = append(set, k+"="+*b.proxy)
 		}
 	}
 	for _, kv := range req.SetEnv {

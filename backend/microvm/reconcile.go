@@ -1,4 +1,4 @@
-package forkd
+package microvm
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/paigasus/helikon/internal/forkdapi"
 )
 
 // ReconcileReport is what [Backend.Reconcile] did.
@@ -72,7 +74,7 @@ func (b *Backend) Reconcile(ctx context.Context) (ReconcileReport, error) {
 			rep.SkippedWorkspaces++
 			continue
 		}
-		if s.CreatedAt.IsZero() || !validID(s.ID) {
+		if s.CreatedAt.IsZero() || !forkdapi.ValidID(s.ID) {
 			rep.SkippedUnageable++
 			continue
 		}

@@ -1,4 +1,4 @@
-package forkd_test
+package microvm_test
 
 import (
 	"testing"

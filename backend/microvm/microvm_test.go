@@ -1,4 +1,4 @@
-package forkd_test
+package microvm_test
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/paigasus/helikon/backend"
-	"github.com/paigasus/helikon/backend/forkd"
+	"github.com/paigasus/helikon/backend/microvm"
 	"github.com/paigasus/helikon/egress"
 	"github.com/paigasus/helikon/internal/forkdfake"
 )
@@ -22,83 +22,20 @@ import (
 const token = "tok-SECRET-4f9a2c"
 
 func startTLS(t *testing.T) (*forkdfake.Controller, *forkdfake.Server) {
-	t.Helper()
-	c := forkdfake.New(token)
-	c.AddSnapshot("helikon", "snap")
-	srv, err := c.StartTLS()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	return c, srv
+	return forkdfake.NewTLS(t, token, "helikon", "snap")
 }
 
-func newBackend(t *testing.T, srv *forkdfake.Server, mod func(*forkd.Options)) *forkd.Backend {
+func newBackend(t *testing.T, srv *forkdfake.Server, mod func(*microvm.Options)) *microvm.Backend {
 	t.Helper()
-	opts := forkd.Options{URL: srv.URL, Token: token, Snapshot: "helikon", CACertPEM: srv.CAPEM, Logger: slog.New(slog.DiscardHandler)}
+	opts := microvm.Options{URL: srv.URL, Token: token, Snapshot: "helikon", CACertPEM: srv.CAPEM, Logger: slog.New(slog.DiscardHandler)}
 	if mod != nil {
 		mod(&opts)
 	}
-	b, err := forkd.New(context.Background(), &opts)
+	b, err := microvm.New(context.Background(), &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
-}
-
-func endpoints(calls []forkdfake.Call) string {
-	var s []string
-	for _, c := range calls {
-		s = append(s, c.Endpoint)
-	}
-	return strings.Join(s, ",")
-}
-
-func TestEveryEndpointSendsBearerToken(t *testing.T) {
-	c, srv := startTLS(t)
-	cl, err := forkd.NewClient(srv.URL, forkd.ClientOptions{Token: token, CACertPEM: srv.CAPEM})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	boxes, err := cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "snap", N: 2})
-	if err != nil || len(boxes) != 2 {
-		t.Fatalf("Create = %v, %v", boxes, err)
-	}
-	if got, err := cl.Get(ctx, boxes[1].ID); err != nil || got != boxes[1] {
-		t.Errorf("Get = %+v, %v; want %+v", got, err, boxes[1])
-	}
-	res, err := cl.Exec(ctx, boxes[0].ID, []string{"sh", "-c", "echo out; echo err >&2; exit 7"}, 5, 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Stdout != "out\n" || res.Stderr != "err\n" || res.ExitCode != 7 {
-		t.Errorf("Exec = %+v", res)
-	}
-	list, err := cl.List(ctx)
-	if err != nil || len(list) != 2 || list[0].SnapshotTag != "snap" || list[0].CreatedAt.IsZero() {
-		t.Fatalf("List = %+v, %v", list, err)
-	}
-	for _, b := range boxes {
-		if err := cl.Delete(ctx, b.ID); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := cl.Delete(ctx, boxes[0].ID); err != nil {
-		t.Errorf("Delete of a gone sandbox (404) = %v, want nil", err)
-	}
-	calls := c.Calls()
-	if got := endpoints(calls); got != "create,get,exec,list,delete,delete,delete" {
-		t.Errorf("calls = %s", got)
-	}
-	for _, call := range calls {
-		if call.Auth != "Bearer "+token {
-			t.Errorf("%s %s: Authorization %q", call.Method, call.Path, call.Auth)
-		}
-	}
-	if len(c.Live()) != 0 {
-		t.Errorf("live sandboxes: %v", c.Live())
-	}
 }
 
 func TestRunForksExecsAndDestroys(t *testing.T) {
@@ -111,7 +48,7 @@ func TestRunForksExecsAndDestroys(t *testing.T) {
 	if string(res.Stdout) != "hello\n" || string(res.Stderr) != "oops\n" || res.ExitCode == nil || *res.ExitCode != 3 || res.TimedOut {
 		t.Errorf("result = %+v", res)
 	}
-	if got := endpoints(c.Calls()); got != "create,exec,delete" {
+	if got := c.Endpoints(); got != "create,exec,delete" {
 		t.Errorf("calls = %s", got)
 	}
 	if len(c.Live()) != 0 {
@@ -128,7 +65,7 @@ func TestRunForksExecsAndDestroys(t *testing.T) {
 		t.Errorf("stdout passed = %q, captured = %q", stdout.String(), res.Stdout)
 	}
 	g := b.Guarantees()
-	if g.Filesystem != backend.IsolationVirtualized || g.Syscalls != backend.IsolationVirtualized || g.Network != backend.IsolationNone || g.Label != forkd.Label {
+	if g.Filesystem != backend.IsolationVirtualized || g.Syscalls != backend.IsolationVirtualized || g.Network != backend.IsolationNone || g.Label != microvm.Label {
 		t.Errorf("guarantees = %v", g)
 	}
 }
@@ -159,7 +96,7 @@ func TestRunDestroysOnEveryPath(t *testing.T) {
 			if tt.setup != nil {
 				c.Set(tt.setup)
 			}
-			b := newBackend(t, srv, func(o *forkd.Options) { o.Timeout = 20 * time.Second })
+			b := newBackend(t, srv, func(o *microvm.Options) { o.Timeout = 20 * time.Second })
 			req := tt.req
 			if req.Command == "" {
 				req.Command = "echo hi"
@@ -201,7 +138,7 @@ func TestRunDestroysOnEveryPath(t *testing.T) {
 
 func TestOutputCap(t *testing.T) {
 	_, srv := startTLS(t)
-	b := newBackend(t, srv, func(o *forkd.Options) { o.OutputCap = 100 })
+	b := newBackend(t, srv, func(o *microvm.Options) { o.OutputCap = 100 })
 	res, err := b.Run(context.Background(), &backend.Request{Command: "head -c 5000 /dev/zero | tr '\\0' a; printf 'é%.0s' $(seq 200) >&2"})
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +152,7 @@ func TestOutputCap(t *testing.T) {
 // as with the other backends, never raise it.
 func TestRequestCannotRaiseOutputCap(t *testing.T) {
 	_, srv := startTLS(t)
-	b := newBackend(t, srv, func(o *forkd.Options) { o.OutputCap = 100 })
+	b := newBackend(t, srv, func(o *microvm.Options) { o.OutputCap = 100 })
 	res, err := b.Run(context.Background(), &backend.Request{Command: "head -c 5000 /dev/zero | tr '\\0' a", OutputCap: 1 << 62})
 	if err != nil {
 		t.Fatal(err)
@@ -241,9 +178,9 @@ func TestTokenNeverLeaks(t *testing.T) {
 		c.Fail = map[string]int{forkdfake.Exec: 500, forkdfake.Delete: 502}
 		c.FailBody = "backend exploded, request had Authorization: $AUTH"
 	})
-	opts := forkd.Options{URL: srv.URL, Token: token, Snapshot: "helikon", CACertPEM: srv.CAPEM,
+	opts := microvm.Options{URL: srv.URL, Token: token, Snapshot: "helikon", CACertPEM: srv.CAPEM,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-	b, err := forkd.New(context.Background(), &opts)
+	b, err := microvm.New(context.Background(), &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,112 +206,10 @@ func TestTokenNeverLeaks(t *testing.T) {
 	}
 
 	// A wrong token: the error says what to check, without the token.
-	bad := newBackend(t, srv, func(o *forkd.Options) { o.Token = "wrong-" + token })
+	bad := newBackend(t, srv, func(o *microvm.Options) { o.Token = "wrong-" + token })
 	_, err = bad.Run(context.Background(), &backend.Request{Command: "true"})
 	if err == nil || !strings.Contains(err.Error(), "401") || !strings.Contains(err.Error(), "FORKD_TOKEN") || strings.Contains(err.Error(), token) {
 		t.Errorf("wrong token: %v", err)
-	}
-}
-
-func TestControllerURLRules(t *testing.T) {
-	for _, tt := range []struct {
-		url string
-		ok  bool
-	}{
-		{"https://forkd.example:8889", true},
-		{"https://forkd.example:8889/base/", true},
-		{"http://127.0.0.1:8889", true},
-		{"http://[::1]:8889", true},
-		{"http://localhost:8889", true},
-		{"http://forkd.example:8889", false},
-		{"http://10.0.0.5:8889", false},
-		{"ftp://forkd.example", false},
-		{"https://user:pw@forkd.example", false},
-		{"https://forkd.example/?x=1", false},
-		{"forkd.example:8889", false},
-		{"", false},
-	} {
-		_, err := forkd.NewClient(tt.url, forkd.ClientOptions{Token: token})
-		if (err == nil) != tt.ok {
-			t.Errorf("NewClient(%q) = %v, want ok=%v", tt.url, err, tt.ok)
-		}
-		if err != nil && strings.Contains(err.Error(), "pw") {
-			t.Errorf("NewClient(%q) error leaks the password: %v", tt.url, err)
-		}
-	}
-	_, err := forkd.NewClient("http://forkd.example", forkd.ClientOptions{})
-	if !errors.Is(err, forkd.ErrInsecureURL) {
-		t.Errorf("plain http to a remote host: %v, want ErrInsecureURL", err)
-	}
-}
-
-func TestTLSVerification(t *testing.T) {
-	_, srv := startTLS(t)
-	otherCA, _, err := forkdfake.NewCA("another CA", "127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	for _, tt := range []struct {
-		name string
-		ca   []byte
-		ok   bool
-	}{
-		{"pinned CA", srv.CAPEM, true},
-		{"system roots", nil, false},
-		{"wrong CA", otherCA, false},
-	} {
-		cl, err := forkd.NewClient(srv.URL, forkd.ClientOptions{Token: token, CACertPEM: tt.ca})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = cl.List(ctx)
-		if (err == nil) != tt.ok {
-			t.Errorf("%s: List = %v, want ok=%v", tt.name, err, tt.ok)
-		}
-		if err != nil && !strings.Contains(err.Error(), "certificate") {
-			t.Errorf("%s: error %v does not mention the certificate", tt.name, err)
-		}
-	}
-	if _, err := forkd.NewClient(srv.URL, forkd.ClientOptions{CACertPEM: []byte("not pem")}); err == nil {
-		t.Error("a CA file without certificates must be refused")
-	}
-}
-
-func TestSlowAndFailingController(t *testing.T) {
-	c, srv := startTLS(t)
-	cl, err := forkd.NewClient(srv.URL, forkd.ClientOptions{Token: token, CACertPEM: srv.CAPEM, APITimeout: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	c.Set(func(c *forkdfake.Controller) { c.Delay = map[string]time.Duration{forkdfake.List: time.Minute} })
-	if _, err := cl.List(ctx); err == nil || !strings.Contains(err.Error(), "deadline") {
-		t.Errorf("slow list: %v", err)
-	}
-	// The rest uses a client with the default API timeout, so that a loaded
-	// machine cannot turn a failure under test into a timeout.
-	cl, err = forkd.NewClient(srv.URL, forkd.ClientOptions{Token: token, CACertPEM: srv.CAPEM})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Set(func(c *forkdfake.Controller) { c.Delay = nil; c.Fail = map[string]int{forkdfake.Create: 503} })
-	_, err = cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "snap"})
-	var ae *forkd.APIError
-	if !errors.As(err, &ae) || ae.Status != 503 || !strings.Contains(err.Error(), "retry later") {
-		t.Errorf("failing create: %v", err)
-	}
-	for _, body := range []string{"[]", "null", `[{"id":""}]`, `[{"id":"../../etc"}]`, "<html>", `[{"id":"a"},{"id":"b"}]`, `{"sandboxes":[{"id":"a"}]}`, `{"id":"a"}`} {
-		c.Set(func(c *forkdfake.Controller) { c.Fail = nil; c.Malformed = map[string]string{forkdfake.Create: body} })
-		if _, err := cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "snap"}); !errors.Is(err, forkd.ErrMalformedResponse) {
-			t.Errorf("create answered %s: %v, want ErrMalformedResponse", body, err)
-		}
-	}
-	for _, body := range []string{"{", `{"sandboxes": []}`, `"x"`, `{}`} {
-		c.Set(func(c *forkdfake.Controller) { c.Malformed = map[string]string{forkdfake.List: body} })
-		if _, err := cl.List(ctx); !errors.Is(err, forkd.ErrMalformedResponse) {
-			t.Errorf("list answered %s: %v, want ErrMalformedResponse", body, err)
-		}
 	}
 }
 
@@ -398,12 +233,12 @@ func TestReconcile(t *testing.T) {
 	wsID := "held-by-workspace"
 	c.AddWorkspace(forkdfake.WorkspaceInfo{Name: "ws", SourceSnapshotTag: "helikon", Status: "running", LiveSandboxID: &wsID, CreatedAtUnix: ts(time.Hour)})
 	c.Set(func(c *forkdfake.Controller) { c.FailDeleteIDs = map[string]bool{"old-fails": true} })
-	b := newBackend(t, srv, func(o *forkd.Options) { o.Now = func() time.Time { return now }; o.ReapConcurrency = 2 })
+	b := newBackend(t, srv, func(o *microvm.Options) { o.Now = func() time.Time { return now }; o.ReapConcurrency = 2 })
 	rep, err := b.Reconcile(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := forkd.ReconcileReport{Scanned: 8, Reaped: 2, Failed: 1, SkippedUnageable: 1, SkippedWorkspaces: 1}
+	want := microvm.ReconcileReport{Scanned: 8, Reaped: 2, Failed: 1, SkippedUnageable: 1, SkippedWorkspaces: 1}
 	if rep != want {
 		t.Errorf("report = %+v, want %+v", rep, want)
 	}
@@ -427,122 +262,14 @@ func TestReconcile(t *testing.T) {
 // TestListReadsCreationTimeLeniently: created_at_unix is a u64 from the
 // controller, but an unusable value must make the entry unageable (left
 // alone by Reconcile), never old.
-func TestListReadsCreationTimeLeniently(t *testing.T) {
-	c, srv := startTLS(t)
-	c.Set(func(c *forkdfake.Controller) {
-		c.Malformed = map[string]string{forkdfake.List: `[{"id":"a","created_at_unix":"1700000000"},{"id":"b","created_at_unix":null},{"id":"c","created_at_unix":-5},{"id":"d"},{"id":"e","created_at_unix":1700000000.5}]`}
-	})
-	list, err := newBackend(t, srv, nil).Client().List(context.Background())
-	if err != nil || len(list) != 5 {
-		t.Fatalf("List = %+v, %v", list, err)
-	}
-	for _, s := range list[:4] {
-		if !s.CreatedAt.IsZero() {
-			t.Errorf("%s: CreatedAt = %v, want zero", s.ID, s.CreatedAt)
-		}
-	}
-	if list[4].CreatedAt.Unix() != 1700000000 {
-		t.Errorf("fractional time read as %v", list[4].CreatedAt)
-	}
-}
-
 // TestWireFormat pins the controller's wire format as forkd's docs/API.md
 // and its controller's handlers define it (the fake follows them): the
 // request bodies the client sends, and the answers it must read. The
 // client before this test read create's answer as {"sandboxes": [...]}
 // and failed on the controller's bare array.
-func TestWireFormat(t *testing.T) {
-	c, srv := startTLS(t)
-	c.Set(func(c *forkdfake.Controller) { c.Now = func() time.Time { return time.Unix(1_717_000_123, 0) } })
-	cl := newBackend(t, srv, nil).Client()
-	ctx := context.Background()
-	boxes, err := cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "snap", N: 1, PerChildNetns: true, MemoryLimitMiB: 256})
-	if err != nil || len(boxes) != 1 {
-		t.Fatalf("Create = %+v, %v", boxes, err)
-	}
-	got := boxes[0]
-	if !strings.HasPrefix(got.ID, "sb-") || got.SnapshotTag != "snap" || got.Netns != "forkd-child-1" || got.GuestAddr != "10.42.0.2:8888" ||
-		got.CreatedAt.Unix() != 1_717_000_123 || got.PID == 0 || got.MemoryLimitMiB != 256 {
-		t.Errorf("created %+v", got)
-	}
-	calls := c.Calls()
-	if body := string(calls[0].Body); body != `{"snapshot_tag":"snap","n":1,"per_child_netns":true,"memory_limit_mib":256}` {
-		t.Errorf("create body %s", body)
-	}
-	if _, err := cl.Exec(ctx, got.ID, []string{"true"}, 7, 1<<20); err != nil {
-		t.Fatal(err)
-	}
-	if body := string(c.Calls()[1].Body); body != `{"args":["true"],"timeout_secs":7}` {
-		t.Errorf("exec body %s", body)
-	}
-	// exit_code is a number the controller always sends.
-	for _, body := range []string{`{"stdout":"","stderr":""}`, `{"stdout":"","stderr":"","exit_code":null}`, `{"stdout":"","exit_code":0}`, `{"stdout":"","stderr":"","exit_code":"0"}`} {
-		c.Set(func(c *forkdfake.Controller) { c.Malformed = map[string]string{forkdfake.Exec: body} })
-		if _, err := cl.Exec(ctx, got.ID, []string{"true"}, 7, 1<<20); !errors.Is(err, forkd.ErrMalformedResponse) {
-			t.Errorf("exec answered %s: %v, want ErrMalformedResponse", body, err)
-		}
-	}
-}
-
 // TestControllerErrors: each documented error status reaches the caller
 // as an APIError carrying the controller's {"error": ...} message, and a
 // 404 matches ErrNotFound.
-func TestControllerErrors(t *testing.T) {
-	c, srv := startTLS(t)
-	c.AddUnbootableSnapshot("broken", "missing memory.bin")
-	cl := newBackend(t, srv, nil).Client()
-	ctx := context.Background()
-	box, err := cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "snap"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := box[0].ID
-	if _, err := cl.CreateWorkspace(ctx, forkd.WorkspaceRequest{Name: "taken", SnapshotTag: "snap"}); err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct {
-		name    string
-		call    func() error
-		status  int
-		message string
-	}{
-		{"unknown snapshot", func() error { _, err := cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "nope"}); return err }, 404, "snapshot nope not found"},
-		{"unbootable snapshot", func() error { _, err := cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "broken"}); return err }, 409, "not bootable: missing memory.bin"},
-		{"too many", func() error { _, err := cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "snap", N: 1001}); return err }, 400, "n must be ≤ 1000"},
-		{"unsafe tag", func() error { _, err := cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "../etc"}); return err }, 400, "snapshot_tag must be"},
-		{"exec unknown sandbox", func() error { _, err := cl.Exec(ctx, "sb-gone", []string{"true"}, 1, 1<<20); return err }, 404, "sandbox sb-gone not found"},
-		{"exec without args", func() error { _, err := cl.Exec(ctx, id, []string{}, 1, 1<<20); return err }, 400, "args must contain at least one element"},
-		{"get unknown sandbox", func() error { _, err := cl.Get(ctx, "sb-gone"); return err }, 404, "sandbox sb-gone not found"},
-		{"workspace name taken", func() error {
-			_, err := cl.CreateWorkspace(ctx, forkd.WorkspaceRequest{Name: "taken", SnapshotTag: "snap"})
-			return err
-		}, 409, "workspace taken already exists"},
-		{"workspace unknown", func() error { _, err := cl.GetWorkspace(ctx, "nope"); return err }, 404, "workspace nope not found"},
-		{"restore fails", func() error {
-			c.Set(func(c *forkdfake.Controller) { c.CreateCommitsThenFails = true })
-			defer c.Set(func(c *forkdfake.Controller) { c.CreateCommitsThenFails = false })
-			_, err := cl.Create(ctx, forkd.CreateRequest{SnapshotTag: "snap"})
-			return err
-		}, 500, "restore_many"},
-	} {
-		err := tt.call()
-		var ae *forkd.APIError
-		if !errors.As(err, &ae) || ae.Status != tt.status || !strings.Contains(ae.Message, tt.message) {
-			t.Errorf("%s: %v, want status %d with %q", tt.name, err, tt.status, tt.message)
-		}
-		if errors.Is(err, forkd.ErrNotFound) != (tt.status == 404) {
-			t.Errorf("%s: errors.Is(err, ErrNotFound) = %v", tt.name, !(tt.status == 404))
-		}
-	}
-	// Deleting what is gone is not an error (404 counts as gone).
-	if err := cl.Delete(ctx, "sb-gone"); err != nil {
-		t.Errorf("Delete of an unknown sandbox: %v", err)
-	}
-	if err := cl.DeleteWorkspace(ctx, "nope"); err != nil {
-		t.Errorf("DeleteWorkspace of an unknown workspace: %v", err)
-	}
-}
-
 // TestExecReportsWhatTheGuestAgentReports: death by signal is exit code
 // -N; a program that cannot start is exit 1 at once, not a timeout.
 func TestExecReportsWhatTheGuestAgentReports(t *testing.T) {
@@ -571,7 +298,7 @@ func TestReconcileReapsLeakFromCommittedCreate(t *testing.T) {
 	if len(c.Live()) != 1 {
 		t.Fatalf("expected one leaked microVM, have %v", c.Live())
 	}
-	later := newBackend(t, srv, func(o *forkd.Options) { o.Now = func() time.Time { return time.Now().Add(time.Hour) } })
+	later := newBackend(t, srv, func(o *microvm.Options) { o.Now = func() time.Time { return time.Now().Add(time.Hour) } })
 	rep, err := later.Reconcile(context.Background())
 	if err != nil || rep.Reaped != 1 || len(c.Live()) != 0 {
 		t.Errorf("Reconcile = %+v, %v; live %v", rep, err, c.Live())
@@ -590,7 +317,7 @@ func TestEnforceEgress(t *testing.T) {
 	t.Cleanup(func() { p.Shutdown(context.Background()) })
 	pol := egress.DenyAll().AllowDomains("example.com")
 
-	b := newBackend(t, srv, func(o *forkd.Options) { o.EnforceEgress = ln.Addr().String(); o.Egress = &pol })
+	b := newBackend(t, srv, func(o *microvm.Options) { o.EnforceEgress = ln.Addr().String(); o.Egress = &pol })
 	g := b.Guarantees()
 	if g.Network != backend.IsolationProxied {
 		t.Fatalf("network = %v, want proxied", g.Network)
@@ -611,7 +338,7 @@ func TestEnforceEgress(t *testing.T) {
 	notProxy := serveRaw(t, "SSH-2.0-OpenSSH_9.6\r\n")
 	openProxy := serveRaw(t, "HTTP/1.1 200 Connection established\r\n\r\n")
 	for name, ep := range map[string]string{"unreachable": deadAddr, "not a proxy": notProxy, "open proxy": openProxy, "bad endpoint": "no-port"} {
-		_, err := forkd.New(context.Background(), &forkd.Options{URL: srv.URL, Token: token, Snapshot: "s", CACertPEM: srv.CAPEM, EnforceEgress: ep})
+		_, err := microvm.New(context.Background(), &microvm.Options{URL: srv.URL, Token: token, Snapshot: "s", CACertPEM: srv.CAPEM, EnforceEgress: ep})
 		if err == nil {
 			t.Errorf("%s: New succeeded; it must fail closed", name)
 		} else if name != "bad endpoint" && !errors.Is(err, backend.ErrUnavailable) {
@@ -652,7 +379,7 @@ func ExampleNew() {
 	srv := ctl.Start()
 	defer srv.Close()
 
-	b, err := forkd.New(context.Background(), &forkd.Options{
+	b, err := microvm.New(context.Background(), &microvm.Options{
 		URL:      srv.URL,
 		Token:    "example-token",
 		Snapshot: "helikon",
@@ -674,3 +401,29 @@ func ExampleNew() {
 }
 
 var _ http.Handler = forkdfake.New("").Handler()
+
+// TestErrorsMatchThisPackagesNames: a user configures the backend and
+// branches on its errors with this package's names only (the client is
+// internal): an unreachable controller, a refused answer, an insecure URL.
+func TestErrorsMatchThisPackagesNames(t *testing.T) {
+	c, srv := startTLS(t)
+	b := newBackend(t, srv, nil)
+	c.Set(func(c *forkdfake.Controller) { c.Fail = map[string]int{forkdfake.Create: 404} })
+	_, err := b.Run(context.Background(), &backend.Request{Command: "true"})
+	var ae *microvm.APIError
+	if !errors.As(err, &ae) || ae.Status != 404 || !errors.Is(err, microvm.ErrNotFound) {
+		t.Errorf("refused create: %v, want a microvm.APIError matching microvm.ErrNotFound", err)
+	}
+	if _, err := b.RunIn(context.Background(), "sb-gone", "", &backend.Request{Command: "true"}); !errors.Is(err, microvm.ErrNotFound) {
+		t.Errorf("RunIn of an unknown sandbox: %v, want microvm.ErrNotFound", err)
+	}
+	srv.Close()
+	_, err = b.Run(context.Background(), &backend.Request{Command: "true"})
+	if !errors.Is(err, microvm.ErrUnreachable) || !errors.Is(err, backend.ErrUnavailable) {
+		t.Errorf("stopped controller: %v, want microvm.ErrUnreachable and backend.ErrUnavailable", err)
+	}
+	_, err = microvm.New(context.Background(), &microvm.Options{URL: "http://forkd.example:8889", Token: microvm.Token(token), Snapshot: "helikon"})
+	if !errors.Is(err, microvm.ErrInsecureURL) {
+		t.Errorf("plain http to a remote host: %v, want microvm.ErrInsecureURL", err)
+	}
+}

@@ -1,4 +1,4 @@
-package forkd
+package forkdapi
 
 import (
 	"bytes"
@@ -29,6 +29,15 @@ const maxListBody = 16 << 20
 
 // maxSmallBody bounds create, delete and error responses.
 const maxSmallBody = 1 << 20
+
+// ExecGrace is how much longer than a command's timeout a caller of
+// [Client.Exec] waits for the answer: the controller needs time to stop
+// the command and answer, and the network adds latency.
+const ExecGrace = 10 * time.Second
+
+// MaxExecBody bounds an exec answer whose streams are capped at outCap
+// bytes each: JSON may escape each output byte into up to six.
+func MaxExecBody(outCap int64) int64 { return 12*outCap + 1<<20 }
 
 // ClientOptions configure a [Client]. The zero value means no token, the
 // system's root certificates and [DefaultAPITimeout].
@@ -118,6 +127,10 @@ func isLoopback(host string) bool {
 
 // String describes the client without its token.
 func (c *Client) String() string { return "forkd client for " + c.base.String() }
+
+// URL is the controller's URL, as adapters name it in their guarantees and
+// descriptions (it carries no credentials: NewClient refuses userinfo).
+func (c *Client) URL() string { return c.base.String() }
 
 // APIError is a non-success answer of the controller.
 type APIError struct {
@@ -325,7 +338,7 @@ func (c *Client) Create(ctx context.Context, req CreateRequest) ([]SandboxInfo, 
 	var boxes []SandboxInfo
 	var bad error
 	for _, w := range out {
-		if !validID(w.ID) {
+		if !ValidID(w.ID) {
 			bad = fmt.Errorf("forkd create: %w: sandbox id %q", ErrMalformedResponse, w.ID)
 			continue
 		}
@@ -355,9 +368,10 @@ func (c *Client) Get(ctx context.Context, id string) (SandboxInfo, error) {
 	return out.info(), nil
 }
 
-// validID accepts the ids a controller plausibly issues: they go into URL
-// paths (escaped anyway) and into logs.
-func validID(id string) bool {
+// ValidID reports whether id is one a controller plausibly issues: ids go
+// into URL paths (escaped anyway) and into logs, so anything else in an
+// answer is refused, and an adapter never sends a delete for it.
+func ValidID(id string) bool {
 	if id == "" || len(id) > 128 {
 		return false
 	}
@@ -371,8 +385,9 @@ func validID(id string) bool {
 
 // Exec runs args in the sandbox: POST /v1/sandboxes/{id}/exec with
 // {"args": args, "timeout_secs": n}, answered by {"stdout", "stderr",
-// "exit_code"}. maxBody bounds the response. ctx bounds the call; it is
-// the caller's job to give it more time than timeoutSecs. A sandbox the
+// "exit_code"}. maxBody bounds the response ([MaxExecBody]). ctx bounds
+// the call; it is the caller's job to give it more time than timeoutSecs
+// ([ExecGrace]). A sandbox the
 // controller does not know is an error matching [ErrNotFound].
 func (c *Client) Exec(ctx context.Context, id string, args []string, timeoutSecs int, maxBody int64) (*ExecResult, error) {
 	in := struct {
@@ -391,6 +406,17 @@ func (c *Client) Exec(ctx context.Context, id string, args []string, timeoutSecs
 		return nil, fmt.Errorf("forkd exec: %w: want stdout, stderr and exit_code", ErrMalformedResponse)
 	}
 	return &ExecResult{Stdout: *out.Stdout, Stderr: *out.Stderr, ExitCode: *out.ExitCode}, nil
+}
+
+// TimedOut reports whether an exec answer is the guest agent's report of a
+// command it killed at timeoutSecs. The controller's answer has no timeout
+// flag: the agent answers a timeout as exit code 1 with empty output, so an
+// answer of that shape that took at least timeoutSecs is taken for one. (A
+// command that printed nothing and exited 1 just as the timeout fell would
+// be misread; a command the agent could not start answers the same shape
+// at once, and is not.)
+func TimedOut(out *ExecResult, elapsed time.Duration, timeoutSecs int) bool {
+	return out.ExitCode == 1 && out.Stdout == "" && out.Stderr == "" && elapsed >= time.Duration(timeoutSecs)*time.Second
 }
 
 // Delete destroys the sandbox: DELETE /v1/sandboxes/{id}, answered by 204.

@@ -19,7 +19,7 @@ import (
 // fixture is a sandbox root next to an "outside" directory holding a secret,
 // with links inside the root that try every way out.
 type fixture struct {
-	sb      *fsroot.Sandbox
+	sb      *fsroot.FS
 	root    string // sandbox root (symlinks evaluated)
 	outside string // sibling directory outside the root
 	evil    string // sibling whose name has the root as a string prefix

@@ -1,4 +1,4 @@
-package forkd
+package forkdapi
 
 import (
 	"fmt"

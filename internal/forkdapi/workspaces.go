@@ -1,4 +1,4 @@
-package forkd
+package forkdapi
 
 import (
 	"context"
@@ -62,7 +62,7 @@ func (c *Client) CreateWorkspace(ctx context.Context, req WorkspaceRequest) (Wor
 		return WorkspaceInfo{}, err
 	}
 	ws := out.info()
-	if ws.Name != req.Name || !validID(ws.LiveSandboxID) {
+	if ws.Name != req.Name || !ValidID(ws.LiveSandboxID) {
 		// The workspace may exist: the caller deletes it by name.
 		return ws, fmt.Errorf("forkd create workspace: %w: asked for %q, got name %q with live sandbox %q", ErrMalformedResponse, req.Name, ws.Name, ws.LiveSandboxID)
 	}

@@ -1,11 +1,11 @@
 // Package sandbox confines file access to one directory tree.
 //
-// A [Sandbox] is a directory opened as a confinement root with Go's
+// A [FS] is a directory opened as a confinement root with Go's
 // [os.Root]: every path is resolved component by component with openat and
 // O_NOFOLLOW, symbolic links are followed by the resolver itself and only
 // while they stay inside the root, and ".." is resolved after links are
 // substituted. The file tools (package filetool) and the Bash execution
-// backends use the same Sandbox value as their root and working directory, so
+// backends use the same FS value as their root and working directory, so
 // they can never disagree about where the root is.
 //
 // # What is guaranteed
@@ -27,7 +27,7 @@
 //     a symbolic link while a call runs cannot redirect it outside, because
 //     each step opens the next component relative to an already open
 //     directory descriptor.
-//   - The file methods open what [Sandbox.RealPath] resolved, the path the
+//   - The file methods open what [FS.RealPath] resolved, the path the
 //     permission rules are matched against, so a path cannot be checked as
 //     one file and opened as another (a concurrent rename aside, which still
 //     cannot leave the root). A path that goes on after a file ("f/x", "f/",
@@ -36,7 +36,7 @@
 //     4096 bytes (PATH_MAX; longer ones are invalid arguments), follows at
 //     most 8 links, and a path with more than 255 steps and more than 8
 //     restarts for ".." is refused, the budget os.Root itself applies.
-//   - [Sandbox.WriteFile] and [Sandbox.UpdateFile] replace a file atomically:
+//   - [FS.WriteFile] and [FS.UpdateFile] replace a file atomically:
 //     the new content goes to a temporary file in the same directory, is
 //     synced, and is renamed over the target, keeping the old file's mode
 //     (and, when running as root, its owner). The set-user-ID and
@@ -55,10 +55,10 @@
 //     link that merely bears a temporary file's name is left alone. A write
 //     that fails (disk full, EFBIG) leaves the old content and no temporary
 //     file.
-//   - Writes to one path from one Sandbox are serialised, so concurrent
+//   - Writes to one path from one FS are serialised, so concurrent
 //     read-modify-write updates of the same file all apply; across processes
 //     (or through different names for one file) the last writer wins, whole.
-//     [Sandbox.UpdateFile] does not overwrite a change another writer made
+//     [FS.UpdateFile] does not overwrite a change another writer made
 //     after its read: it checks the file's inode, size and modification
 //     time just before its rename and fails with [workspace.ErrChanged] instead.
 //
@@ -68,18 +68,18 @@
 //     it (which only someone with access outside could have made) is read
 //     like any other file. Nothing can tell where the other names of an inode
 //     are.
-//   - Like [os.Root], a Sandbox does not stop traversal of mount points or
+//   - Like [os.Root], an FS does not stop traversal of mount points or
 //     bind mounts inside the root, does not protect /proc-like special files
 //     mounted inside it, and does not refuse device files by itself (the
-//     file tools do: [Sandbox.OpenRegular] opens only regular files).
+//     file tools do: [FS.OpenRegular] opens only regular files).
 //   - Absolute symbolic links are refused even when they point inside the
 //     root, as [os.Root] does.
-//   - [Sandbox.Dir] is the path the directory had when it was opened. If the
+//   - [FS.Dir] is the path the directory had when it was opened. If the
 //     directory is moved, file operations follow it (they use the open
 //     descriptor) but Dir, and anything that runs a process there, does not.
 //   - Programs started by a shell in the sandbox directory are not confined
 //     by it: that is the job of an execution backend (package backend).
-//   - The check of [Sandbox.UpdateFile] leaves a window of microseconds
+//   - The check of [FS.UpdateFile] leaves a window of microseconds
 //     between itself and the rename, and cannot see a change that keeps the
 //     size within one tick of the kernel's file clock (a few milliseconds)
 //     of the read.
@@ -89,7 +89,7 @@
 //     included) are not carried over to the new file; only the mode and,
 //     as root, the owner are. New files belong to the writing user (root,
 //     when the tools run as root), whoever owns the directory.
-//   - The open of [Sandbox.OpenRegular] checks the file's type before and
+//   - The open of [FS.OpenRegular] checks the file's type before and
 //     after opening it; a process able to make device nodes that swaps one
 //     in between the two gets it opened (and then refused). A FIFO swapped
 //     in is opened without blocking, and a FIFO swapped in for a directory
@@ -109,9 +109,9 @@ import (
 	"github.com/paigasus/helikon/workspace"
 )
 
-// Sandbox is a directory opened as a confinement root. It is safe for
+// FS is a directory opened as a confinement root. It is safe for
 // concurrent use; copying the pointer (or the struct) shares the same root.
-type Sandbox struct {
+type FS struct {
 	root  *os.Root
 	dir   string   // absolute, symbolic links evaluated
 	alias []string // other absolute spellings of dir (as given, made absolute)
@@ -119,10 +119,10 @@ type Sandbox struct {
 }
 
 // Open opens dir as a sandbox root. dir may be relative (to the working
-// directory) and may be reached through symbolic links; [Sandbox.Dir]
+// directory) and may be reached through symbolic links; [FS.Dir]
 // reports the resolved absolute path. Open fails when dir does not exist or
 // is not a directory.
-func Open(dir string) (*Sandbox, error) {
+func Open(dir string) (*FS, error) {
 	if dir == "" {
 		return nil, errors.New("sandbox: empty directory name: name the directory to confine tools to")
 	}
@@ -157,7 +157,7 @@ func Open(dir string) (*Sandbox, error) {
 		return nil, fmt.Errorf("sandbox: %s changed while it was being opened; try again", dir)
 	}
 	learnEscapeError(root)
-	s := &Sandbox{root: root, dir: real, locks: newLockTable()}
+	s := &FS{root: root, dir: real, locks: newLockTable()}
 	if abs != real {
 		s.alias = []string{abs}
 	}
@@ -167,27 +167,27 @@ func Open(dir string) (*Sandbox, error) {
 // Dir returns the absolute path of the root directory, with symbolic links
 // evaluated. Execution backends use it as the working directory and write
 // root.
-func (s *Sandbox) Dir() string { return s.dir }
+func (s *FS) Dir() string { return s.dir }
 
 // Root returns the underlying [os.Root]. Operations through it are confined
 // to the sandbox, but they do not map errors to tool errors and do not write
-// atomically; prefer the Sandbox methods. The caller must not close it.
-func (s *Sandbox) Root() *os.Root { return s.root }
+// atomically; prefer the FS methods. The caller must not close it.
+func (s *FS) Root() *os.Root { return s.root }
 
 // Close releases the root's directory descriptor. Tools that share the
 // sandbox stop working; close it when the last user is done.
-func (s *Sandbox) Close() error { return s.root.Close() }
+func (s *FS) Close() error { return s.root.Close() }
 
 // Abs returns the absolute path of rel, a path relative to the root as
-// returned by [Sandbox.Rel] or [Sandbox.RealPath], lexically cleaned. It does
+// returned by [FS.Rel] or [FS.RealPath], lexically cleaned. It does
 // not resolve symbolic links.
-func (s *Sandbox) Abs(rel string) string {
+func (s *FS) Abs(rel string) string {
 	return filepath.Join(s.dir, filepath.FromSlash(rel))
 }
 
 // Rel converts a path a caller (typically a model) gave into a path relative
-// to the root, ready for the methods of [Sandbox.Root], as [workspace.Rel]
-// does for [Sandbox.Dir] and for the directory as it was given to [Open]. A
+// to the root, ready for the methods of [FS.Root], as [workspace.Rel]
+// does for [FS.Dir] and for the directory as it was given to [Open]. A
 // relative path is returned as given (the root resolves it, following links
 // that stay inside); an absolute path must lie inside the root and is
 // returned relative to it, lexically cleaned. A path that leaves the root
@@ -195,9 +195,9 @@ func (s *Sandbox) Abs(rel string) string {
 // symbolic link fails so when it is used. An empty path, one containing a
 // NUL byte or one longer than [workspace.MaxPathBytes] fails with
 // [fs.ErrInvalid].
-func (s *Sandbox) Rel(p string) (string, error) { return s.rel("rel", p) }
+func (s *FS) Rel(p string) (string, error) { return s.rel("rel", p) }
 
-func (s *Sandbox) rel(op, p string) (string, error) {
+func (s *FS) rel(op, p string) (string, error) {
 	rel, err := workspace.Rel(s.dir, p)
 	for _, d := range s.alias {
 		if !errors.Is(err, workspace.ErrOutside) || !filepath.IsAbs(p) {
@@ -217,7 +217,7 @@ func (s *Sandbox) rel(op, p string) (string, error) {
 // path with more links could not be opened anyway.
 const maxSymlinks = 8
 
-// The walk budget of [Sandbox.RealPath], os.Root's own: resolving ".."
+// The walk budget of [FS.RealPath], os.Root's own: resolving ".."
 // restarts from the root, so a path that has more than maxWalkSteps
 // components and more than maxWalkRestarts restarts is refused (os.Root
 // refuses it too). Together with [workspace.MaxPathBytes] and maxSymlinks this bounds
@@ -227,7 +227,7 @@ const (
 	maxWalkRestarts = 8
 )
 
-// RealPath resolves p like [Sandbox.Rel] and then follows every symbolic
+// RealPath resolves p like [FS.Rel] and then follows every symbolic
 // link in it, the last component included, without leaving the root, and
 // returns the clean path relative to the root of the file p names ("." for
 // the root itself). Components that do not exist are kept as written.
@@ -241,7 +241,7 @@ const (
 // methods open the path it returns. The result is a snapshot: a concurrent
 // rename can change what p names afterwards, but not make the file methods
 // leave the root.
-func (s *Sandbox) RealPath(p string) (string, error) {
+func (s *FS) RealPath(p string) (string, error) {
 	real, _, err := s.resolve("realpath", p)
 	return real, err
 }
@@ -249,7 +249,7 @@ func (s *Sandbox) RealPath(p string) (string, error) {
 // resolve is RealPath; it also returns the number of path components the
 // os.Root calls it made walked, which is linear in the length of p (the
 // tests hold it to that).
-func (s *Sandbox) resolve(op, p string) (string, int, error) {
+func (s *FS) resolve(op, p string) (string, int, error) {
 	var real string
 	cost, err := s.walk(op, p, func(_ *walker, r string) error {
 		real = r
@@ -258,7 +258,7 @@ func (s *Sandbox) resolve(op, p string) (string, int, error) {
 	return real, cost, err
 }
 
-// maxWalkTries is how many times [Sandbox.walk] resolves a path whose
+// maxWalkTries is how many times [FS.walk] resolves a path whose
 // names another process keeps swapping (a directory or file replaced
 // between its look-up and its open). One retry absorbs an ordinary
 // concurrent replacement, such as an editor's or this package's own
@@ -267,7 +267,7 @@ func (s *Sandbox) resolve(op, p string) (string, int, error) {
 // EAGAIN rather than spin.
 const maxWalkTries = 3
 
-// walk resolves p as [Sandbox.RealPath] does and calls use with the walk,
+// walk resolves p as [FS.RealPath] does and calls use with the walk,
 // its directory descriptors still open, and the resolved path. use opens
 // what it needs through the walk ([walker.parent], [walker.makeParent],
 // [walker.openRegular], [walker.descend]), from the descriptors the walk
@@ -275,7 +275,7 @@ const maxWalkTries = 3
 // resolution by string can land elsewhere. When the walk or use finds a
 // name swapped between its look-up and its open, walk starts over, up to
 // maxWalkTries times. It returns the cost of the last walk (see resolve).
-func (s *Sandbox) walk(op, p string, use func(w *walker, real string) error) (int, error) {
+func (s *FS) walk(op, p string, use func(w *walker, real string) error) (int, error) {
 	rel, err := s.rel(op, p)
 	if err != nil {
 		return 0, err
@@ -284,7 +284,7 @@ func (s *Sandbox) walk(op, p string, use func(w *walker, real string) error) (in
 }
 
 // walkRel is walk of rel, a path relative to the root, naming p in errors.
-func (s *Sandbox) walkRel(op, p, rel string, use func(w *walker, real string) error) (int, error) {
+func (s *FS) walkRel(op, p, rel string, use func(w *walker, real string) error) (int, error) {
 	for try := 1; ; try++ {
 		w := walker{s: s, op: op, p: p, cur: s.root, exists: true}
 		real, err := w.walk(rel)
@@ -322,7 +322,7 @@ func (e *swappedError) Unwrap() error { return syscall.EAGAIN }
 // opened from its descriptors is what the permission rules were matched
 // against.
 type walker struct {
-	s        *Sandbox
+	s        *FS
 	op       string        // the operation, for errors
 	p        string        // the path as given, for errors
 	done     []string      // resolved components, each an existing directory but the last (and those after a missing one)
