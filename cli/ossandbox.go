@@ -70,7 +70,7 @@ func runGuarantees(ctx context.Context, env *Env, args []string) int {
 		return status
 	}
 	if len(pos) > 0 {
-		return Failf(env, ExitUsage, "guarantees: unexpected argument %q", pos[0])
+		return UsageFailf(env, fs, "guarantees: unexpected argument %q", pos[0])
 	}
 	dir, err := (&CommonFlags{Root: *root}).RootDir()
 	if err != nil {
@@ -99,7 +99,7 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 		return status
 	}
 	if len(pos) > 0 {
-		return Failf(env, ExitUsage, "doctor: unexpected argument %q", pos[0])
+		return UsageFailf(env, fs, "doctor: unexpected argument %q", pos[0])
 	}
 	common.Root = *root
 	dir, err := (&CommonFlags{Root: *root}).RootDir()

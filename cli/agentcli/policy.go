@@ -80,7 +80,7 @@ func runPolicy(ctx context.Context, env *cli.Env, args []string) int {
 		return status
 	}
 	if len(pos) != 2 {
-		return cli.Failf(env, cli.ExitUsage, "policy check: want TOOL and ARG, as in: helikon policy check Bash 'git push'")
+		return cli.UsageFailf(env, fs, "policy check: want TOOL and ARG, as in: helikon policy check Bash 'git push'")
 	}
 	root, err := common.RootDir()
 	if err != nil {
