@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -58,6 +59,16 @@ func TestCommandsRunAsTheCaller(t *testing.T) {
 				}
 				if want := wantIdentity(uid, gid, home); got != want {
 					t.Errorf("identity: %q; want %q (uid, gid, HOME, its owner, private)", got, want)
+				}
+				says := "identity: commands run as the caller's own uid"
+				switch {
+				case isRoot():
+					says = "identity: commands run as root"
+				case mapRoot:
+					says = "identity: commands run as uid and gid 0 of their user namespace"
+				}
+				if !slices.ContainsFunc(b.Guarantees().Features, func(f string) bool { return strings.HasPrefix(f, says) }) {
+					t.Errorf("guarantees %q; want a feature saying %q", b.Guarantees().Features, says)
 				}
 			})
 		}
