@@ -158,3 +158,31 @@ func TestGitTrustsTheCallersRepository(t *testing.T) {
 		})
 	}
 }
+
+// TestStartedLauncherKeepsItsIdentity: a launcher started ahead
+// (StartLauncher) maps the caller to its own ids, so a backend that maps
+// it to root does not take it, and starts its own; its commands then run
+// as uid 0 of their namespace, not as the caller.
+func TestStartedLauncherKeepsItsIdentity(t *testing.T) {
+	b := serverBackend(t)
+	b.Close()
+	opts := b.opts
+	opts.MapRootUser = true
+	opts.Launcher = StartLauncher(b.Dir())
+	t.Cleanup(func() { opts.Launcher.Close() })
+	mapped, err := New(b.Dir(), &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mapped.Close() })
+	if got := runOK(t, mapped, "id -u"); got != "0" {
+		t.Errorf("id -u with MapRootUser through a launcher started ahead: %q; want 0", got)
+	}
+	<-opts.Launcher.started
+	if opts.Launcher.c == nil {
+		t.Fatal("the launcher started ahead did not start")
+	}
+	if launcherPid(mapped) == opts.Launcher.c.proc.Pid() {
+		t.Error("a backend that maps the caller to root took a launcher that maps it to its own ids")
+	}
+}
