@@ -392,7 +392,10 @@ func printRun(env *cli.Env, out *renderer, jsonOut bool, seq iter.Seq2[*agent.Ev
 // name the CLI's flags: read-only calls run, anything else asks
 // (AcceptEdits has already let writes through, Bypass everything).
 var askUnlessReadOnly = toolbox.AskUnlessReadOnly{Reason: func(c *helikon.Call) string {
-	return fmt.Sprintf("%s has effect %s; --mode accept-edits approves writes, --allow %s permits it", c.Tool, c.Effect, c.Tool)
+	if c.Effect == helikon.EffectWrite {
+		return fmt.Sprintf("%s changes files; --mode accept-edits approves such calls, --allow %s permits it", c.Tool, c.Tool)
+	}
+	return fmt.Sprintf("%s has effect %s, which no mode but bypass approves; --allow %s (or a narrower rule) permits it", c.Tool, c.Effect, c.Tool)
 }}
 
 func defaultSessionDB(env *cli.Env) (string, error) {
