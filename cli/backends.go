@@ -29,6 +29,7 @@ type BackendFlags struct {
 	AllowNetwork bool          // --allow-network (OS sandbox)
 	ReadPaths    *[]string     // --read-path DIR (OS sandbox)
 	EgressAllow  *[]string     // --egress-allow DOMAIN (OS sandbox through the egress proxy)
+	MapRootUser  bool          // --map-root-user (OS sandbox, unprivileged callers)
 	// oneCommand: the backend runs one command, then the program exits
 	// (exec); the OS sandbox then starts an unprivileged caller's
 	// launcher while it builds the backend (launcher, closed by exec).
@@ -48,6 +49,7 @@ func AddBackendFlags(fs *flag.FlagSet) *BackendFlags {
 	fs.BoolVar(&b.AllowNetwork, "allow-network", false, "let sandboxed commands use the network")
 	b.ReadPaths = Multi(fs, "read-path", "make `DIR` readable inside the OS sandbox (repeatable)")
 	b.EgressAllow = Multi(fs, "egress-allow", "allow network only through the egress proxy to `DOMAIN` (repeatable)")
+	fs.BoolVar(&b.MapRootUser, "map-root-user", false, "OS sandbox, unprivileged callers: run commands as root (uid and gid 0) of their user namespace instead of as yourself (your uid, gid and a home you own); they stay you outside, without privileges, confined alike")
 	return b
 }
 

@@ -229,6 +229,27 @@ func ParseArgs(fs *flag.FlagSet, env *Env, args []string) (pos []string, done bo
 	}
 }
 
+// UsageFailf reports a usage error found after the flags were parsed (a
+// missing or extra argument): the message, then the command's synopsis
+// and where its flags are listed, on stderr; it returns [ExitUsage].
+func UsageFailf(env *Env, fs *flag.FlagSet, format string, args ...any) int {
+	Failf(env, ExitUsage, format, args...)
+	io.WriteString(env.Stderr, Synopsis(fs))
+	return ExitUsage
+}
+
+// Synopsis returns the first line of fs's usage ("Usage: helikon exec …")
+// and a line saying where its flags are listed.
+func Synopsis(fs *flag.FlagSet) string {
+	var b strings.Builder
+	out := fs.Output()
+	fs.SetOutput(&b)
+	fs.Usage()
+	fs.SetOutput(out)
+	first, _, _ := strings.Cut(b.String(), "\n")
+	return fmt.Sprintf("%s\n(helikon %s --help lists the flags)\n", first, fs.Name())
+}
+
 // flagHint returns, for an error of fs.Parse naming a flag fs does not
 // define, a last line that repeats it with the nearest defined flag: the
 // usage printed before it can be long enough to hide the error.

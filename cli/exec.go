@@ -29,7 +29,7 @@ func runExec(ctx context.Context, env *Env, args []string) int {
 		return status
 	}
 	if len(argv) == 0 || argv[0] == "" {
-		return Failf(env, ExitUsage, "exec: name the program to run after --, as in: helikon exec --backend host -- ls -la")
+		return UsageFailf(env, fs, "exec: name the program to run after --, as in: helikon exec --backend host -- ls -la")
 	}
 	common.Root = *root
 	dir, err := common.RootDir()

@@ -45,13 +45,16 @@ func osBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend
 		EnvAllowlist:  allow,
 		Limits:        f.Limits(),
 		ReadOnlyPaths: policyfile.Dirs(),
+		MapRootUser:   f.MapRootUser,
 	}
 	if f.ReadPaths != nil {
 		opts.ReadPaths = *f.ReadPaths
 	}
-	if f.oneCommand && eg == nil && os.Geteuid() != 0 {
+	if f.oneCommand && eg == nil && !f.MapRootUser && os.Geteuid() != 0 {
 		// The launcher's start (a second Go runtime, in new namespaces)
-		// overlaps New; the command takes it (about 0.5 ms less).
+		// overlaps New; the command takes it (about 0.5 ms less). It maps
+		// the caller to its own ids: one mapped to root would not be
+		// taken.
 		f.launcher = ossandbox.StartLauncher(root)
 		opts.Launcher = f.launcher
 	}
@@ -70,7 +73,7 @@ func runGuarantees(ctx context.Context, env *Env, args []string) int {
 		return status
 	}
 	if len(pos) > 0 {
-		return Failf(env, ExitUsage, "guarantees: unexpected argument %q", pos[0])
+		return UsageFailf(env, fs, "guarantees: unexpected argument %q", pos[0])
 	}
 	dir, err := (&CommonFlags{Root: *root}).RootDir()
 	if err != nil {
@@ -99,7 +102,7 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 		return status
 	}
 	if len(pos) > 0 {
-		return Failf(env, ExitUsage, "doctor: unexpected argument %q", pos[0])
+		return UsageFailf(env, fs, "doctor: unexpected argument %q", pos[0])
 	}
 	common.Root = *root
 	dir, err := (&CommonFlags{Root: *root}).RootDir()

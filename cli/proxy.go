@@ -44,7 +44,7 @@ func runProxy(ctx context.Context, env *Env, args []string) int {
 		return status
 	}
 	if len(pos) > 0 {
-		return Failf(env, ExitUsage, "proxy: unexpected argument %q", pos[0])
+		return UsageFailf(env, fs, "proxy: unexpected argument %q", pos[0])
 	}
 	filter := egress.Filter{AllowAll: *allowAll, Allow: *allow, Deny: *deny, AllowPrivate: *allowPrivate}
 	for _, s := range *ports {

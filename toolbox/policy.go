@@ -28,5 +28,8 @@ func (p AskUnlessReadOnly) Decide(_ context.Context, c *helikon.Call, _ *helikon
 	if p.Reason != nil {
 		return helikon.PolicyAsk(p.Reason(c)), nil
 	}
-	return helikon.PolicyAsk(fmt.Sprintf("%s has effect %s; the accept-edits mode approves writes, an allow rule for %s permits it", c.Tool, c.Effect, c.Tool)), nil
+	if c.Effect == helikon.EffectWrite {
+		return helikon.PolicyAsk(fmt.Sprintf("%s changes files; the accept-edits mode approves such calls, an allow rule for %s permits it", c.Tool, c.Tool)), nil
+	}
+	return helikon.PolicyAsk(fmt.Sprintf("%s has effect %s, which no mode but bypass approves; an allow rule for %s (or a narrower one) permits it", c.Tool, c.Effect, c.Tool)), nil
 }

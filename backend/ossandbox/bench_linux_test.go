@@ -109,3 +109,36 @@ func BenchmarkBashRoundTrip(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSpawnLauncherPerCommand starts /bin/true through a launcher of
+// its own per command (unprivileged callers where the long-lived launcher
+// cannot run), the caller mapped to its own ids (the launcher then keeps
+// its capabilities across its exec as ambient ones) and to root
+// (MapRootUser, no ambient capabilities needed): what the identity costs
+// per launcher start.
+//
+//	go test -run '^$' -bench SpawnLauncherPerCommand -count 10 ./backend/ossandbox/
+func BenchmarkSpawnLauncherPerCommand(b *testing.B) {
+	if isRoot() {
+		b.Skip("root callers do not use the launcher; run the test binary as an unprivileged user")
+	}
+	for _, c := range []struct {
+		name string
+		opts Options
+	}{{"own-ids", Options{}}, {"map-root-user", Options{MapRootUser: true}}} {
+		b.Run(c.name, func(b *testing.B) {
+			ob, _ := newTestBackend(b, c.opts)
+			if !ob.userns {
+				b.Skipf("user namespaces are unavailable here: %s", ob.usernsWhy)
+			}
+			ob.server = false
+			reportCPU(b)
+			for b.Loop() {
+				res, err := ob.Run(context.Background(), &backend.Request{Argv: []string{"/bin/true"}})
+				if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+					b.Fatal(err, res)
+				}
+			}
+		})
+	}
+}

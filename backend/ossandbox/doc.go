@@ -128,11 +128,11 @@
 //     directory, exactly as for root callers; then, on a locked thread,
 //     drops every capability (the bounding set included), sets
 //     no_new_privs, Landlock and seccomp, and forks the command from it.
-//     Either way the command runs as uid 0 of that user namespace, which is
-//     the caller's uid outside, without capabilities: chmod, chown, utimes
-//     and extended attributes of files outside the root fail, the caller's
-//     own files included. If any step fails the command does not run and
-//     Run fails with [backend.ErrUnavailable].
+//     Either way the command runs as the caller's own uid and gid (see
+//     Identity), without capabilities: chmod, chown, utimes and extended
+//     attributes of files outside the root fail, the caller's own files
+//     included. If any step fails the command does not run and Run fails
+//     with [backend.ErrUnavailable].
 //     The launcher is probed when first needed, not by [New]: the first
 //     command (or the first call of Guarantees) tries the strongest
 //     configuration, and only if that cannot start, with nothing run,
@@ -156,6 +156,36 @@
 //     launcher runs without the pid namespace; the subreaper then notices
 //     its parent's exit (a new parent pid) within 200 ms and kills the
 //     tree.
+//   - Identity: an unprivileged caller's commands run as its own uid and
+//     gid, and HOME (their private temporary directory) is theirs: id,
+//     ls -l and stat show the caller, and tools that refuse to run as root
+//     or check that files are their own (npm, pip, git's safe.directory)
+//     behave as they do outside. The launcher's user namespace maps the
+//     caller's uid and gid to themselves, as bwrap does, and nothing else
+//     (other users' files show as the overflow id, 65534, and the caller's
+//     supplementary groups as that id too, though they still grant their
+//     access; setgroups is denied). With [Options].MapRootUser it maps them
+//     to 0 instead, as unshare --map-root-user does, for tools that expect
+//     to be root. Either way the command is the caller outside, without
+//     capabilities, and is confined alike: the mapping changes what it is
+//     told, not what it may do. The launcher needs its namespace's
+//     capabilities for the mounts and namespaces it makes; mapped to the
+//     caller's uid, which keeps none across execve, it is given them as
+//     ambient capabilities (over its own namespace only), and each
+//     command's thread drops them all, ambient set included, before the
+//     command starts. Root callers' commands run as root, without
+//     capabilities, as bwrap's do: the rule is that a command is told who
+//     it is outside, and a root caller's commands are root there (every
+//     file they write is root's; they have no user namespace, which their
+//     confinement does not need). A tool that refuses to run as root is
+//     right to refuse; run helikon as the user the tool should run as.
+//     Where user namespaces are unavailable, commands run as the caller in
+//     this program's namespace ([Options].MapRootUser has no effect). HOME
+//     is never the caller's home directory: that is not readable in the
+//     sandbox (Landlock grants the root, the system paths and the
+//     temporary directory), and a HOME in the root would have every tool
+//     write its caches and read its dotfiles there. Guarantees().Features
+//     says which identity applies.
 //   - Read-only paths ([Options].ReadOnlyPaths; helikon's CLI passes the
 //     policy files' directories, .helikon and .claude, and the user's
 //     helikon directory where the root contains it): where the command has

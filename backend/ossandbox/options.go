@@ -57,7 +57,8 @@ type Options struct {
 	// EnvAllowlist names the variables passed to commands (see
 	// [backend.ScrubEnv]); nil means [backend.DefaultEnvAllowlist]. HOME
 	// and TMPDIR are always set to the command's private temporary
-	// directory.
+	// directory, which the command's uid owns (the caller's home is not
+	// readable in the sandbox).
 	EnvAllowlist []string
 	// Limits are the resource limits; zero fields take the defaults (see
 	// the package documentation).
@@ -65,6 +66,18 @@ type Options struct {
 	// Logger receives a debug line per command and warnings; nil means
 	// slog.Default(), as everywhere in helikon.
 	Logger *slog.Logger
+	// MapRootUser runs an unprivileged caller's commands as uid and gid
+	// 0 of their user namespace, as unshare --map-root-user does, instead
+	// of as the caller's own uid and gid (the default, as with bwrap).
+	// It changes what commands are told, not what they may do: either
+	// way they are the caller outside, without capabilities, confined
+	// alike. It is for tools that expect to be root; the default suits
+	// those that refuse to run as root or check that files are their
+	// own (npm, pip, git's safe.directory). It has no effect for root
+	// callers, whose commands run as root (no user namespace), nor where
+	// user namespaces are unavailable (commands then run as the caller
+	// in this program's namespace). Linux only.
+	MapRootUser bool
 	// Launcher, when set, is a launcher started ahead of the backend
 	// ([StartLauncher]; Linux, unprivileged callers): the backend's
 	// first command takes it, if it runs over the same root, instead of

@@ -512,6 +512,7 @@ func (b *Backend) guarantees() backend.Guarantees {
 			g.Features = append(g.Features, "unprivileged caller: NO read-only view, metadata of the caller's own files outside the root (chmod, utimes, xattrs) is NOT confined: "+b.usernsWhy)
 		}
 	}
+	g.Features = append(g.Features, b.identity())
 	if len(b.readOnly) > 0 {
 		list := strings.Join(b.readOnly, ", ")
 		if b.privileged || b.userns {
@@ -521,6 +522,17 @@ func (b *Backend) guarantees() backend.Guarantees {
 		}
 	}
 	return g
+}
+
+// identity is the guarantees feature that says who commands run as.
+func (b *Backend) identity() string {
+	switch {
+	case b.privileged:
+		return "identity: commands run as root (uid 0), without capabilities; HOME is their private temporary directory"
+	case b.userns && b.opts.MapRootUser:
+		return fmt.Sprintf("identity: commands run as uid and gid 0 of their user namespace (MapRootUser), which are the caller's uid %d and gid %d outside; HOME is their private temporary directory", os.Getuid(), os.Getgid())
+	}
+	return fmt.Sprintf("identity: commands run as the caller's own uid %d and gid %d; HOME is their private temporary directory, which they own", os.Getuid(), os.Getgid())
 }
 
 func findShell() (string, shellKind, error) {

@@ -115,9 +115,10 @@ type Launcher struct {
 }
 
 // StartLauncher starts, in the background, a long-lived launcher for a
-// backend over root (see [Launcher]). Where it does not start (root
-// callers, no user namespaces), the backend starts its own as it would
-// without it.
+// backend over root (see [Launcher]), whose commands run as the caller's
+// own uid and gid: a backend with [Options].MapRootUser does not take it,
+// and starts its own. Where it does not start (root callers, no user
+// namespaces), the backend starts its own as it would without it.
 func StartLauncher(root string) *Launcher {
 	l := &Launcher{started: make(chan struct{})}
 	go func() {
@@ -134,7 +135,7 @@ func StartLauncher(root string) *Launcher {
 		if p := prelaunch.TakeEarly(croot); p != nil {
 			l.c, l.cfg, err = adoptLauncherProcess(p)
 		} else {
-			l.c, l.cfg, err = startLauncherProcess(croot)
+			l.c, l.cfg, err = startLauncherProcess(croot, false)
 		}
 		if err == nil {
 			l.root = croot
@@ -145,12 +146,13 @@ func StartLauncher(root string) *Launcher {
 
 // take hands the launcher to b, configured with b's policy, unprobed (the
 // first command's confinement is the check), or returns nil if it cannot
-// serve b: not started, died, already taken, or another root.
+// serve b: not started, died, already taken, another root, or another
+// identity (it maps the caller to its own ids; b may map it to root).
 func (l *Launcher) take(b *Backend) *serverConn {
 	<-l.started
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.taken || l.c == nil || l.c.isDead() || l.root != b.root {
+	if l.taken || l.c == nil || l.c.isDead() || l.root != b.root || l.c.proc.MapRoot != b.opts.MapRootUser {
 		return nil
 	}
 	l.taken = true
@@ -195,7 +197,7 @@ func (b *Backend) launchServer(probe bool) (*serverConn, error) {
 	if launcherUnavailable != nil {
 		return nil, launcherUnavailable
 	}
-	c, cfg, err := startLauncherProcess(b.root)
+	c, cfg, err := startLauncherProcess(b.root, b.opts.MapRootUser)
 	if err != nil {
 		return nil, err
 	}
@@ -234,11 +236,12 @@ func (b *Backend) serverConfig(probe bool) []byte {
 }
 
 // startLauncherProcess starts a long-lived launcher in root, in a new
-// user, mount and pid namespace, and returns it with the write end of its
+// user, mount and pid namespace (the caller mapped to root with mapRoot,
+// to itself otherwise), and returns it with the write end of its
 // configuration pipe: until the configuration is written (writeConfig) it
 // waits, having done nothing but start its Go runtime.
-func startLauncherProcess(root string) (*serverConn, *os.File, error) {
-	p, err := prelaunch.Spawn(root)
+func startLauncherProcess(root string, mapRoot bool) (*serverConn, *os.File, error) {
+	p, err := prelaunch.Spawn(root, mapRoot)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: os sandbox: %w", backend.ErrUnavailable, err)
 	}

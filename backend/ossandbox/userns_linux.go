@@ -15,6 +15,7 @@ import (
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/backend/ossandbox/internal/launcher"
+	"github.com/paigasus/helikon/internal/prelaunch"
 )
 
 // An unprivileged caller's command is started by a launcher: this program
@@ -34,9 +35,13 @@ import (
 //     (the bounding set included), no_new_privs, Landlock, seccomp;
 //  4. forks the command from that thread, which the runtime then discards.
 //
-// The command runs as uid 0 of the user namespace, which is the caller's
-// uid outside, without capabilities: the files outside the root it owns are
-// on read-only mounts, so chmod, chown, utimes and setxattr on them fail.
+// The user namespace maps the caller's uid and gid to themselves
+// (prelaunch.UserNamespace), or to 0 with [Options].MapRootUser; the
+// launcher holds every capability over it either way (as ambient
+// capabilities across its exec when its uid is not 0). The command runs
+// as that uid, which is the caller's uid outside, without capabilities:
+// the files outside the root it owns are on read-only mounts, so chmod,
+// chown, utimes and setxattr on them fail.
 // Any step failing means the command does not run: the launcher reports
 // "unavailable" through the reaper's status descriptor and Run fails with an
 // error wrapping [backend.ErrUnavailable].
@@ -101,9 +106,7 @@ func (b *Backend) startLauncherNS(cmd *exec.Cmd, tmp tempDir, probe, pidNS bool)
 		cmd.ExtraFiles = append(cmd.ExtraFiles, parent)
 		a.Cloneflags |= unix.CLONE_NEWPID
 	}
-	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
-	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
-	a.GidMappingsEnableSetgroups = false
+	prelaunch.UserNamespace(a, b.opts.MapRootUser)
 	// As for the confining thread (startConfined): descriptors this
 	// program opened without O_CLOEXEC must not reach the launcher, whose
 	// command would inherit them.

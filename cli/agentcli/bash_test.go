@@ -22,7 +22,7 @@ func TestBashTool(t *testing.T) {
 		stdout string
 	}{
 		{"runs in the root", []string{"tool", "--backend", "host", "--root", dir, "Bash", `{"command":"ls; exit 3"}`}, 0, `"stdout":"keep\n","stderr":"","exit_code":3`},
-		{"timeout flag", []string{"tool", "--backend", "host", "--root", dir, "--timeout", "200ms", "Bash", `{"command":"sleep 60"}`}, 0, `"exit_code":null,"timed_out":true`},
+		{"timeout flag", []string{"tool", "--backend", "host", "--root", dir, "--timeout", "200ms", "Bash", `{"command":"sleep 60"}`}, 124, `"exit_code":null,"timed_out":true`},
 		{"deny-command", []string{"tool", "--backend", "host", "--root", dir, "--deny-command", "rm", "Bash", `{"command":"sh -c '\\rm keep'"}`}, 3, `"kind":"denied"`},
 		{"allow-command", []string{"tool", "--backend", "host", "--root", dir, "--allow-command", "echo", "--allow-command", "git status", "Bash", `{"command":"echo a; rm keep"}`}, 3, `not on the allow list`},
 		{"allow-command passes", []string{"tool", "--backend", "host", "--root", dir, "--allow-command", "echo", "Bash", `{"command":"echo a && echo b"}`}, 0, `"stdout":"a\nb\n"`},

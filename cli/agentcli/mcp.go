@@ -3,6 +3,7 @@ package agentcli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -38,7 +39,7 @@ func runMCP(ctx context.Context, env *cli.Env, args []string) int {
 		return status
 	}
 	if len(pos) > 0 {
-		return cli.Failf(env, cli.ExitUsage, "mcp: unexpected arguments %q", pos)
+		return cli.UsageFailf(env, f.fs, "mcp: unexpected arguments %q", pos)
 	}
 	if f.sessionTimeout < 0 || f.maxSessions < 0 {
 		return cli.Failf(env, cli.ExitUsage, "mcp: --http-session-timeout and --http-max-sessions cannot be negative (0 means never and no cap)")
@@ -85,6 +86,7 @@ func runMCP(ctx context.Context, env *cli.Env, args []string) int {
 
 // mcpFlags are the flags of helikon-agent mcp.
 type mcpFlags struct {
+	fs             *flag.FlagSet // for the synopsis of a usage error
 	common         *cli.CommonFlags
 	backendFlags   *cli.BackendFlags
 	toolFlags      *ToolFlags
@@ -103,7 +105,7 @@ type mcpFlags struct {
 // parsing ended the command (--help, or a usage error, already reported).
 func parseMCPFlags(env *cli.Env, args []string) (f *mcpFlags, pos []string, done bool, status int) {
 	fs := cli.NewFlagSet("mcp", mcpUsage, env.Stderr)
-	f = &mcpFlags{common: cli.AddCommonFlags(fs), backendFlags: cli.AddBackendFlags(fs), toolFlags: AddToolFlags(fs)}
+	f = &mcpFlags{fs: fs, common: cli.AddCommonFlags(fs), backendFlags: cli.AddBackendFlags(fs), toolFlags: AddToolFlags(fs)}
 	fs.StringVar(&f.toolList, "tools", "", "comma-separated `NAMES` of the tools to serve (default: every built-in tool)")
 	fs.StringVar(&f.httpAddr, "http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8080) instead of stdio")
 	f.origins = cli.Multi(fs, "http-allow-origin", "accept browser requests from `ORIGIN` such as https://app.example (repeatable, HTTP only)")

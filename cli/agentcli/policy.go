@@ -22,16 +22,16 @@ func init() {
 
 // CheckJSON is helikon policy check's --json output.
 type CheckJSON struct {
-	Tool     string           `json:"tool"`
-	Args     json.RawMessage  `json:"args"`
-	Mode     string           `json:"mode"`
-	Decision string           `json:"decision"`       // allow, deny or ask
-	Stage    helikon.Stage    `json:"stage"`          // what decided: deny_rule, guard, ask_rule, allow_rule, mode, policy, approval
-	Rule     string           `json:"rule,omitempty"` // the rule that decided, in helikon's form
-	From     string           `json:"from,omitempty"` // where the rule is written: flag, or path:line:column
-	Written  string           `json:"written,omitempty"`
-	Reason   string           `json:"reason"`
-	Targets  *helikon.Targets `json:"targets,omitempty"`
+	Tool     string          `json:"tool"`
+	Args     json.RawMessage `json:"args"`
+	Mode     string          `json:"mode"`
+	Decision string          `json:"decision"`       // allow, deny or ask
+	Stage    helikon.Stage   `json:"stage"`          // what decided: deny_rule, guard, ask_rule, allow_rule, mode, policy, approval
+	Rule     string          `json:"rule,omitempty"` // the rule that decided, in helikon's form
+	From     string          `json:"from,omitempty"` // where the rule is written: flag, or path:line:column
+	Written  string          `json:"written,omitempty"`
+	Reason   string          `json:"reason"`
+	Targets  *CheckTargets   `json:"targets,omitempty"`
 	// Matches, when allow rules decided, are the rule that matched each
 	// target of the call (each command of a Bash line), in order.
 	Matches []CheckMatch `json:"matches,omitempty"`
@@ -39,6 +39,46 @@ type CheckJSON struct {
 	// each with where it is written and the tool it likely means: every
 	// command that runs tools refuses such a policy.
 	NeverMatches []string `json:"never_matches,omitempty"`
+}
+
+// CheckTargets is what the tool reported the call would touch, in the
+// output's snake_case (helikon.Targets has no JSON form of its own).
+type CheckTargets struct {
+	Paths      []CheckPath    `json:"paths,omitempty"`
+	Commands   []CheckCommand `json:"commands,omitempty"`
+	Hosts      []string       `json:"hosts,omitempty"`
+	Unresolved string         `json:"unresolved,omitempty"` // why the tool could not say, when it could not
+}
+
+// CheckPath is one path a call would read or write.
+type CheckPath struct {
+	Path     string `json:"path"`
+	Root     string `json:"root,omitempty"`
+	Access   string `json:"access"`             // read or write
+	Computed bool   `json:"computed,omitempty"` // computed at run time
+}
+
+// CheckCommand is one command a Bash call would run.
+type CheckCommand struct {
+	Args       []string `json:"args"`
+	Dynamic    []bool   `json:"dynamic,omitempty"`
+	Dirs       []string `json:"dirs,omitempty"`
+	DirUnknown string   `json:"dir_unknown,omitempty"`
+}
+
+func checkTargets(t helikon.Targets) *CheckTargets {
+	out := &CheckTargets{Hosts: t.Hosts, Unresolved: t.Unresolved}
+	for _, p := range t.Paths {
+		access := "read"
+		if p.Access == helikon.AccessWrite {
+			access = "write"
+		}
+		out.Paths = append(out.Paths, CheckPath{Path: p.Path, Root: p.Root, Access: access, Computed: p.Computed})
+	}
+	for _, c := range t.Commands {
+		out.Commands = append(out.Commands, CheckCommand{Args: c.Args, Dynamic: c.Dynamic, Dirs: c.Dirs, DirUnknown: c.DirUnknown})
+	}
+	return out
 }
 
 // CheckMatch is one allow rule that matched one target of the call.
@@ -80,7 +120,7 @@ func runPolicy(ctx context.Context, env *cli.Env, args []string) int {
 		return status
 	}
 	if len(pos) != 2 {
-		return cli.Failf(env, cli.ExitUsage, "policy check: want TOOL and ARG, as in: helikon policy check Bash 'git push'")
+		return cli.UsageFailf(env, fs, "policy check: want TOOL and ARG, as in: helikon policy check Bash 'git push'")
 	}
 	root, err := common.RootDir()
 	if err != nil {
@@ -212,7 +252,7 @@ func CheckCall(ctx context.Context, t helikon.Tool[App], perms *helikon.Permissi
 	res := CheckJSON{Tool: t.Name(), Args: args, Mode: mode.String(), Stage: d.Stage, Reason: d.Reason}
 	if tg, ok := t.(helikon.Targeter); ok {
 		if targets, err := tg.Targets(args); err == nil {
-			res.Targets = &targets
+			res.Targets = checkTargets(targets)
 		}
 	}
 	if d.Rule.Tool != "" {

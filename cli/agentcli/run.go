@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"iter"
@@ -97,7 +98,7 @@ func runAgent(ctx context.Context, env *cli.Env, args []string) int {
 	case chat && (!term || f.json):
 		return cli.Failf(env, cli.ExitUsage, "run: a conversation (-i) needs a terminal and no --json")
 	case len(pos) == 0 && !chat:
-		return cli.Failf(env, cli.ExitUsage, "run: want a PROMPT")
+		return cli.UsageFailf(env, f.fs, "run: want a PROMPT")
 	case chat:
 		var stopSignals func()
 		ctx, stopSignals = conversationContext(ctx)
@@ -130,6 +131,7 @@ func runAgent(ctx context.Context, env *cli.Env, args []string) int {
 
 // runFlags are the flags of helikon-agent run.
 type runFlags struct {
+	fs           *flag.FlagSet // for the synopsis of a usage error
 	common       *cli.CommonFlags
 	backendFlags *cli.BackendFlags
 	toolFlags    *ToolFlags
@@ -149,7 +151,7 @@ type runFlags struct {
 // parsing ended the command (--help, or a usage error, already reported).
 func parseRunFlags(env *cli.Env, args []string) (f *runFlags, pos []string, done bool, status int) {
 	fs := cli.NewFlagSet("run", runUsage, env.Stderr)
-	f = &runFlags{common: cli.AddCommonFlags(fs), backendFlags: cli.AddBackendFlags(fs), toolFlags: AddToolFlags(fs)}
+	f = &runFlags{fs: fs, common: cli.AddCommonFlags(fs), backendFlags: cli.AddBackendFlags(fs), toolFlags: AddToolFlags(fs)}
 	fs.StringVar(&f.model, "model", "", "the model as `PROVIDER:MODEL` (default $"+ModelEnv+")")
 	fs.IntVar(&f.maxTurns, "max-turns", llmagent.DefaultMaxTurns, "stop after `N` model calls")
 	fs.StringVar(&f.session, "session", "", "resume the session `ID` (default: a new session)")
@@ -390,7 +392,10 @@ func printRun(env *cli.Env, out *renderer, jsonOut bool, seq iter.Seq2[*agent.Ev
 // name the CLI's flags: read-only calls run, anything else asks
 // (AcceptEdits has already let writes through, Bypass everything).
 var askUnlessReadOnly = toolbox.AskUnlessReadOnly{Reason: func(c *helikon.Call) string {
-	return fmt.Sprintf("%s has effect %s; --mode accept-edits approves writes, --allow %s permits it", c.Tool, c.Effect, c.Tool)
+	if c.Effect == helikon.EffectWrite {
+		return fmt.Sprintf("%s changes files; --mode accept-edits approves such calls, --allow %s permits it", c.Tool, c.Tool)
+	}
+	return fmt.Sprintf("%s has effect %s, which no mode but bypass approves; --allow %s (or a narrower rule) permits it", c.Tool, c.Effect, c.Tool)
 }}
 
 func defaultSessionDB(env *cli.Env) (string, error) {

@@ -23,13 +23,13 @@ const maxToolInput = 64 << 20
 
 // ErrorJSON is the JSON form of a tool error on stdout.
 type ErrorJSON struct {
-	Kind         helikon.ErrorKind `json:"kind"`                    // invalid_args, denied or other
+	Kind         helikon.ErrorKind `json:"kind"`                    // invalid_args, denied, other, or usage (exit 125: the command line, or a protection unavailable here)
 	Message      string            `json:"message"`                 // the error's message
 	SchemaErrors []string          `json:"schema_errors,omitempty"` // invalid_args: every problem found
 }
 
 func runTool(ctx context.Context, env *cli.Env, args []string) int {
-	fs := cli.NewFlagSet("tool", "tool NAME [ARGS_JSON | -] [flags]\n\nInvokes one built-in tool once. ARGS_JSON is the tool's JSON arguments;\nwithout it (or with -) they are read from stdin. The output JSON goes to\nstdout; a failure prints {\"error\":{…}} and exits 2 (invalid arguments),\n3 (denied) or 1 (other).", env.Stderr)
+	fs := cli.NewFlagSet("tool", "tool NAME [ARGS_JSON | -] [flags]\n\nInvokes one built-in tool once. ARGS_JSON is the tool's JSON arguments;\nwithout it (or with -) they are read from stdin. The output JSON goes to\nstdout, and so does a failure, as {\"error\":{\"kind\":…,\"message\":…}}: exit\n2 invalid_args, 3 denied, 1 other, 125 usage (the command line, or a\nprotection unavailable here); a call that timed out (Bash's timed_out,\nWebFetch's timeout) exits 124.\n\nYou are the one asking for the call: in the default mode it runs unless a\nrule, a guard or the policy files stop it (a guard that asks is a denial,\nas there is no one else to ask). helikon run, where a model asks, asks you\nbefore anything that is not read-only.", env.Stderr)
 	common := cli.AddCommonFlags(fs)
 	bflags := cli.AddBackendFlags(fs)
 	tflags := AddToolFlags(fs)
@@ -39,10 +39,10 @@ func runTool(ctx context.Context, env *cli.Env, args []string) int {
 		return status
 	}
 	if err := validWorkspaceSession(*wsSession); err != nil {
-		return cli.Failf(env, cli.ExitUsage, "tool: %v", err)
+		return usageJSON(env, "tool: %v", err)
 	}
 	if len(pos) == 0 || len(pos) > 2 {
-		return cli.Failf(env, cli.ExitUsage, "tool: want a tool name and optional JSON arguments; tools: %s", strings.Join(tflags.Names(true), ", "))
+		return usageJSON(env, "tool: want a tool name and optional JSON arguments; tools: %s", strings.Join(tflags.Names(true), ", "))
 	}
 	name := pos[0]
 	var raw []byte
@@ -54,30 +54,44 @@ func runTool(ctx context.Context, env *cli.Env, args []string) int {
 			return cli.Failf(env, cli.ExitOther, "tool: reading arguments from stdin: %v", err)
 		}
 		if len(b) > maxToolInput {
-			return cli.Failf(env, cli.ExitUsage, "tool: arguments on stdin exceed %d bytes", maxToolInput)
+			return usageJSON(env, "tool: arguments on stdin exceed %d bytes", maxToolInput)
 		}
 		raw = b
 	}
 	root, err := common.RootDir()
 	if err != nil {
-		return cli.Failf(env, cli.ExitUsage, "tool: %v", err)
+		return usageJSON(env, "tool: %v", err)
 	}
 	perms, mode, err := common.Permissions()
 	if err != nil {
-		return cli.Failf(env, cli.ExitUsage, "tool: %v", err)
+		return usageJSON(env, "tool: %v", err)
 	}
 	if err := common.CheckRules(perms, tflags.Names(true), false); err != nil {
-		return cli.Failf(env, cli.ExitUsage, "tool: %v", err)
+		return usageJSON(env, "tool: %v", err)
 	}
 	te := &ToolEnv{Ctx: ctx, Env: env, Root: root, Common: common, BackendFlags: bflags, Session: *wsSession}
 	defer te.Close()
 	t, err := tflags.Build(te, name)
 	if err != nil {
-		return cli.Failf(env, cli.ExitUsage, "tool: %v", err)
+		return usageJSON(env, "tool: %v", err)
 	}
 	out, err := CallTool(ctx, t, perms, mode, raw)
 	return PrintToolResult(env, out, err)
 }
+
+// usageJSON reports a usage error of a command that promises JSON
+// errors: {"error":{"kind":"usage",…}} on stdout, the message on stderr,
+// exit 125.
+func usageJSON(env *cli.Env, format string, args ...any) int {
+	msg := fmt.Sprintf(format, args...)
+	b, _ := json.Marshal(map[string]ErrorJSON{"error": {Kind: kindUsage, Message: msg}})
+	fmt.Fprintf(env.Stdout, "%s\n", b)
+	return cli.Failf(env, cli.ExitUsage, "%s", msg)
+}
+
+// kindUsage is the kind of a JSON error that is not the tool's: the
+// command line was wrong, or a protection it asks for is unavailable.
+const kindUsage helikon.ErrorKind = "usage"
 
 // CallTool checks a call of t with the permission pipeline and invokes it
 // (see [helikon.CallTool]); raw empty is the empty object.
@@ -91,21 +105,30 @@ func PrintToolResult(env *cli.Env, out json.RawMessage, err error) int {
 	if err == nil {
 		env.Stdout.Write(out)
 		fmt.Fprintln(env.Stdout)
+		// A result that says it timed out (Bash's) is README's timeout.
+		var r struct {
+			TimedOut bool `json:"timed_out"`
+		}
+		if json.Unmarshal(out, &r) == nil && r.TimedOut {
+			return cli.ExitTimeout
+		}
 		return cli.ExitOK
 	}
 	ej := ErrorJSON{Kind: helikon.KindOf(err), Message: err.Error(), SchemaErrors: helikon.SchemaErrors(err)}
+	status := cli.ExitOther
+	switch {
+	case ej.Kind == helikon.KindInvalidArgs:
+		status = cli.ExitInvalidArgs
+	case ej.Kind == helikon.KindDenied:
+		status = cli.ExitDenied
+	case errors.Is(err, backend.ErrUnavailable):
+		ej.Kind, status = kindUsage, cli.ExitUsage
+	case errors.Is(err, context.DeadlineExceeded):
+		status = cli.ExitTimeout
+	}
 	b, _ := json.Marshal(map[string]ErrorJSON{"error": ej})
 	env.Stdout.Write(b)
 	fmt.Fprintln(env.Stdout)
 	fmt.Fprintf(env.Stderr, "helikon: %s\n", err)
-	switch ej.Kind {
-	case helikon.KindInvalidArgs:
-		return cli.ExitInvalidArgs
-	case helikon.KindDenied:
-		return cli.ExitDenied
-	}
-	if errors.Is(err, backend.ErrUnavailable) {
-		return cli.ExitUsage
-	}
-	return cli.ExitOther
+	return status
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/paigasus/helikon/cli"
@@ -132,7 +133,11 @@ func (tf *ToolFlags) Build(te *ToolEnv, name string) (helikon.Tool[App], error) 
 	}
 	b, ok := tf.builders[name]
 	if !ok || b == nil {
-		return nil, fmt.Errorf("unknown tool %q (available: %v)", name, tf.Names(true))
+		names := tf.Names(true)
+		if s := helikon.SuggestTool(name, names); s != "" {
+			return nil, fmt.Errorf("unknown tool %q; did you mean %s? (available: %s)", name, s, strings.Join(names, ", "))
+		}
+		return nil, fmt.Errorf("unknown tool %q (available: %s)", name, strings.Join(names, ", "))
 	}
 	return b(te, name)
 }

@@ -154,7 +154,7 @@ func runFetch(ctx context.Context, env *cli.Env, args []string) int {
 		return status
 	}
 	if len(pos) != 1 {
-		return cli.Failf(env, cli.ExitUsage, "fetch: want exactly one URL")
+		return cli.UsageFailf(env, fs, "fetch: want exactly one URL")
 	}
 	tool, err := webfetch.New[App](ff.options())
 	if err != nil {
@@ -182,7 +182,7 @@ func runSearch(ctx context.Context, env *cli.Env, args []string) int {
 		return status
 	}
 	if len(pos) == 0 {
-		return cli.Failf(env, cli.ExitUsage, "search: want a query")
+		return cli.UsageFailf(env, fs, "search: want a query")
 	}
 	b, err := sf.searcher(env)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/paigasus/helikon/internal/prelaunch"
@@ -33,7 +34,7 @@ func init() {
 // BoolFlags are helikon exec's flags that take no value; every other flag
 // takes one (as the next argument or after =). A test holds this list to the
 // flags helikon exec defines.
-var BoolFlags = []string{"allow-network", "claude-settings", "isolate", "keep-workspace", "trust-project"}
+var BoolFlags = []string{"allow-network", "claude-settings", "isolate", "keep-workspace", "map-root-user", "trust-project"}
 
 // remoteFlags are helikon exec's flags that only a remote backend uses, or
 // that need the root caller's egress proxy: with them the launcher would
@@ -68,6 +69,10 @@ func Wanted(args []string, euid int) (root string, ok bool) {
 			return "", false
 		case name == "backend" && value != "" && value != "os" && value != "local":
 			return "", false
+		case name == "map-root-user" && !isFalse(value):
+			// The launcher started here maps the caller to its own ids;
+			// a backend that maps it to root would not take it.
+			return "", false
 		case name == "root":
 			dir = value
 		}
@@ -80,4 +85,11 @@ func Wanted(args []string, euid int) (root string, ok bool) {
 		return "", false
 	}
 	return root, true
+}
+
+// isFalse reports whether a boolean flag's value is false as package flag
+// parses it; "" (the flag given without a value) is true.
+func isFalse(value string) bool {
+	v, err := strconv.ParseBool(value)
+	return value != "" && err == nil && !v
 }

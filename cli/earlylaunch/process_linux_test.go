@@ -87,10 +87,11 @@ func launchersIn(t *testing.T, root string) []string {
 
 // TestUnprivilegedExecProcess runs the helikon binary as an unprivileged
 // user, whose helikon exec starts the OS sandbox's launcher during its
-// initialisation: the command runs confined (root of a user namespace of its
-// own, the root writable, everything else read-only, a pid namespace of its
-// own); where a policy file picks the host backend instead, the launcher
-// nobody took is gone when helikon has exited.
+// initialisation: the command runs confined (as the caller, in a user
+// namespace of its own, the root writable, everything else read-only, a
+// pid namespace of its own), and as root of that namespace with
+// --map-root-user; where a policy file picks the host backend instead, the
+// launcher nobody took is gone when helikon has exited.
 func TestUnprivilegedExecProcess(t *testing.T) {
 	if _, err := os.Stat("/proc/self/ns/user"); err != nil {
 		t.Skip("no user namespaces")
@@ -108,16 +109,25 @@ func TestUnprivilegedExecProcess(t *testing.T) {
 	outside := filepath.Join(writable, "outside")
 	code, out := helikon(t, bin, root, "exec", "--", "sh", "-c",
 		`id -u; echo in > inside && cat inside; (echo out > `+outside+`) 2>/dev/null || echo refused; ls /proc | grep -c '^[0-9]'`)
+	caller := strconv.Itoa(os.Geteuid())
+	if os.Geteuid() == 0 {
+		caller = strconv.Itoa(nobody)
+	}
 	if code == 125 && strings.Contains(out, "unavailable") {
 		t.Skipf("the OS sandbox is unavailable here: %s", out)
 	}
 	// The command's shell and ls, at most a few more: the pid namespace
 	// holds the command's processes only.
-	if lines := strings.Fields(out); code != 0 || len(lines) != 4 || lines[0] != "0" || lines[1] != "in" || lines[2] != "refused" || len(lines[3]) > 1 {
-		t.Errorf("helikon exec as an unprivileged user: status %d, output %q; want 0, then 0 (root of its user namespace), in, refused, and a handful of pids", code, out)
+	if lines := strings.Fields(out); code != 0 || len(lines) != 4 || lines[0] != caller || lines[1] != "in" || lines[2] != "refused" || len(lines[3]) > 1 {
+		t.Errorf("helikon exec as an unprivileged user: status %d, output %q; want 0, then %s (the caller's own uid), in, refused, and a handful of pids", code, out, caller)
 	}
 	if _, err := os.Stat(outside); err == nil {
 		t.Error("the command wrote outside the root")
+	}
+
+	code, out = helikon(t, bin, root, "exec", "--map-root-user", "--", "id", "-u")
+	if code != 0 || strings.TrimSpace(out) != "0" {
+		t.Errorf("helikon exec --map-root-user: status %d, output %q; want 0 and 0 (root of its user namespace)", code, out)
 	}
 
 	settings := filepath.Join(filepath.Dir(bin), "settings.json")
@@ -125,12 +135,8 @@ func TestUnprivilegedExecProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out = helikon(t, bin, root, "exec", "--user-settings", settings, "--", "id", "-u")
-	want := strconv.Itoa(os.Geteuid())
-	if os.Geteuid() == 0 {
-		want = strconv.Itoa(nobody)
-	}
-	if code != 0 || strings.TrimSpace(out) != want {
-		t.Errorf("helikon exec with the host backend from a policy file: status %d, output %q; want 0 and %s", code, out, want)
+	if code != 0 || strings.TrimSpace(out) != caller {
+		t.Errorf("helikon exec with the host backend from a policy file: status %d, output %q; want 0 and %s", code, out, caller)
 	}
 	if pids := launchersIn(t, root); len(pids) > 0 {
 		t.Errorf("launchers started at initialisation and not taken outlived helikon: pids %v", pids)

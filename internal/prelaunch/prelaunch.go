@@ -52,6 +52,9 @@ type Process struct {
 	Sock   *os.File // this program's end of the socket pair
 	Config *os.File // the write end of the configuration pipe
 	Root   string   // the root it was started in, as given to Spawn
+	// MapRoot: the caller's ids are uid and gid 0 in the launcher's user
+	// namespace, not its own (see [UserNamespace]).
+	MapRoot bool
 
 	pid    int
 	mu     sync.Mutex // guards pidfd against Wait's close
@@ -82,7 +85,9 @@ var early struct {
 
 // Early starts, in the background, a launcher over root, which must be
 // absolute and free of symbolic links (a root that is not matches no
-// backend's, and the launcher is not taken). It is for a program's
+// backend's, and the launcher is not taken), mapped to the caller's own ids
+// (the default; a backend that maps the caller to root does not take it).
+// It is for a program's
 // initialisation: once per program, for the one backend that will take it
 // with [TakeEarly]; later calls do nothing. A program that calls it must
 // call [DiscardEarly] before it exits or executes another program, for the
@@ -97,7 +102,7 @@ func Early(root string) {
 	early.started = done
 	go func() {
 		defer close(done)
-		p, err := Spawn(root)
+		p, err := Spawn(root, false)
 		if err != nil {
 			return // the backend starts its own, and reports why it cannot
 		}

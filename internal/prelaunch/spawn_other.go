@@ -5,7 +5,7 @@ package prelaunch
 import "syscall"
 
 // Spawn returns [ErrUnsupported]: the launcher runs on Linux only.
-func Spawn(string) (*Process, error) { return nil, ErrUnsupported }
+func Spawn(string, bool) (*Process, error) { return nil, ErrUnsupported }
 
 // Signal returns [ErrUnsupported]: no launcher starts here.
 func (p *Process) Signal(syscall.Signal) error { return ErrUnsupported }
