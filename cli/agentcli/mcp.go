@@ -106,7 +106,7 @@ type mcpFlags struct {
 func parseMCPFlags(env *cli.Env, args []string) (f *mcpFlags, pos []string, done bool, status int) {
 	fs := cli.NewFlagSet("mcp", mcpUsage, env.Stderr)
 	f = &mcpFlags{fs: fs, common: cli.AddCommonFlags(fs), backendFlags: cli.AddBackendFlags(fs), toolFlags: AddToolFlags(fs)}
-	fs.StringVar(&f.toolList, "tools", "", "comma-separated `NAMES` of the tools to serve (default: every built-in tool)")
+	fs.StringVar(&f.toolList, "tools", "", "comma-separated `NAMES` of the tools to serve (default: every built-in tool, WebSearch only when $BRAVE_API_KEY or $TAVILY_API_KEY is set)")
 	fs.StringVar(&f.httpAddr, "http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8080) instead of stdio")
 	f.origins = cli.Multi(fs, "http-allow-origin", "accept browser requests from `ORIGIN` such as https://app.example (repeatable, HTTP only)")
 	f.hosts = cli.Multi(fs, "http-allow-host", "accept requests addressed to `HOST` (repeatable, HTTP only)")
@@ -118,14 +118,17 @@ func parseMCPFlags(env *cli.Env, args []string) (f *mcpFlags, pos []string, done
 	return f, pos, done, status
 }
 
-// buildTools builds the tools --tools names (every built-in tool by
-// default) on te's workspace; serving none is a usage error.
+// buildTools builds the tools --tools names (by default those of
+// defaultTools) on te's workspace; serving none is a usage error.
 func (f *mcpFlags) buildTools(env *cli.Env, te *ToolEnv) (*helikon.Toolset[App], int) {
 	var names []string
 	for _, n := range strings.Split(f.toolList, ",") {
 		if n = strings.TrimSpace(n); n != "" {
 			names = append(names, n)
 		}
+	}
+	if len(names) == 0 {
+		names = defaultTools(env, f.toolFlags)
 	}
 	set, err := f.toolFlags.BuildSet(te, names)
 	if err != nil {

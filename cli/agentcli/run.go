@@ -223,16 +223,24 @@ func (t *runTools) close() {
 	}
 }
 
+// defaultTools are the built-in tools a command serves when it is not
+// told which: every one but the examples, and WebSearch only with a search
+// API key (without one it could only fail).
+func defaultTools(env *cli.Env, tf *ToolFlags) []string {
+	names := tf.Names(false)
+	if env.Var(websearch.BraveKeyEnv) == "" && env.Var(websearch.TavilyKeyEnv) == "" {
+		names = slices.DeleteFunc(names, func(n string) bool { return n == websearch.Name })
+	}
+	return names
+}
+
 // buildTools builds the built-in tools (WebSearch only with a search API
 // key) on te's workspace and connects to the --mcp servers, then checks
 // that no two tools share a name and that the MCP rules name tools there
 // are. It returns the tools built, to be closed, even on failure.
 func (a *agentRun) buildTools(ctx context.Context, te *ToolEnv) (*runTools, int) {
 	t := &runTools{}
-	names := a.toolFlags.Names(false)
-	if a.env.Var(websearch.BraveKeyEnv) == "" && a.env.Var(websearch.TavilyKeyEnv) == "" {
-		names = slices.DeleteFunc(names, func(n string) bool { return n == websearch.Name })
-	}
+	names := defaultTools(a.env, a.toolFlags)
 	var err error
 	if t.builtin, err = a.toolFlags.BuildSet(te, names); err != nil {
 		if errors.Is(err, backend.ErrUnavailable) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/tool/websearch"
 )
 
 func init() {
@@ -121,7 +122,7 @@ func PrintToolResult(env *cli.Env, out json.RawMessage, err error) int {
 		status = cli.ExitInvalidArgs
 	case ej.Kind == helikon.KindDenied:
 		status = cli.ExitDenied
-	case errors.Is(err, backend.ErrUnavailable):
+	case errors.Is(err, backend.ErrUnavailable), errors.Is(err, websearch.ErrNoAPIKey):
 		ej.Kind, status = kindUsage, cli.ExitUsage
 	case errors.Is(err, context.DeadlineExceeded):
 		status = cli.ExitTimeout

@@ -3,6 +3,7 @@ package agentcli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -62,6 +63,7 @@ func (f *fetchFlags) options() *webfetch.Options {
 // searchFlags select and configure the searcher (the --backend flag names
 // the search service).
 type searchFlags struct {
+	prefix     string // of the flags' names: "search-" where they sit beside other tools'
 	backend    string
 	baseURL    string
 	maxResults int
@@ -70,8 +72,8 @@ type searchFlags struct {
 }
 
 func addSearchFlags(fs *flag.FlagSet, prefix string) *searchFlags {
-	s := &searchFlags{}
-	fs.StringVar(&s.backend, prefix+"backend", "", "search `BACKEND`: brave or tavily (default: brave when $BRAVE_API_KEY is set, else tavily)")
+	s := &searchFlags{prefix: prefix}
+	fs.StringVar(&s.backend, prefix+"backend", "", "search `BACKEND`: brave or tavily (default: tavily when only $TAVILY_API_KEY is set, else brave)")
 	fs.StringVar(&s.baseURL, prefix+"base-url", "", "send API requests to `URL` instead of the service (a gateway, or a test server)")
 	fs.IntVar(&s.maxResults, prefix+"max-results", 0, "return at most `N` results per search (default and hard maximum 20)")
 	s.allow = cli.Multi(fs, prefix+"allow-domain", "keep only results from `DOMAIN` and its subdomains (repeatable)")
@@ -101,6 +103,14 @@ func (s *searchFlags) searcher(env *cli.Env) (websearch.Searcher, error) {
 		b, err = websearch.NewTavily(&websearch.ServiceOptions{APIKey: env.Var(websearch.TavilyKeyEnv), BaseURL: s.baseURL})
 	default:
 		return nil, fmt.Errorf("unknown search backend %q: use brave or tavily", s.backend)
+	}
+	if errors.Is(err, websearch.ErrNoAPIKey) {
+		// Worded for the command line, not for Go (no ServiceOptions).
+		key, other, otherKey := websearch.BraveKeyEnv, "tavily", websearch.TavilyKeyEnv
+		if name == "tavily" {
+			key, other, otherKey = websearch.TavilyKeyEnv, "brave", websearch.BraveKeyEnv
+		}
+		err = fmt.Errorf("%w: WebSearch on %s needs $%s (or $%s with --%sbackend %s)", websearch.ErrNoAPIKey, name, key, otherKey, s.prefix, other)
 	}
 	if err != nil {
 		return &unconfigured{name: name, err: err}, nil
@@ -146,7 +156,7 @@ func webToolFlags(fs *flag.FlagSet) ToolBuilder {
 }
 
 func runFetch(ctx context.Context, env *cli.Env, args []string) int {
-	fs := cli.NewFlagSet("fetch", "fetch URL [flags]\n\nFetches URL through WebFetch's SSRF guard and prints the WebFetch output JSON\n({url, status, content_type, title, content, format, truncated}), or only the\ncontent with --markdown. A refused URL (blocked address, host list, scheme,\ntoo many redirects) exits 3; a network failure or timeout exits 1.", env.Stderr)
+	fs := cli.NewFlagSet("fetch", "fetch URL [flags]\n\nFetches URL through WebFetch's SSRF guard and prints the WebFetch output JSON\n({url, status, content_type, title, content, format, truncated}), or only the\ncontent with --markdown. A refused URL (blocked address, host list, scheme,\ntoo many redirects) exits 3; a timeout exits 124, another network failure 1.", env.Stderr)
 	ff := addFetchFlags(fs, false)
 	markdown := fs.Bool("markdown", false, "print only the content")
 	pos, done, status := cli.ParseArgs(fs, env, args)

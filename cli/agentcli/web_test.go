@@ -62,7 +62,7 @@ func TestWebCommands(t *testing.T) {
 		{"tool WebFetch allow-private", nil, []string{"tool", "--allow-private", "WebFetch", `{"url":"` + page.URL + `"}`}, 0, `"status":200`},
 		{"tool WebFetch permission rule", nil, []string{"tool", "--deny", "WebFetch(example.com)", "WebFetch", `{"url":"https://www.example.com/"}`}, 3, `"kind":"denied"`},
 		{"tool WebSearch", key, []string{"tool", "--search-base-url", brave.URL, "WebSearch", `{"query":"go"}`}, 0, `"title":"Go"`},
-		{"tool WebSearch without key", nil, []string{"tool", "WebSearch", `{"query":"go"}`}, 1, `BRAVE_API_KEY`},
+		{"tool WebSearch without key", nil, []string{"tool", "WebSearch", `{"query":"go"}`}, 125, `BRAVE_API_KEY`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -167,6 +167,9 @@ func description(b backend.Backend, opts *Options) string {
 func (t *Tool[C]) Backend() backend.Backend { return t.backend }
 
 func (t *Tool[C]) run(tc *helikon.ToolContext[C], in Args) (Output, error) {
+	if strings.TrimSpace(in.Command) == "" {
+		return Output{}, helikon.InvalidArgs("command is empty: give the shell command to run")
+	}
 	if err := t.checkLists(tc, in); err != nil {
 		return Output{}, err
 	}

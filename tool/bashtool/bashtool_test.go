@@ -89,7 +89,6 @@ func TestInvokeResults(t *testing.T) {
 		{`{"command":"kill -9 $$"}`, map[string]any{"exit_code": nil, "timed_out": false}},
 		{`{"command":"sleep 60","timeout_ms":200}`, map[string]any{"exit_code": nil, "timed_out": true}},
 		{`{"command":"echo 0123456789"}`, map[string]any{"stdout": "01234567", "exit_code": 0.0, "truncated": true}},
-		{`{"command":""}`, map[string]any{"stdout": "", "exit_code": 0.0}},
 	}
 	for _, tt := range tests {
 		got, err := invoke(t, tool, tt.args)
@@ -150,7 +149,7 @@ func TestDenyListStopsBypasses(t *testing.T) {
 			t.Errorf("%s: the victim was removed", cmd)
 		}
 	}
-	for _, cmd := range []string{`echo rm victim`, `ls`, `grep -r rm .`, `echo "rm" > note`, ``} {
+	for _, cmd := range []string{`echo rm victim`, `ls`, `grep -r rm .`, `echo "rm" > note`} {
 		args, _ := json.Marshal(map[string]string{"command": cmd})
 		if _, err := invoke(t, tool, string(args)); err != nil {
 			t.Errorf("%s: %v, want it allowed", cmd, err)
@@ -161,7 +160,7 @@ func TestDenyListStopsBypasses(t *testing.T) {
 func TestAllowListFailsClosed(t *testing.T) {
 	t.Parallel()
 	tool, _ := newTool(t, nil, &bashtool.Options{AllowCommands: []string{"echo", "git status"}})
-	allowed := []string{`echo hi`, `echo a && echo b`, `echo "$(echo nested)"`, ``}
+	allowed := []string{`echo hi`, `echo a && echo b`, `echo "$(echo nested)"`}
 	denied := []string{`ls`, `echo hi; ls`, `git push`, `git`, `$X`, `eval echo`, `sh -c 'ls'`, `echo $(ls)`, `/bin/ls`, `env ls`, `((`}
 	for _, cmd := range allowed {
 		args, _ := json.Marshal(map[string]string{"command": cmd})
@@ -515,3 +514,23 @@ func ExampleNew() {
 }
 
 var _ backend.Backend = (*host.Backend)(nil)
+
+// An empty command is the model's to fix (invalid arguments), not a
+// failure of the backend.
+func TestEmptyCommandIsInvalidArgs(t *testing.T) {
+	b, err := host.New(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, err := bashtool.New[struct{}](b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"", "  ", "\n\t"} {
+		args, _ := json.Marshal(bashtool.Args{Command: cmd})
+		_, err := helikon.CallTool(helikon.NewToolContext(t.Context(), struct{}{}, nil), &helikon.Permissions{}, helikon.Tool[struct{}](tool), args)
+		if helikon.KindOf(err) != helikon.KindInvalidArgs || !strings.Contains(err.Error(), "command is empty") {
+			t.Errorf("%q: %v, want invalid arguments saying the command is empty", cmd, err)
+		}
+	}
+}
