@@ -191,7 +191,9 @@ func (d Decision) Err() error {
 //  2. guards: a write to a protected file is denied, in every mode and even
 //     with NoGuards. Any other guard that fires asks the approval handler,
 //     in every mode, even when an allow rule matches; without a handler (or
-//     in DontAsk) the call is denied. Approval lets evaluation continue.
+//     in DontAsk) the call is denied. Approval lets evaluation continue;
+//     in Plan, a call that is not read-only and no allow rule matches is
+//     denied by the mode without the question, whose yes could not help.
 //  3. ask rules: a matching ask rule asks the approval handler, in every
 //     mode (Bypass included) and even when an allow rule matches; approval
 //     allows the call, and DontAsk or no handler denies it.
@@ -270,7 +272,7 @@ func (p *Permissions) check(ctx context.Context, call Call) (Decision, *targetsI
 		return deny(StageMode, fmt.Sprintf("%s is not permitted: dont-ask mode runs only calls that an allow rule permits, and none matches", call.Tool)), ti
 	case ModePlan:
 		if call.Effect != EffectReadOnly {
-			return deny(StageMode, fmt.Sprintf("%s is not permitted in plan mode: only read-only tools may run, and %s has effect %s; describe the change instead of making it", call.Tool, call.Tool, call.Effect)), ti
+			return planDenial(&call), ti
 		}
 	case ModeAcceptEdits:
 		if call.Effect == EffectWrite {
@@ -366,7 +368,21 @@ func (p *Permissions) checkAskRules(ctx context.Context, call *Call, ti *targets
 	return Decision{}, false
 }
 
+// planDenial is plan mode's refusal of a call that is not read-only.
+func planDenial(call *Call) Decision {
+	return deny(StageMode, fmt.Sprintf("%s is not permitted in plan mode: only read-only tools may run, and %s has effect %s; describe the change instead of making it", call.Tool, call.Tool, call.Effect))
+}
+
 func (p *Permissions) ask(ctx context.Context, call *Call, ti *targetsInfo, stage Stage, reason string, guard bool, rule string) Decision {
+	// A guard's yes lets evaluation go on; in plan mode, with no allow rule
+	// to let the call through, it would still end in the mode's refusal:
+	// that question is not asked, the refusal comes now. (An ask rule's
+	// yes decides by itself, so its question is asked.)
+	if guard && call.Mode == ModePlan && call.Effect != EffectReadOnly {
+		if _, ok := allowMatch(p.Allow, call.Tool, ti); !ok {
+			return planDenial(call)
+		}
+	}
 	if call.Mode == ModeDontAsk {
 		return deny(stage, fmt.Sprintf("%s needs approval (%s) and dont-ask mode never asks", call.Tool, reason))
 	}

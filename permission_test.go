@@ -235,3 +235,35 @@ func TestWriteDenyRulesSpareToolsThatReportNothing(t *testing.T) {
 		}
 	}
 }
+
+// In plan mode a guard does not ask a question whose yes would still end in
+// the mode's refusal: the refusal comes without asking. With an allow rule
+// that lets the call through, it asks; an ask rule's yes decides by itself,
+// so its question is asked.
+func TestPlanModeDoesNotAskInVain(t *testing.T) {
+	rmHome := fakeTargeter{t: helikon.Targets{Commands: []helikon.Command{{Args: []string{"rm", "-rf", "/"}}}}}
+	gitPush := fakeTargeter{t: helikon.Targets{Commands: []helikon.Command{{Args: []string{"git", "push"}}}}}
+	for _, tc := range []struct {
+		name    string
+		p       helikon.Permissions
+		c       helikon.Call
+		asked   bool
+		allowed bool
+		stage   helikon.Stage
+	}{
+		{"guard, no allow rule", helikon.Permissions{}, call("Bash", helikon.EffectSideEffect, helikon.ModePlan, rmHome), false, false, helikon.StageMode},
+		{"guard, an allow rule", helikon.Permissions{Allow: must(helikon.ParseRules("Bash(rm)"))}, call("Bash", helikon.EffectSideEffect, helikon.ModePlan, rmHome), true, true, helikon.StageAllowRule},
+		{"ask rule, no allow rule", helikon.Permissions{Ask: must(helikon.ParseRules("Bash(git push)"))}, call("Bash", helikon.EffectSideEffect, helikon.ModePlan, gitPush), true, true, helikon.StageAskRule},
+		{"ask rule, an allow rule", helikon.Permissions{Ask: must(helikon.ParseRules("Bash(git push)")), Allow: must(helikon.ParseRules("Bash(git)"))}, call("Bash", helikon.EffectSideEffect, helikon.ModePlan, gitPush), true, true, helikon.StageAskRule},
+		{"guard, read-only tool", helikon.Permissions{}, call("Bash", helikon.EffectReadOnly, helikon.ModePlan, rmHome), true, true, helikon.StagePolicy},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			asked := false
+			tc.p.Approver = helikon.ApproverFunc(func(context.Context, *helikon.ApprovalRequest) (bool, error) { asked = true; return true, nil })
+			d := tc.p.Check(context.Background(), tc.c)
+			if asked != tc.asked || d.Allowed != tc.allowed || d.Stage != tc.stage {
+				t.Errorf("asked=%v allowed=%v stage=%s (%s); want asked=%v allowed=%v stage=%s", asked, d.Allowed, d.Stage, d.Reason, tc.asked, tc.allowed, tc.stage)
+			}
+		})
+	}
+}

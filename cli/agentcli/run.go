@@ -73,9 +73,37 @@ func NewModel(spec string, getenv func(string) string) (model.LLM, error) {
 		if !strings.Contains(host, "://") {
 			host = "http://" + host
 		}
-		return openai.New(id, &openai.Options{BaseURL: strings.TrimSuffix(host, "/") + "/v1", NoAPIKey: true, APIKey: "ollama", Getenv: getenv})
+		m, err := openai.New(id, &openai.Options{BaseURL: strings.TrimSuffix(host, "/") + "/v1", NoAPIKey: true, APIKey: "ollama", Getenv: getenv})
+		if err != nil {
+			return nil, err
+		}
+		return &servedModel{LLM: m, name: spec, hint: "is Ollama running at " + host + "? (OLLAMA_HOST sets where; ollama pull " + id + " fetches the model)"}, nil
 	}
 	return nil, fmt.Errorf("unknown model provider %q; %s", provider, modelHelp)
+}
+
+// servedModel is a model reached through another provider's API (Ollama
+// through OpenAI's): it is named as the user wrote it, and its failures say
+// what to check, rather than name the API it borrows.
+type servedModel struct {
+	model.LLM
+	name string // the spec the user typed, such as ollama:qwen3
+	hint string // what to check when a call fails
+}
+
+func (m *servedModel) Name() string { return m.name }
+
+func (m *servedModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[*model.Chunk, error] {
+	return func(yield func(*model.Chunk, error) bool) {
+		for c, err := range m.LLM.Stream(ctx, req) {
+			if err != nil && ctx.Err() == nil {
+				err = fmt.Errorf("%w; %s", err, m.hint)
+			}
+			if !yield(c, err) {
+				return
+			}
+		}
+	}
 }
 
 const defaultInstructions = `You are a coding agent working in the directory %s. Use the tools to inspect and change files there: Read before you Edit, and prefer Edit for small changes. Bash runs commands in that directory. A tool call may be denied by the user's permission settings; then do not retry it, find another way or explain what you would have done. Finish with a short summary of what you did.`

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -279,5 +280,22 @@ func TestTerminalApproverAfterACancelledPrompt(t *testing.T) {
 	defer cancel2()
 	if ok, err := a.Approve(ctx2, req); !ok || err != nil {
 		t.Fatalf("the answer to the next prompt was lost: ok=%v err=%v", ok, err)
+	}
+}
+
+// A model served through another provider's API (Ollama through OpenAI's)
+// is named as the user wrote it, and a call that cannot reach it says what
+// to check.
+func TestOllamaUnreachableSaysWhatToCheck(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	vars := map[string]string{"OLLAMA_HOST": addr, "HELIKON_SESSION_DB": filepath.Join(t.TempDir(), "sessions.db")}
+	code, _, stderr := runAgentCLI(t, runEnv{vars: vars}, "--root", t.TempDir(), "--backend", "host", "--model", "ollama:qwen3", "hi")
+	if code != cli.ExitOther || !strings.Contains(stderr, "model ollama:qwen3") || !strings.Contains(stderr, "is Ollama running at http://"+addr) || strings.Contains(stderr, "openai:qwen3") {
+		t.Fatalf("exit %d, stderr %s; want 1, naming ollama:qwen3 (not openai:qwen3) and where Ollama was looked for", code, stderr)
 	}
 }
