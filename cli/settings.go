@@ -277,10 +277,12 @@ type RuleError struct {
 	Err  *helikon.UnknownToolError
 }
 
+// Error returns where the rule is written, then what is wrong with it.
 func (e *RuleError) Error() string {
 	return e.From + ": " + e.Err.Error()
 }
 
+// Unwrap returns the *helikon.UnknownToolError, for errors.As.
 func (e *RuleError) Unwrap() error { return e.Err }
 
 // unmatchable returns the rules of p that name none of tools.

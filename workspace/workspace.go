@@ -194,6 +194,7 @@ type UnexpectedPathError struct {
 	Path string
 }
 
+// Error says where the path led.
 func (e *UnexpectedPathError) Error() string {
 	return "leads through a symbolic link to " + e.Path + ", which the caller did not expect"
 }

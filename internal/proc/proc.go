@@ -235,6 +235,7 @@ type StartError struct {
 	Err     error
 }
 
+// Error names the program that did not start, and why.
 func (e *StartError) Error() string { return "proc: start " + e.Program + ": " + e.Err.Error() }
 
 // Unwrap returns the underlying error.
