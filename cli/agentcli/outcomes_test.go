@@ -51,7 +51,8 @@ func TestOutcomeTable(t *testing.T) {
 		{"forkd wrong verb", []string{"forkd", "recon"}, 125, none, "Usage: helikon forkd"},
 		// A flag typo: the usage, then the flag meant.
 		{"exec flag typo", []string{"exec", "--tiemout", "1s", "--", "true"}, 125, none, "did you mean --timeout?"},
-		{"tool flag typo", []string{"tool", "--rot", ".", "Read", `{"path":"a.txt"}`}, 125, none, "did you mean --root?"},
+		{"tool flag typo", []string{"tool", "--rot", ".", "Read", `{"path":"a.txt"}`}, 125, "json:usage", "did you mean --root?"},
+		{"tool bad flag value", []string{"tool", "--timeout", "5", "Read", `{"path":"a.txt"}`}, 125, "json:usage", "a duration needs a unit"},
 		{"fetch flag typo", []string{"fetch", "--markdwn", "https://example.com"}, 125, none, "did you mean --markdown?"},
 		// A bad value.
 		{"exec bad size", []string{"exec", "--mem", "lots", "--", "true"}, 125, none, "a size is"},

@@ -37,6 +37,12 @@ func runTool(ctx context.Context, env *cli.Env, args []string) int {
 	wsSession := fs.String("session", "", "with a remote --backend (docker, forkd): call the tool in the workspace of session `ID` (attached to when it exists; default: a new one, removed at exit unless --keep-workspace)")
 	pos, done, status := cli.ParseArgs(fs, env, args)
 	if done {
+		if status == cli.ExitUsage {
+			// The flag's error and the usage went to stderr; stdout still
+			// gets the JSON error tool promises.
+			b, _ := json.Marshal(map[string]ErrorJSON{"error": {Kind: kindUsage, Message: "tool: invalid flags (stderr says which)"}})
+			fmt.Fprintf(env.Stdout, "%s\n", b)
+		}
 		return status
 	}
 	if err := validWorkspaceSession(*wsSession); err != nil {
