@@ -40,8 +40,7 @@ func runTool(ctx context.Context, env *cli.Env, args []string) int {
 		if status == cli.ExitUsage {
 			// The flag's error and the usage went to stderr; stdout still
 			// gets the JSON error tool promises.
-			b, _ := json.Marshal(map[string]ErrorJSON{"error": {Kind: kindUsage, Message: "tool: invalid flags (stderr says which)"}})
-			fmt.Fprintf(env.Stdout, "%s\n", b)
+			writeErrorJSON(env, ErrorJSON{Kind: kindUsage, Message: "tool: invalid flags (stderr says which)"})
 		}
 		return status
 	}
@@ -91,9 +90,14 @@ func runTool(ctx context.Context, env *cli.Env, args []string) int {
 // exit 125.
 func usageJSON(env *cli.Env, format string, args ...any) int {
 	msg := fmt.Sprintf(format, args...)
-	b, _ := json.Marshal(map[string]ErrorJSON{"error": {Kind: kindUsage, Message: msg}})
-	fmt.Fprintf(env.Stdout, "%s\n", b)
+	writeErrorJSON(env, ErrorJSON{Kind: kindUsage, Message: msg})
 	return cli.Failf(env, cli.ExitUsage, "%s", msg)
+}
+
+// writeErrorJSON writes {"error":ej} and a newline to stdout.
+func writeErrorJSON(env *cli.Env, ej ErrorJSON) {
+	b, _ := json.Marshal(map[string]ErrorJSON{"error": ej})
+	fmt.Fprintf(env.Stdout, "%s\n", b)
 }
 
 // kindUsage is the kind of a JSON error that is not the tool's: the
@@ -133,9 +137,7 @@ func PrintToolResult(env *cli.Env, out json.RawMessage, err error) int {
 	case errors.Is(err, context.DeadlineExceeded):
 		status = cli.ExitTimeout
 	}
-	b, _ := json.Marshal(map[string]ErrorJSON{"error": ej})
-	env.Stdout.Write(b)
-	fmt.Fprintln(env.Stdout)
+	writeErrorJSON(env, ej)
 	fmt.Fprintf(env.Stderr, "helikon: %s\n", err)
 	return status
 }
