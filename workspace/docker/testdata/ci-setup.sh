@@ -30,7 +30,10 @@ PODMAN_SOCK=${HELIKON_PODMAN_SOCK:-/run/helikon-podman.sock}
 PODMAN_PIDFILE=${HELIKON_PODMAN_PIDFILE:-/run/helikon-podman.pid}
 PODMAN_LOG=${HELIKON_PODMAN_LOG:-/tmp/helikon-podman.log}
 PODMAN_CONF=/run/helikon-podman/containers.conf
-podman_() { CONTAINERS_CONF=$PODMAN_CONF podman --storage-driver vfs --root /var/lib/helikon-podman --runroot /run/helikon-podman "$@"; }
+# runc, named: where crun is installed too (apt picks it for podman when runc
+# is not yet there), Podman prefers it, and crun refuses this machine's
+# hybrid cgroups ("cgroups in hybrid mode not supported").
+podman_() { CONTAINERS_CONF=$PODMAN_CONF podman --runtime runc --storage-driver vfs --root /var/lib/helikon-podman --runroot /run/helikon-podman "$@"; }
 
 answers() { docker version >/dev/null 2>&1; }
 
@@ -96,7 +99,7 @@ podman_up() {
 	rm -f "$PODMAN_SOCK"
 	# Under catatonit, a subreaper: the orphaned conmon processes of the
 	# containers and execs are reaped there, not left to this machine's init.
-	catatonit -- env CONTAINERS_CONF="$PODMAN_CONF" podman --storage-driver vfs --root /var/lib/helikon-podman --runroot /run/helikon-podman \
+	catatonit -- env CONTAINERS_CONF="$PODMAN_CONF" podman --runtime runc --storage-driver vfs --root /var/lib/helikon-podman --runroot /run/helikon-podman \
 		system service --time=0 "unix://$PODMAN_SOCK" >"$PODMAN_LOG" 2>&1 &
 	echo $! >"$PODMAN_PIDFILE"
 	wait_until "podman system service" "$PODMAN_LOG" podman_answers
