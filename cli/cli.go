@@ -134,6 +134,9 @@ func Main(ctx context.Context, env *Env, args []string) int {
 		return ExitOK
 	}
 	name := args[0]
+	if name == "--version" {
+		name = "version"
+	}
 	if name == "help" {
 		name, args = args[1], []string{args[1], "--help"}
 	}
