@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/firebase/genkit/go/ai"
@@ -31,6 +32,7 @@ func defineScripted(g *genkit.Genkit, calls []call) ai.Model {
 				}
 			}
 			if len(lines) > 0 {
+				slices.Sort(lines) // by Ref: Genkit answers resumed requests last
 				return &ai.ModelResponse{Request: req, FinishReason: ai.FinishReasonStop, Message: ai.NewModelTextMessage(strings.Join(lines, "\n"))}, nil
 			}
 			msg := &ai.Message{Role: ai.RoleModel}
