@@ -29,14 +29,18 @@ const BuildCommand = "CGO_ENABLED=0 go build -o bin/ ./cmd/..."
 var ErrNoAgent = errors.New("no agent binary")
 
 // IsAgentCommand reports whether args (without the program name) ask for an
-// agent command that this binary does not include, directly or as
-// helikon help COMMAND.
+// agent command that this binary does not include, directly, as helikon
+// help COMMAND or as the completion of its arguments (helikon __complete
+// COMMAND …, answered by the agent binary that knows its flags).
 func IsAgentCommand(args []string) bool {
 	if len(args) == 0 {
 		return false
 	}
 	name := args[0]
-	if name == "help" && len(args) > 1 {
+	switch {
+	case name == "help" && len(args) > 1:
+		name = args[1]
+	case name == completeCommand && len(args) > 2: // past the command's name
 		name = args[1]
 	}
 	_, here := commands[name]

@@ -60,6 +60,9 @@ type Env struct {
 	// IsTerminal reports whether stdin and stderr are a terminal (for
 	// interactive approvals and spinners); nil means no.
 	IsTerminal func() bool
+	// flagSets, when set, collects the flag sets [ParseArgs] parses: the
+	// completion learns a command's flags this way.
+	flagSets *[]*flag.FlagSet
 }
 
 // Var reads the environment variable k through e.Getenv.
@@ -134,6 +137,9 @@ func Main(ctx context.Context, env *Env, args []string) int {
 		return ExitOK
 	}
 	name := args[0]
+	if name == "--version" {
+		name = "version"
+	}
 	if name == "help" {
 		name, args = args[1], []string{args[1], "--help"}
 	}
@@ -160,7 +166,9 @@ func usage(out io.Writer) {
 	fmt.Fprintln(&w, "\nUsage: helikon COMMAND [flags] [args]\n\nCommands:")
 	summaries := maps.Clone(agentCommands)
 	for n, c := range commands {
-		summaries[n] = c.Summary
+		if c.Summary != "" { // hidden: __complete
+			summaries[n] = c.Summary
+		}
 	}
 	for _, n := range slices.Sorted(maps.Keys(summaries)) {
 		fmt.Fprintf(&w, "  %-12s %s\n", n, summaries[n])
@@ -195,6 +203,9 @@ func NewFlagSet(name, synopsis string, out io.Writer) *flag.FlagSet {
 func ParseArgs(fs *flag.FlagSet, env *Env, args []string) (pos []string, done bool, status int) {
 	// The flag package prints the usage itself on -help and on errors; keep
 	// what it prints, so that help goes to stdout once and errors to stderr.
+	if env.flagSets != nil {
+		*env.flagSets = append(*env.flagSets, fs)
+	}
 	var msg strings.Builder
 	fs.SetOutput(&msg)
 	// A command that finds its positional arguments wrong calls fs.Usage

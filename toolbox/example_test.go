@@ -3,6 +3,7 @@ package toolbox_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -93,4 +94,30 @@ func ExampleAlwaysRules() {
 	// [Bash(=go test ./...)]
 	// []
 	// [Edit(/src/a.go)]
+}
+
+// ExampleResume hands a question to the application instead of asking
+// through an approval handler: the call ends with an *AskError, the
+// application asks the person when it likes (here, an agent framework's
+// interrupt would), and makes the same call again with the answer.
+func ExampleResume() {
+	dir, _ := os.MkdirTemp("", "toolbox")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	tb, err := toolbox.New[struct{}](ctx, &toolbox.Options{Root: dir, Uncontained: true, DeferAsks: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer tb.Close()
+	args := json.RawMessage(`{"path":"a.txt","content":"x"}`)
+	_, err = tb.Call(ctx, struct{}{}, "Write", args)
+	var ask *toolbox.AskError
+	if errors.As(err, &ask) {
+		fmt.Println("asked about", ask.Request.Tool, "offering", ask.Offer)
+		_, err = tb.Call(toolbox.Resume(ctx, ask.Request, toolbox.Yes), struct{}{}, "Write", args)
+	}
+	fmt.Println("resumed:", err)
+	// Output:
+	// asked about Write offering [Write(/a.txt)]
+	// resumed: <nil>
 }

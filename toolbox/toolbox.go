@@ -120,6 +120,14 @@ type Options struct {
 	// Approver answers the calls asked about; nil denies them. [Approver]
 	// adds "always" answers to any way of asking.
 	Approver helikon.Approver
+	// DeferAsks makes a call that needs approval end at once with an
+	// [*AskError] carrying the question, for an application that asks the
+	// person later (an agent framework's interrupt and resume) and makes
+	// the call again with [Resume]'s context. Approver must then be nil:
+	// New fails otherwise. Only [Toolbox.Call] returns AskError; a call
+	// made another way (an agent runner given [Toolbox.Permissions]) is
+	// denied with [ErrAskDeferred] in its reason.
+	DeferAsks bool
 	// OtherTools are the names of tools the caller adds to the toolset
 	// (its own, an MCP server's): rules may name them too.
 	OtherTools []string
@@ -146,6 +154,7 @@ type Toolbox[A any] struct {
 	mode   helikon.PermissionMode
 	ws     workspace.Workspace
 	policy *policyfile.Settings
+	defers bool
 	closes []func(context.Context) error
 }
 
@@ -159,7 +168,7 @@ func New[A any](ctx context.Context, o *Options) (_ *Toolbox[A], err error) {
 	if o == nil {
 		o = &Options{}
 	}
-	tb := &Toolbox[A]{mode: o.Mode}
+	tb := &Toolbox[A]{mode: o.Mode, defers: o.DeferAsks}
 	defer func() {
 		if err != nil {
 			tb.Close()
@@ -177,6 +186,12 @@ func New[A any](ctx context.Context, o *Options) (_ *Toolbox[A], err error) {
 	}
 	if perms.Policy == nil {
 		perms.Policy = AskUnlessReadOnly{}
+	}
+	if o.DeferAsks {
+		if o.Approver != nil {
+			return nil, errors.New("toolbox: DeferAsks with an Approver: set one of them (DeferAsks hands the questions to the caller of Call)")
+		}
+		perms.Approver = &Approver{Ask: deferredAsk}
 	}
 	sandbox := &ossandbox.Options{}
 	if o.Sandbox != nil {
@@ -383,13 +398,27 @@ func (tb *Toolbox[A]) PolicyFiles() *policyfile.Settings { return tb.policy }
 // pipeline, in the toolbox's mode, with app as the run's application
 // context (see [helikon.CallTool]). A call the pipeline refuses fails with
 // an error of kind [helikon.KindDenied]; an unknown tool with
-// [ErrUnknownTool].
+// [ErrUnknownTool]. With [Options].DeferAsks, a call that needs a person's
+// answer fails with an [*AskError] (a denial too).
 func (tb *Toolbox[A]) Call(ctx context.Context, app A, name string, args json.RawMessage) (json.RawMessage, error) {
 	t, ok := tb.set.Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("%w %q (tools: %v)", ErrUnknownTool, name, tb.set.Names())
 	}
-	return helikon.CallTool(helikon.NewToolContext(ctx, app, &helikon.RunConfig{Mode: tb.mode}), tb.perms, t, args)
+	var slot *askSlot
+	if tb.defers {
+		slot = &askSlot{}
+		ctx = context.WithValue(ctx, askKey{}, slot)
+	}
+	out, err := helikon.CallTool(helikon.NewToolContext(ctx, app, &helikon.RunConfig{Mode: tb.mode}), tb.perms, t, args)
+	if err != nil && slot != nil {
+		slot.mu.Lock()
+		defer slot.mu.Unlock()
+		if slot.req != nil {
+			return nil, &AskError{Request: slot.req, Offer: slot.offer, Err: err}
+		}
+	}
+	return out, err
 }
 
 // Close releases what New started: the local workspace and the OS

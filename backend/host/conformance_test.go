@@ -14,3 +14,11 @@ func TestConformance(t *testing.T) {
 	}
 	backendtest.Run(t, b, nil)
 }
+
+func TestProcessConformance(t *testing.T) {
+	b, err := host.New(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	backendtest.RunProcesses(t, b, nil)
+}

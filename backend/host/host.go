@@ -96,7 +96,10 @@ type Backend struct {
 	envs       envCache     // what bash exports, per environment
 }
 
-var _ backend.Backend = (*Backend)(nil)
+var (
+	_ backend.Backend = (*Backend)(nil)
+	_ backend.Starter = (*Backend)(nil)
+)
 
 // New returns a backend that runs commands in dir, an existing directory
 // (for the file tools' root, pass the sandbox's [fsroot.FS.Dir]), as
@@ -158,6 +161,23 @@ func (b *Backend) Guarantees() backend.Guarantees {
 // cancelled the command's processes are killed and Run returns the result
 // with ctx's error.
 func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Result, error) {
+	return b.run(ctx, req, proc.Job{})
+}
+
+// Start starts req as a process that keeps running (see
+// [backend.Starter]): tracked, limited and killed as a command of Run is,
+// with its lifetime in place of the timeout.
+func (b *Backend) Start(ctx context.Context, req *backend.StartRequest) (backend.Process, error) {
+	p, err := proc.StartProcess(ctx, req, b.run)
+	if err != nil {
+		return nil, fmt.Errorf("host: %w", err)
+	}
+	return p, nil
+}
+
+// run is Run, with j's timeout (when set) in place of the backend's and
+// its start hook.
+func (b *Backend) run(ctx context.Context, req *backend.Request, j proc.Job) (*backend.Result, error) {
 	if req == nil {
 		return nil, errors.New("host: nil request")
 	}
@@ -165,6 +185,9 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 		return nil, errors.New("host: a request sets both Command and Argv; set one")
 	}
 	timeout := backend.EffectiveTimeout(b.timeout, req.Timeout)
+	if j.Timeout > 0 {
+		timeout = j.Timeout
+	}
 	limits := b.limits.Merge(req.Limits).WithDefaults(timeout)
 	allow := b.allow
 	if len(req.Env) > 0 {
@@ -178,6 +201,7 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 		Stderr:    req.Stderr,
 		OutputCap: capture.Cap(b.outputCap, req.OutputCap),
 		Timeout:   timeout,
+		Started:   j.Started,
 	}
 	if len(req.Argv) == 0 && req.Command != "" {
 		if res, err, ok := b.runDirect(ctx, req, spec, limits); ok {

@@ -140,6 +140,9 @@ func runLoop(ctx context.Context, s *Spec, tr *tracker, cmd *exec.Cmd, timeout t
 	}
 	defer unix.Close(pidfd)
 	tr.started(cmd.Process.Pid)
+	if s.Started != nil {
+		s.Started(cmd.Process.Pid)
+	}
 
 	efd, release, err := cancelFD(ctx)
 	if err != nil {

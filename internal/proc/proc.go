@@ -207,6 +207,12 @@ type Spec struct {
 	// tracks the command (Tracking is ignored); Starter and Limits must
 	// be unset.
 	Spawn func(path string, stdio [3]*os.File) (Remote, error)
+	// Started, when set, is called once the command runs, before Run
+	// waits for it, with the pid of its main process as this program
+	// sees it (the leader of its process group), or 0 when Spawn started
+	// it and its pid is not known here. A command whose standard input
+	// is a terminal (an *os.File) gets it as its controlling terminal.
+	Started func(pid int)
 }
 
 // Starter starts a command that [Run] has prepared, in place of
@@ -346,6 +352,7 @@ func newCommand(s *Spec, tr *tracker, argv []string) (*exec.Cmd, error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	setSession(cmd.SysProcAttr)
+	setTerminal(cmd.SysProcAttr, s.Stdin)
 	if s.Stdin == nil {
 		// One /dev/null for every command, rather than one opened and
 		// closed by os/exec for each.
@@ -415,6 +422,9 @@ func runWaiting(ctx context.Context, s *Spec, tr *tracker, cmd *exec.Cmd, timeou
 		return nil, err
 	}
 	tr.started(cmd.Process.Pid)
+	if s.Started != nil {
+		s.Started(cmd.Process.Pid)
+	}
 
 	w := watch(ctx, timeout, tr.kill)
 	tr.waitExit(cmd)

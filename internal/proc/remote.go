@@ -80,6 +80,9 @@ func runRemote(ctx context.Context, s *Spec, timeout time.Duration, outCap int64
 		out.abandon()
 		return nil, err
 	}
+	if s.Started != nil {
+		s.Started(0)
+	}
 	// The command's end is waited for here, the timeout and the context
 	// by a goroutine that kills it: one hand-off less on the way back.
 	w := watch(ctx, timeout, rem.Kill)

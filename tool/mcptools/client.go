@@ -25,6 +25,7 @@ import (
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/internal/argcheck"
+	"github.com/paigasus/helikon/version"
 )
 
 // A Dialer returns a fresh transport for one connection attempt. Reconnecting
@@ -217,7 +218,7 @@ func Connect[C any](ctx context.Context, dial Dialer, opts *ClientOptions) (*Sou
 	if name == "" {
 		name = "helikon"
 	}
-	s.client = mcp.NewClient(&mcp.Implementation{Name: name, Version: "dev"}, &mcp.ClientOptions{
+	s.client = mcp.NewClient(&mcp.Implementation{Name: name, Version: version.Get().String()}, &mcp.ClientOptions{
 		Capabilities:           &mcp.ClientCapabilities{},
 		ToolListChangedHandler: s.listChanged,
 	})

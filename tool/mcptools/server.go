@@ -19,6 +19,7 @@ import (
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/internal/argcheck"
 	"github.com/paigasus/helikon/model"
+	"github.com/paigasus/helikon/version"
 	"github.com/paigasus/helikon/workspace"
 )
 
@@ -55,7 +56,8 @@ type ErrorMeta struct {
 // no rules), asking the client when a guard fires.
 type ServerOptions[C any] struct {
 	// Name and Version identify the server to clients; "" means "helikon"
-	// and "dev".
+	// and the running binary's build (see package version: module
+	// version, VCS revision, Go version), as helikon version prints it.
 	Name, Version string
 	// Instructions are sent to clients at initialization.
 	Instructions string
@@ -100,14 +102,14 @@ func NewServer[C any](set *helikon.Toolset[C], opts *ServerOptions[C]) (*mcp.Ser
 	if opts == nil {
 		opts = &ServerOptions[C]{}
 	}
-	name, version := opts.Name, opts.Version
+	name, ver := opts.Name, opts.Version
 	if name == "" {
 		name = "helikon"
 	}
-	if version == "" {
-		version = "dev"
+	if ver == "" {
+		ver = version.Get().String()
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, &mcp.ServerOptions{
+	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: ver}, &mcp.ServerOptions{
 		InitializedHandler: closeWorkspaceAtEnd(opts.Sessions, opts.Logger),
 		Instructions:       opts.Instructions,
 		// No logging capability: helikon logs through slog on the server side.
