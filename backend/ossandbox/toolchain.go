@@ -420,11 +420,26 @@ func covered(p string, roots []string) bool {
 	return false
 }
 
+// PathReport is what [ExplainPath] finds.
+type PathReport struct {
+	// Entries are the caller's PATH directories, in order.
+	Entries []PathEntry `json:"entries"`
+	// Hidden are the credential locations no command reads: absolute,
+	// as listed and as resolved, whether or not they exist.
+	Hidden []string `json:"hidden"`
+	// Linked are the hidden files that have another name (a hard link),
+	// which stays readable if it lies in a granted tree.
+	Linked []string `json:"linked,omitempty"`
+	// Error is set by callers that could not build the report.
+	Error string `json:"error,omitempty"`
+}
+
 // ExplainPath reports, for each directory of the caller's PATH, whether
 // commands of a backend built with opts can run its programs and what it
-// grants, and the credential locations hidden from them (absolute, as
-// listed and resolved). It is what helikon doctor prints.
-func ExplainPath(opts *Options) (entries []PathEntry, hidden []string, err error) {
+// grants, and the credential locations hidden from them. It is what
+// helikon doctor prints. It fails as [New] would on a read path that is
+// hidden ([ErrHidden]).
+func ExplainPath(opts *Options) (*PathReport, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -432,7 +447,16 @@ func ExplainPath(opts *Options) (entries []PathEntry, hidden []string, err error
 	home, _ := os.UserHomeDir()
 	tc, err := explainToolchain(os.Getenv("PATH"), home, &o)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return tc.entries, tc.hidden, nil
+	r := &PathReport{Entries: tc.entries, Hidden: tc.hidden}
+	for _, h := range tc.hidden {
+		_ = filepath.WalkDir(h, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() && linkCount(p) > 1 {
+				r.Linked = append(r.Linked, p)
+			}
+			return nil
+		})
+	}
+	return r, nil
 }
