@@ -28,6 +28,9 @@ type BackendFlags struct {
 	Env          *[]string     // --env NAME: extend the environment allowlist
 	AllowNetwork bool          // --allow-network (OS sandbox)
 	ReadPaths    *[]string     // --read-path DIR (OS sandbox)
+	NoPath       bool          // --no-path (OS sandbox)
+	ReadCaches   bool          // --read-caches (OS sandbox)
+	HidePaths    *[]string     // --hide-path PATH (OS sandbox)
 	EgressAllow  *[]string     // --egress-allow DOMAIN (OS sandbox through the egress proxy)
 	MapRootUser  bool          // --map-root-user (OS sandbox, unprivileged callers)
 	// oneCommand: the backend runs one command, then the program exits
@@ -48,6 +51,9 @@ func AddBackendFlags(fs *flag.FlagSet) *BackendFlags {
 	b.Env = Multi(fs, "env", "pass environment variable `NAME` through (repeatable)")
 	fs.BoolVar(&b.AllowNetwork, "allow-network", false, "let sandboxed commands use the network")
 	b.ReadPaths = Multi(fs, "read-path", "make `DIR` readable inside the OS sandbox (repeatable)")
+	fs.BoolVar(&b.NoPath, "no-path", false, "OS sandbox: do not make your PATH's directories and the tool trees behind them (~/.pyenv, ~/.nvm, ~/.cargo…) readable")
+	fs.BoolVar(&b.ReadCaches, "read-caches", false, "OS sandbox: make the common tool caches readable, never writable (Go modules, pip, npm, Cargo registry…)")
+	b.HidePaths = Multi(fs, "hide-path", "OS sandbox: never let commands read `PATH` (absolute or relative to your home), in addition to the built-in credential locations (repeatable)")
 	b.EgressAllow = Multi(fs, "egress-allow", "allow network only through the egress proxy to `DOMAIN` (repeatable)")
 	fs.BoolVar(&b.MapRootUser, "map-root-user", false, "OS sandbox, unprivileged callers: run commands as root (uid and gid 0) of their user namespace instead of as yourself (your uid, gid and a home you own); they stay you outside, without privileges, confined alike")
 	return b

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -49,6 +50,10 @@ func osBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend
 	}
 	if f.ReadPaths != nil {
 		opts.ReadPaths = *f.ReadPaths
+	}
+	opts.NoPath, opts.ReadCaches = f.NoPath, f.ReadCaches
+	if f.HidePaths != nil {
+		opts.HidePaths = *f.HidePaths
 	}
 	if f.oneCommand && eg == nil && !f.MapRootUser && os.Geteuid() != 0 {
 		// The launcher's start (a second Go runtime, in new namespaces)
@@ -134,13 +139,17 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 		reports = append(reports, backendReport{Name: name, Guarantees: &g})
 	}
 	dockerReport := probeDocker(ctx, env)
+	pathReport, pathErr := ossandbox.ExplainPath(nil)
+	if pathErr != nil {
+		pathReport = &ossandbox.PathReport{Error: pathErr.Error()}
+	}
 	policy := reportPolicy(common)
 	policyStatus := ExitOK
 	if policy.Error != "" || policy.unmatchable() {
 		policyStatus = ExitUsage // a policy file that stops every command
 	}
 	if *asJSON {
-		out, _ := json.MarshalIndent(map[string]any{"machine": sup, "backends": reports, "workspaces": map[string]string{"docker": dockerReport}, "policy": policy}, "", "  ")
+		out, _ := json.MarshalIndent(map[string]any{"machine": sup, "path": pathReport, "backends": reports, "workspaces": map[string]string{"docker": dockerReport}, "policy": policy}, "", "  ")
 		fmt.Fprintln(env.Stdout, string(out))
 		return policyStatus
 	}
@@ -181,6 +190,7 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 			fmt.Fprintf(w, "         - %s\n", f)
 		}
 	}
+	printPathReport(w, sup, pathReport)
 	fmt.Fprintln(w, "\nWorkspace engines here (a container or microVM per session, for run, mcp and tool):")
 	fmt.Fprintf(w, "  docker %s\n", dockerReport)
 	fmt.Fprintln(w, "  forkd  with FORKD_URL, FORKD_TOKEN and FORKD_SNAPSHOT set: one microVM per session (not probed)")
@@ -202,4 +212,36 @@ func doctorHint(s ossandbox.Support) string {
 		return "upgrade to Linux 6.2 or later (Landlock ABI 3)."
 	}
 	return s.Reason
+}
+
+// printPathReport prints what the OS sandbox makes of the caller's PATH and
+// which credential locations it hides.
+func printPathReport(w io.Writer, sup ossandbox.Support, r *ossandbox.PathReport) {
+	if sup.OS != "linux" {
+		return // Seatbelt lets commands read everywhere; the report is Landlock's
+	}
+	fmt.Fprintln(w, "\nYour PATH in the OS sandbox (--no-path grants none of it, --read-path adds, --hide-path hides):")
+	if r.Error != "" {
+		fmt.Fprintf(w, "  error: %s\n", r.Error)
+		return
+	}
+	for _, e := range r.Entries {
+		state := "usable"
+		if !e.Usable {
+			state = "NOT usable"
+		}
+		fmt.Fprintf(w, "  %-10s %s: %s\n", state, e.Dir, e.Why)
+		for _, g := range e.Grants {
+			fmt.Fprintf(w, "             grants %s\n", g)
+		}
+	}
+	fmt.Fprintln(w, "Credential locations commands never read (those present here):")
+	for _, h := range r.Hidden {
+		if _, err := os.Lstat(h); err == nil {
+			fmt.Fprintf(w, "  %s\n", h)
+		}
+	}
+	for _, l := range r.Linked {
+		fmt.Fprintf(w, "  WARNING: %s has another name (a hard link); under a granted directory that name is readable\n", l)
+	}
 }

@@ -287,6 +287,53 @@
 // capability drop, refuse ptrace entirely; their limits come from the
 // ulimit prologue.
 //
+// # The caller's toolchains and credentials
+//
+// Unless [Options].NoPath is set, [New] grants, read and execute but never
+// write, each directory of the caller's PATH outside the system paths and
+// the installation tree behind it, so that tools installed in the home
+// directory run in the sandbox. "Behind it" reaches, after resolving
+// symbolic links: the tool manager's root when the directory lies beneath
+// one in the home directory (~/.pyenv, ~/.nvm, ~/.cargo with ~/.rustup,
+// ~/.asdf, ~/.local/share/mise, ~/.volta, conda's roots and others: a
+// shim runs the manager's code, its versions and their standard library,
+// all under that root, so nothing narrower works and nothing wider is
+// needed); otherwise, for a directory named bin, its parent, the
+// installation prefix whose lib and share its programs read
+// (~/.local/bin reaches ~/.local/lib only, Python's user site: the rest of
+// ~/.local is application data); otherwise the directory alone. The same
+// applies to the tree a program in such a directory links to (a pipx
+// venv). It never reaches the home directory itself. Variables the
+// managers find their root by, which would otherwise point into HOME (the
+// command's temporary directory), are set: PYENV_ROOT, RUSTUP_HOME,
+// ASDF_DATA_DIR, MISE_DATA_DIR, VOLTA_HOME and the like.
+// [Options].ReadCaches makes [CacheDirs] readable too. [ExplainPath] (and
+// helikon doctor) says what each PATH entry grants.
+//
+// [HiddenPaths], a fixed list of credential locations in the home
+// directory (SSH and GPG keys, cloud CLIs' credentials, git credentials,
+// .netrc, registry authentication files, Kubernetes configuration,
+// keyrings, browser profiles), plus [Options].HidePaths, are never
+// readable through any of these grants nor through [Options].ReadPaths.
+// Landlock cannot deny beneath a granted directory, so a grant whose tree
+// contains a hidden location is replaced by grants of its entries,
+// recursively, leaving the hidden one out; a symbolic link is not granted
+// (Landlock checks its target, which must be granted on its own), and a
+// directory that cannot be listed is not granted. A read path that is, or
+// lies beneath, a hidden location makes New fail with [ErrHidden].
+// The grants are worked out once, by New: a file created in a split
+// directory afterwards is not readable until the backend is built again.
+//
+// Not covered: a hard link to a credential file, made outside the sandbox
+// into a granted tree, is readable under that name (Landlock checks the
+// path a file is opened by, and finding every name of an inode would mean
+// walking every granted tree); helikon doctor warns about hidden files
+// with more than one name. The hidden locations are not cut out of the
+// root, which is the caller's choice of project directory (a root that
+// contains the home's credentials exposes them, read and write).
+// Docker and Kubernetes workspaces are unaffected: they run the image's
+// tools and see none of the host's home.
+//
 // # How it is applied
 //
 // Go has no hook between fork and exec. Each command is started from a new

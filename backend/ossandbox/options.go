@@ -33,6 +33,20 @@ type Options struct {
 	// ReadPaths are extra directories or files the command may read, list
 	// and execute (a toolchain outside /usr, for instance).
 	ReadPaths []string
+	// NoPath stops granting the caller's PATH. By default each directory
+	// of the caller's PATH outside the system paths, and the installation
+	// tree behind it (a tool manager's root in the home directory such as
+	// ~/.pyenv or ~/.nvm, or the prefix of a bin directory; see the
+	// package documentation), is readable and executable, never writable,
+	// with [HiddenPaths] cut out.
+	NoPath bool
+	// ReadCaches makes [CacheDirs] (the Go module cache, pip's, npm's,
+	// Cargo's registry…) readable, never writable.
+	ReadCaches bool
+	// HidePaths are more credential locations no command may read, added
+	// to [HiddenPaths]: absolute, or relative to the caller's home
+	// directory. Nothing removes an entry of HiddenPaths.
+	HidePaths []string
 	// ReadOnlyPaths are directories beneath the root that commands may
 	// read but not change: on Linux each is mounted read-only over itself
 	// in the command's mount namespace (see the package documentation),

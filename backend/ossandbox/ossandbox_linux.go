@@ -39,7 +39,8 @@ var landlockABI = landlock.ABI
 type Backend struct {
 	root       string
 	opts       Options
-	readPaths  []string
+	readPaths  []string // read+execute: PATH trees, caches, ReadPaths, hidden locations cut out (toolchain.go)
+	toolEnv    []string // KEY=VALUE naming the granted tool managers' roots
 	readOnly   []string // Options.ReadOnlyPaths beneath the root, relative to it
 	abi        int
 	filter     []bpf.RawInstruction
@@ -107,9 +108,12 @@ func New(root string, opts *Options) (*Backend, error) {
 	if b.log == nil {
 		b.log = slog.Default()
 	}
-	if b.readPaths, err = resolveReadPaths(o.ReadPaths); err != nil {
+	home, _ := os.UserHomeDir()
+	tc, err := explainToolchain(os.Getenv("PATH"), home, &o)
+	if err != nil {
 		return nil, err
 	}
+	b.readPaths, b.toolEnv = tc.grants, tc.env
 	if b.readOnly, err = readonlypaths.Resolve(croot, o.ReadOnlyPaths); err != nil {
 		return nil, fmt.Errorf("ossandbox: %w", err)
 	}
@@ -199,23 +203,6 @@ func checkEgress(o *Options) (*Egress, error) {
 	}
 	e := *o.Egress
 	return &e, nil
-}
-
-// resolveReadPaths returns the read paths absolute, their symbolic links
-// resolved (Landlock grants what they resolve to).
-func resolveReadPaths(paths []string) ([]string, error) {
-	var abs []string
-	for _, p := range paths {
-		a, err := filepath.Abs(p)
-		if err == nil {
-			a, err = filepath.EvalSymlinks(a)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("ossandbox: read path: %w", err)
-		}
-		abs = append(abs, a)
-	}
-	return abs, nil
 }
 
 // setUpPrivileged configures a root caller's backend: its commands start
@@ -1105,7 +1092,7 @@ func (b *Backend) env(req *backend.Request, tmp string) []string {
 		allow = backend.DefaultEnvAllowlist
 	}
 	allow = append(allow[:len(allow):len(allow)], req.Env...)
-	set := []string{"HOME=" + tmp, "TMPDIR=" + tmp}
+	set := append([]string{"HOME=" + tmp, "TMPDIR=" + tmp}, b.toolEnv...)
 	if b.egress != nil {
 		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
 			set = append(set, k+"="+ProxyURL)

@@ -1,0 +1,118 @@
+//go:build linux
+
+package ossandbox
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/paigasus/helikon/backend"
+)
+
+// useFakeHome builds a fake home (makeFakeHome), makes it this process's
+// HOME and PATH for the test, and returns it.
+func useFakeHome(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, path := makeFakeHome(t, dir)
+	t.Setenv("HOME", home)
+	t.Setenv("PATH", path)
+	return home
+}
+
+// fakeHomeBackend returns a backend built with opts over a fake home.
+func fakeHomeBackend(t *testing.T, opts Options) (*Backend, string) {
+	t.Helper()
+	home := useFakeHome(t)
+	b, _ := newTestBackend(t, opts)
+	return b, home
+}
+
+// runIn runs a command line in b and returns its output and exit code.
+func runIn(t *testing.T, b *Backend, req *backend.Request) (string, int) {
+	t.Helper()
+	res, err := b.Run(context.Background(), req)
+	if err != nil {
+		t.Fatalf("%q: %v", req.Command+strings.Join(req.Argv, " "), err)
+	}
+	code := -1
+	if res.ExitCode != nil {
+		code = *res.ExitCode
+	}
+	return string(res.Stdout) + string(res.Stderr), code
+}
+
+func TestToolchainsOnPathRun(t *testing.T) {
+	b, _ := fakeHomeBackend(t, Options{})
+	for _, tc := range []struct{ prog, want string }{
+		{"python3", "python-stdlib"}, // a pyenv shim, the interpreter and its library behind it
+		{"node", "node-lib"},         // an nvm version's bin directory and its lib
+		{"cargo", "rust-lib"},        // a link to rustup in ~/.cargo/bin, the toolchain in ~/.rustup
+		{"tool", "pipx-lib"},         // ~/.local/bin linking into a pipx venv
+	} {
+		t.Run(tc.prog, func(t *testing.T) {
+			for _, req := range []*backend.Request{{Argv: []string{tc.prog}}, {Command: tc.prog + " && true"}} {
+				out, code := runIn(t, b, req)
+				if code != 0 || strings.TrimSpace(out) != tc.want {
+					t.Errorf("%q%q: exit %d: %s; want %s", req.Argv, req.Command, code, out, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestCredentialsStayOut grants the whole fake home as a read path (the
+// widest grant an operator can make) and checks that each credential file
+// is unreadable, while the home's other files are readable; then, for each
+// credential, that it becomes readable with its entry of HiddenPaths
+// removed, so that every check depends on its rule.
+func TestCredentialsStayOut(t *testing.T) {
+	home := useFakeHome(t)
+	read := func(b *Backend, rel string) (string, int) {
+		return runIn(t, b, &backend.Request{Argv: []string{"/bin/cat", filepath.Join(home, rel)}})
+	}
+	b, _ := newTestBackend(t, Options{ReadPaths: []string{home}})
+	if out, code := read(b, ".bashrc"); code != 0 {
+		t.Fatalf("the home's other files are not readable: exit %d: %s", code, out)
+	}
+	for _, c := range fakeCredentials {
+		if out, code := read(b, c.file); code == 0 || strings.Contains(out, "SECRET") {
+			t.Errorf("credential %s is readable: %s", c.file, out)
+		}
+	}
+	// A link in a granted tree to a credential reaches what Landlock
+	// checks: the target.
+	if out, code := read(b, ".local/bin/leak"); code == 0 || strings.Contains(out, "SECRET") {
+		t.Errorf("a link to a credential is readable: %s", out)
+	}
+	if testing.Short() {
+		return
+	}
+	saved := HiddenPaths
+	t.Cleanup(func() { HiddenPaths = saved })
+	for _, c := range fakeCredentials {
+		t.Run("without "+c.rule, func(t *testing.T) {
+			HiddenPaths = slices.DeleteFunc(slices.Clone(saved), func(h string) bool { return h == c.rule })
+			b, _ := newTestBackend(t, Options{ReadPaths: []string{home}})
+			if out, code := read(b, c.file); code != 0 || !strings.Contains(out, "SECRET") {
+				t.Errorf("with its rule removed, %s is still unreadable (exit %d: %s): the check does not depend on the rule", c.file, code, out)
+			}
+		})
+	}
+}
+
+func TestHidePathsAdds(t *testing.T) {
+	b, _ := fakeHomeBackend(t, Options{HidePaths: []string{".pyenv/versions"}})
+	if out, code := runIn(t, b, &backend.Request{Command: "python3"}); code == 0 {
+		t.Errorf("a hidden interpreter ran: %s", out)
+	}
+	if out, code := runIn(t, b, &backend.Request{Command: "node"}); code != 0 {
+		t.Errorf("node: exit %d: %s", code, out)
+	}
+}
