@@ -14,7 +14,9 @@ import (
 // ProcessOptions tunes [RunProcesses] to what a backend can do.
 type ProcessOptions struct {
 	// NoSignals says that the backend's processes can be killed but not
-	// sent other signals ([backend.ErrUnsupported]).
+	// sent other signals ([backend.ErrUnsupported]), nor interrupted by
+	// Ctrl-C typed into their terminal; the suite checks that Signal
+	// says so.
 	NoSignals bool
 	// NoTTY skips the terminal cases.
 	NoTTY bool
@@ -114,12 +116,15 @@ func RunProcesses(t *testing.T, b backend.Starter, opts *ProcessOptions) {
 	})
 
 	t.Run("Signal", func(t *testing.T) {
-		if opts.NoSignals {
-			t.Skip("the backend only kills")
-		}
 		p := start(t, &backend.StartRequest{Request: backend.Request{
 			Command: `trap 'echo interrupted; exit 5' INT; echo ready; while :; do sleep 0.05; done`}})
 		until(t, p, 0, "ready")
+		if opts.NoSignals {
+			if err := p.Signal(os.Interrupt); !errors.Is(err, backend.ErrUnsupported) {
+				t.Errorf("Signal on a backend that only kills = %v, want ErrUnsupported", err)
+			}
+			return
+		}
 		if err := p.Signal(os.Interrupt); err != nil {
 			t.Fatal(err)
 		}

@@ -798,6 +798,25 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string
 // Run runs req confined. The command's working directory is the root; HOME
 // and TMPDIR point to a private temporary directory, gone afterwards.
 func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Result, error) {
+	return b.runJob(ctx, req, proc.Job{})
+}
+
+// Start starts req confined as a process that keeps running (see
+// [backend.Starter]): the same namespaces, Landlock ruleset, seccomp
+// filter, cgroup and limits as a command of Run, for the process's whole
+// life, which its lifetime bounds in place of the timeout. Through the
+// long-lived launcher, the process can be killed but not sent other
+// signals, and a terminal is not its controlling terminal.
+func (b *Backend) Start(ctx context.Context, req *backend.StartRequest) (backend.Process, error) {
+	p, err := proc.StartProcess(ctx, req, b.runJob)
+	if err != nil {
+		return nil, fmt.Errorf("ossandbox: %w", err)
+	}
+	return p, nil
+}
+
+// runJob is Run with j's timeout (when set) and start hook.
+func (b *Backend) runJob(ctx context.Context, req *backend.Request, j proc.Job) (*backend.Result, error) {
 	if (req.Command == "") == (len(req.Argv) == 0) {
 		return nil, errors.New("ossandbox: exactly one of Command and Argv must be set")
 	}
@@ -813,7 +832,7 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 			v = b.view()
 		}
 	}
-	res, err, ran := b.run(ctx, req, v, !b.noDirect)
+	res, err, ran := b.run(ctx, req, v, !b.noDirect, j)
 	if v.unsettled {
 		if res == nil && errors.Is(err, backend.ErrUnavailable) {
 			// The strongest configuration did not start (nothing ran):
@@ -821,7 +840,7 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 			b.settle()
 			if w := b.view(); w != v {
 				v = w
-				res, err, ran = b.run(ctx, req, v, !b.noDirect)
+				res, err, ran = b.run(ctx, req, v, !b.noDirect, j)
 			}
 		} else if res != nil {
 			b.proven(v) // the command started through it
@@ -831,7 +850,7 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 		// The direct start of a literal command failed before anything
 		// ran (the program is not executable in the sandbox, say): bash
 		// runs it and reports as bash does.
-		res, err, _ = b.run(ctx, req, v, false)
+		res, err, _ = b.run(ctx, req, v, false, j)
 	}
 	return res, err
 }
@@ -839,8 +858,11 @@ func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Resul
 // run is Run; with direct, a literal command (see proc.Literal) is started
 // without bash where limits are set at exec (traceMe), and ran is false
 // when that start failed and nothing ran.
-func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, direct bool) (res *backend.Result, err error, ran bool) {
+func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, direct bool, j proc.Job) (res *backend.Result, err error, ran bool) {
 	timeout := backend.EffectiveTimeout(b.opts.Timeout, req.Timeout)
+	if j.Timeout > 0 {
+		timeout = j.Timeout
+	}
 	limits := b.limits(timeout, req.Limits)
 	outCap := capture.Cap(b.opts.OutputCap, req.OutputCap) // a request may lower it, not raise it
 
@@ -905,6 +927,7 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, d
 		OutputCap: outCap,
 		Timeout:   timeout,
 		Tracking:  b.tracking,
+		Started:   j.Started,
 	}
 	st := &confinedStart{b: b, v: v, td: td, rs: rs, cgroup: cgroup, traceMe: traceMe, limits: rl, h: none, sb: sb}
 	if standby {
@@ -1117,7 +1140,7 @@ func (b *Backend) exported(ctx context.Context, req *backend.Request, env []stri
 			return nil
 		}
 		probe := &backend.Request{Command: command, Env: req.Env, SetEnv: req.SetEnv, Timeout: probeTimeout}
-		res, err, _ := b.run(context.WithoutCancel(ctx), probe, b.view(), false)
+		res, err, _ := b.run(context.WithoutCancel(ctx), probe, b.view(), false, proc.Job{})
 		if err != nil || res.ExitCode == nil || *res.ExitCode != 0 || len(res.Stderr) > 0 || res.Truncated {
 			return nil
 		}

@@ -47,6 +47,7 @@ import (
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/process"
 	"github.com/paigasus/helikon/shellcmd"
 	"github.com/paigasus/helikon/tool/functiontool"
 )
@@ -59,6 +60,9 @@ type Args struct {
 	Command     string `json:"command" jsonschema:"the shell command to run with bash -c, in the sandbox root directory"`
 	TimeoutMS   int64  `json:"timeout_ms,omitempty" jsonschema:"optional timeout in milliseconds; it can shorten the default timeout but not extend it"`
 	Description string `json:"description,omitempty" jsonschema:"optional short description of what the command does, for the human watching"`
+	// RunInBackground is honoured when the tool has a process table
+	// ([Options].Processes); otherwise it is refused.
+	RunInBackground bool `json:"run_in_background,omitempty" jsonschema:"start the command in the background and return at once with a shell_id; read its output with BashOutput and end it with KillShell"`
 }
 
 // Output is the tool's result.
@@ -69,6 +73,8 @@ type Output struct {
 	ExitCode  *int `json:"exit_code" jsonschema:"the exit status, or null when the command was killed"`
 	TimedOut  bool `json:"timed_out" jsonschema:"true when the timeout stopped the command"`
 	Truncated bool `json:"truncated" jsonschema:"true when stdout or stderr reached the output cap and was cut"`
+	// ShellID names a command started with run_in_background.
+	ShellID string `json:"shell_id,omitempty" jsonschema:"the id of the background command, for BashOutput and KillShell"`
 }
 
 // Options configures the Bash tool. The zero value (or nil) has no allow or
@@ -93,6 +99,10 @@ type Options struct {
 	// When neither is known, a command that redirects to a relative path
 	// has unresolved targets (see [Tool.Targets]).
 	Root string
+	// Processes, when set, is the session's process table: the tool then
+	// accepts run_in_background and starts the command in it. Nil refuses
+	// run_in_background.
+	Processes *process.Table
 }
 
 // Tool is the Bash tool. It implements [helikon.Tool], [helikon.Effecter],
@@ -103,6 +113,7 @@ type Tool[C any] struct {
 	backend backend.Backend
 	lists   shellcmd.Filter
 	root    string
+	procs   *process.Table
 }
 
 var _ helikon.Targeter = (*Tool[struct{}])(nil)
@@ -115,7 +126,7 @@ func New[C any](b backend.Backend, opts *Options) (*Tool[C], error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	t := &Tool[C]{backend: b, lists: shellcmd.Filter{Allow: opts.AllowCommands, Deny: opts.DenyCommands}, root: opts.Root}
+	t := &Tool[C]{backend: b, lists: shellcmd.Filter{Allow: opts.AllowCommands, Deny: opts.DenyCommands}, root: opts.Root, procs: opts.Processes}
 	if err := t.lists.Validate(); err != nil {
 		return nil, fmt.Errorf("bashtool: %w", err)
 	}
@@ -153,6 +164,9 @@ func description(b backend.Backend, opts *Options) string {
 	} else {
 		d.WriteString("Commands are killed when they time out (timeout_ms can only shorten the timeout), together with everything they started. ")
 	}
+	if opts.Processes != nil {
+		d.WriteString("To start a server, a watcher or anything else that keeps running, set run_in_background: the call returns a shell_id at once; read the new output with BashOutput, list with BashList, end it with KillShell. ")
+	}
 	d.WriteString("Standard input is empty, so do not run interactive programs. Output is capped; a non-zero exit_code or timed_out is reported, not raised.")
 	if len(opts.AllowCommands) > 0 {
 		d.WriteString(" Only these programs may run: " + strings.Join(opts.AllowCommands, ", ") + ".")
@@ -172,6 +186,9 @@ func (t *Tool[C]) run(tc *helikon.ToolContext[C], in Args) (Output, error) {
 	}
 	if err := t.checkLists(tc, in); err != nil {
 		return Output{}, err
+	}
+	if in.RunInBackground {
+		return t.background(tc, in)
 	}
 	req := &backend.Request{Command: in.Command}
 	if in.TimeoutMS > 0 {
@@ -194,4 +211,20 @@ func (t *Tool[C]) run(tc *helikon.ToolContext[C], in Args) (Output, error) {
 		TimedOut:  res.TimedOut,
 		Truncated: res.Truncated,
 	}, nil
+}
+
+// background starts in.Command in the tool's process table.
+func (t *Tool[C]) background(tc *helikon.ToolContext[C], in Args) (Output, error) {
+	if t.procs == nil {
+		return Output{}, helikon.InvalidArgs("run_in_background is not available here: run the command to its end without it")
+	}
+	req := &backend.StartRequest{Request: backend.Request{Command: in.Command}}
+	if in.TimeoutMS > 0 {
+		req.Lifetime = time.Duration(in.TimeoutMS) * time.Millisecond
+	}
+	e, err := t.procs.Start(tc, req)
+	if err != nil {
+		return Output{}, fmt.Errorf("the command could not be started in the background: %w", err)
+	}
+	return Output{ShellID: e.ID}, nil
 }
