@@ -195,8 +195,8 @@
 //     another user). A rootless daemon without cgroup v2 delegation
 //     enforces no container limits: Memory, CPUs and Limits.Processes are
 //     refused ([ErrLimitsUnsupported]), the default pids limit is left out
-//     and the guarantees say so. Tested: rootless Podman 4.3.1 (Debian 12,
-//     runc, vfs, cgroup v1) by TestRootlessPodman run as an unprivileged
-//     user; rootless Docker is not exercised (TestRootlessDocker exists
-//     and skips without its daemon).
+//     and the guarantees say so. Tested as an unprivileged user by
+//     TestRootlessPodman (Podman 4.3.1, Debian 12, runc, vfs, cgroup v1)
+//     and TestRootlessDocker (docker.io 20.10.24 under rootlesskit 1.1
+//     with --net=host): a part of the suite, see docs/docker.md.
 package docker
