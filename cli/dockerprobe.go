@@ -9,10 +9,16 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/paigasus/helikon/internal/dockerinfo"
 )
 
 // dockerProbeTimeout bounds doctor's question to the Docker daemon.
 const dockerProbeTimeout = 3 * time.Second
+
+// dockerInfoTimeout bounds doctor's second question, the daemon's info:
+// rootless Podman's service takes seconds to answer it.
+const dockerInfoTimeout = 10 * time.Second
 
 // probeDocker asks the Docker daemon (DOCKER_HOST, else the default socket)
 // for its version, as GET /version of the Engine API, and says in words
@@ -38,10 +44,10 @@ func probeDocker(ctx context.Context, env *Env) string {
 	default:
 		return "not probed: DOCKER_HOST " + host + " is neither unix:// nor tcp://"
 	}
-	ctx, cancel := context.WithTimeout(ctx, dockerProbeTimeout)
+	vctx, cancel := context.WithTimeout(ctx, dockerProbeTimeout)
 	defer cancel()
 	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return dial(ctx) }}}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker/version", nil)
+	req, _ := http.NewRequestWithContext(vctx, http.MethodGet, "http://docker/version", nil)
 	resp, err := c.Do(req)
 	if err != nil {
 		return fmt.Sprintf("no daemon answers at %s (%v): start dockerd or podman system service, or set DOCKER_HOST", host, err)
@@ -51,5 +57,24 @@ func probeDocker(ctx context.Context, env *Env) string {
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&v); err != nil || resp.StatusCode != http.StatusOK || v.Version == "" {
 		return fmt.Sprintf("%s answers, but not as a Docker daemon (HTTP %d)", host, resp.StatusCode)
 	}
-	return fmt.Sprintf("daemon %s (API %s) at %s: run, mcp and tool take --backend docker --image IMAGE (a container per session; os_kernel with runc, virtualized with --runtime runsc)", v.Version, v.APIVersion, host)
+	return fmt.Sprintf("daemon %s (API %s) at %s%s: run, mcp and tool take --backend docker --image IMAGE (a container per session; os_kernel with runc, virtualized with --runtime runsc)", v.Version, v.APIVersion, host, userNamespace(ctx, dial))
+}
+
+// userNamespace says how the daemon maps its containers' users, from its
+// info ("" when it runs as root without remapping, or does not say).
+func userNamespace(ctx context.Context, dial func(context.Context) (net.Conn, error)) string {
+	ctx, cancel := context.WithTimeout(ctx, dockerInfoTimeout)
+	defer cancel()
+	info, err := dockerinfo.Get(ctx, dial)
+	switch {
+	case err != nil:
+		return " (its info did not answer: " + err.Error() + ")"
+	case info.IsRootless() && info.Podman:
+		return ", rootless Podman (containers run in its user's own user namespace, no host root anywhere; the bind mode runs commands as that user through keep-id)"
+	case info.IsRootless():
+		return ", rootless Docker (containers run in its user's own user namespace, no host root anywhere; the bind mode runs commands as the container's root, which is that user)"
+	case dockerinfo.Remapped(info.SecurityOptions):
+		return ", userns-remap (the bind mode is refused: a command would write files as a subordinate uid; use --isolate)"
+	}
+	return ""
 }

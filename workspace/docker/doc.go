@@ -180,4 +180,23 @@
 //     exec sessions' conmon processes stay behind after their containers
 //     are removed (two per exec: about 150 for TestPodmanService, 860 for
 //     the whole package), until podman-stop kills them.
+//   - Rootless daemons (see docs/docker.md): [New] reads the daemon's user
+//     namespace from its info (Podman's Rootless field, dockerd's
+//     "rootless" and "userns" security options). In the bind mode the
+//     default user is the container's user that the daemon maps to this
+//     process's user: rootless Podman runs the container in its keep-id
+//     user namespace as this uid:gid, rootless Docker as the container's
+//     root (that user on this machine, with every capability dropped); a
+//     daemon with userns-remap is refused ([ErrUserMapping]). On a rootless
+//     daemon each bind-mode workspace is checked when opened: a command
+//     creates a file in Root, which must belong to this process's uid on
+//     this machine, else the workspace is refused with [ErrUserMapping]
+//     (an Options.User the daemon maps to a subordinate id, a daemon run by
+//     another user). A rootless daemon without cgroup v2 delegation
+//     enforces no container limits: Memory, CPUs and Limits.Processes are
+//     refused ([ErrLimitsUnsupported]), the default pids limit is left out
+//     and the guarantees say so. Tested as an unprivileged user by
+//     TestRootlessPodman (Podman 4.3.1, Debian 12, runc, vfs, cgroup v1)
+//     and TestRootlessDocker (docker.io 20.10.24 under rootlesskit 1.1
+//     with --net=host): a part of the suite, see docs/docker.md.
 package docker

@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,7 +11,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +22,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/internal/dockerinfo"
 	"github.com/paigasus/helikon/internal/readonlypaths"
 	"github.com/paigasus/helikon/workspace"
 )
@@ -153,6 +154,15 @@ type Engine struct {
 	// at the first Create that passes a profile.
 	podmanOnce sync.Once
 	podman     bool
+	// userns is how the daemon maps its containers' users to this
+	// machine's; bindUser and usernsMode are the bind mode's default user
+	// and the container's user namespace mode under it ([bindUser]).
+	userns     userNS
+	bindUser   string
+	usernsMode string
+	// noPids says why the default pids limit is left out (a rootless
+	// daemon that cannot enforce it); "" when it is applied.
+	noPids string
 	// defaultRuntime is the daemon's runtime for containers that name none.
 	defaultRuntime string
 	// owners caches resolveUser's answers: the image, pinned by its ID,
@@ -225,10 +235,33 @@ func New(ctx context.Context, opts *Options) (*Engine, error) {
 		return nil, fmt.Errorf("docker: client: %w", err)
 	}
 	e.cli = cli
-	info, err := cli.Info(ctx, client.InfoOptions{})
+	// One GET /info for what the client reads and what it drops.
+	ours, err := dockerinfo.Get(ctx, cli.Dialer())
 	if err != nil {
 		cli.Close()
 		return nil, fmt.Errorf("docker: the daemon at %s does not answer (start dockerd, or podman system service, or set DOCKER_HOST): %v: %w", cli.DaemonHost(), err, backend.ErrUnavailable)
+	}
+	var info struct{ Info system.Info }
+	if err := json.Unmarshal(ours.Raw, &info.Info); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("docker: the daemon at %s: its info: %w", cli.DaemonHost(), err)
+	}
+	e.podman = ours.Podman
+	e.podmanOnce.Do(func() {}) // known now
+	e.userns = detectUserNS(ours)
+	pidsOK, err := checkLimits(&o, info.Info, e.userns)
+	if err != nil {
+		cli.Close()
+		return nil, err
+	}
+	if !pidsOK && o.Limits.Processes == 0 {
+		_, _, _, e.noPids = cgroupLimits(info.Info, e.userns)
+	}
+	if !o.Isolate {
+		if e.bindUser, e.usernsMode, err = bindUser(e.userns); err != nil {
+			cli.Close()
+			return nil, err
+		}
 	}
 	e.defaultRuntime = info.Info.DefaultRuntime
 	if e.defaultRuntime == "" {
@@ -287,6 +320,10 @@ func (e *Engine) hostConfig() *container.HostConfig {
 	if pids < 0 {
 		pids = 0 // the API's "no limit"
 	}
+	pidsLimit := &pids
+	if e.noPids != "" {
+		pidsLimit = nil // the daemon would refuse or ignore it
+	}
 	init := true
 	hc := &container.HostConfig{
 		NetworkMode: "none",
@@ -297,7 +334,7 @@ func (e *Engine) hostConfig() *container.HostConfig {
 		Resources: container.Resources{
 			Memory:    e.opts.Memory,
 			NanoCPUs:  int64(e.opts.CPUs * 1e9),
-			PidsLimit: &pids,
+			PidsLimit: pidsLimit,
 		},
 	}
 	if e.weaken.keepCaps {
@@ -313,6 +350,7 @@ func (e *Engine) hostConfig() *container.HostConfig {
 		hc.NetworkMode = container.NetworkMode(e.opts.Network)
 	}
 	if !e.opts.Isolate {
+		hc.UsernsMode = container.UsernsMode(e.usernsMode)
 		hc.Mounts = []mount.Mount{{Type: mount.TypeBind, Source: e.root, Target: e.dir}}
 		for _, p := range e.readOnly {
 			// Mounted after the root (the runtime orders mounts by
@@ -495,8 +533,9 @@ func (e *Engine) user() (string, error) {
 	if e.opts.Isolate {
 		return "", nil // the image's
 	}
-	// This process's: the file operations run as it on the same files.
-	return strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid()), nil
+	// The container's user that is this process's user on this machine:
+	// the file operations run as it on the same files.
+	return e.bindUser, nil
 }
 
 // Attach opens the existing workspace of session, starting its container

@@ -71,7 +71,15 @@ func (e *Engine) open(ctx context.Context, id string, attached bool) (*Workspace
 		return nil, err
 	}
 	if bindSource != "" {
-		return w, w.openBind(bindSource)
+		if err := w.openBind(bindSource); err != nil {
+			return nil, err
+		}
+		if e.userns.rootless() {
+			if err := w.checkOwner(ctx, bindSource); err != nil {
+				return nil, err
+			}
+		}
+		return w, nil
 	}
 	f, err := newIsolatedFS(ctx, w, w.dir)
 	if err != nil {
@@ -304,6 +312,9 @@ func (e *Engine) guarantees(hc *container.HostConfig, user, bindSource string) b
 		"user: "+user,
 		"capabilities: all dropped; no-new-privileges",
 	)
+	if f := e.userns.feature(hc.UsernsMode); f != "" {
+		g.Features = append(g.Features, f)
+	}
 	if bindSource != "" {
 		var ro []string
 		for _, m := range hc.Mounts {
@@ -334,8 +345,11 @@ func (e *Engine) guarantees(hc *container.HostConfig, user, bindSource string) b
 	if r.PidsLimit != nil && *r.PidsLimit > 0 {
 		limits = append(limits, fmt.Sprintf("pids %d", *r.PidsLimit))
 	}
-	if len(limits) > 0 {
+	switch {
+	case len(limits) > 0:
 		g.Features = append(g.Features, "container limits: "+strings.Join(limits, ", "))
+	case e.noPids != "":
+		g.Features = append(g.Features, "container limits: none: "+e.noPids+" (the per-command ulimits still apply)")
 	}
 	return g
 }

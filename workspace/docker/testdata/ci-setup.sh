@@ -17,6 +17,21 @@
 #          /var/lib/helikon-podman), and imports the same image into it.
 #   podman-stop   stops that service, by its pid file.
 #
+#   rootless-start  rootless Podman: creates the user $HELIKON_ROOTLESS_USER
+#          (helikon-rootless, with subordinate ids) where missing, imports
+#          the image into its own storage and starts its `podman system
+#          service` on /run/$HELIKON_ROOTLESS_USER/podman.sock, as that user
+#          (XDG_RUNTIME_DIR=/run/$HELIKON_ROOTLESS_USER, storage driver vfs).
+#   rootless-stop  stops that service, by its pid file, and the conmon
+#          processes of that user's containers.
+#   rootless-docker-start  rootless Docker for the same user: Debian's
+#          docker.io and rootlesskit, dockerd-rootless.sh on
+#          /run/$HELIKON_ROOTLESS_USER/docker.sock, the image imported.
+#          rootlesskit runs with --net=host and no port driver: slirp4netns
+#          needs /dev/net/tun, which only root may open on these machines;
+#          the tests use network mode none.
+#   rootless-docker-stop  stops it, by its pid file.
+#
 # Then: HELIKON_REQUIRE_DOCKER=1 HELIKON_DOCKER_IMAGE=... go test ./workspace/docker/
 # with HELIKON_PODMAN_HOST=unix://$HELIKON_PODMAN_SOCK to run TestPodmanService
 # too (or DOCKER_HOST=unix://$HELIKON_PODMAN_SOCK to run every test on Podman).
@@ -34,6 +49,23 @@ PODMAN_CONF=/run/helikon-podman/containers.conf
 # is not yet there), Podman prefers it, and crun refuses this machine's
 # hybrid cgroups ("cgroups in hybrid mode not supported").
 podman_() { CONTAINERS_CONF=$PODMAN_CONF podman --runtime runc --storage-driver vfs --root /var/lib/helikon-podman --runroot /run/helikon-podman "$@"; }
+
+ROOTLESS_USER=${HELIKON_ROOTLESS_USER:-helikon-rootless}
+ROOTLESS_RUN=/run/$ROOTLESS_USER
+ROOTLESS_PIDFILE=/run/$ROOTLESS_USER.podman.pid
+ROOTLESS_LOG=/tmp/$ROOTLESS_USER-podman.log
+ROOTLESS_DOCKER_PIDFILE=/run/$ROOTLESS_USER.dockerd.pid
+ROOTLESS_DOCKER_LOG=/tmp/$ROOTLESS_USER-dockerd.log
+# as_rootless COMMAND...: runs COMMAND as the rootless user, with nothing of
+# this environment but what a login of that user would have.
+# With ROOTLESS_EXEC=exec it replaces the shell: in the background, $! is
+# then COMMAND itself, which the stop commands signal (setpriv, not runuser,
+# which would stay between and not pass SIGTERM on).
+as_rootless() {
+	${ROOTLESS_EXEC:-} setpriv --reuid="$ROOTLESS_USER" --regid="$ROOTLESS_USER" --init-groups env -i HOME="$(getent passwd "$ROOTLESS_USER" | cut -d: -f6)" \
+		XDG_RUNTIME_DIR="$ROOTLESS_RUN" PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
+}
+rootless_podman() { as_rootless podman --storage-driver vfs "$@"; }
 
 answers() { docker version >/dev/null 2>&1; }
 
@@ -146,6 +178,85 @@ podman_stop() {
 	done
 }
 
+# rootless_user: the rootless user, with subordinate uids and gids, and its
+# runtime directory.
+rootless_user() {
+	if ! command -v newuidmap >/dev/null 2>&1 || ! command -v podman >/dev/null 2>&1 || ! [ -x /usr/bin/catatonit ] || ! [ -x /bin/busybox ]; then
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get install -y -q podman uidmap catatonit slirp4netns busybox-static >/dev/null
+	fi
+	id "$ROOTLESS_USER" >/dev/null 2>&1 || useradd -m -s /bin/sh "$ROOTLESS_USER"
+	for f in /etc/subuid /etc/subgid; do
+		# useradd gives a range where login.defs says so; else 65536 ids
+		# above every range given.
+		if ! grep -q "^$ROOTLESS_USER:" "$f"; then
+			next=$(awk -F: 'BEGIN { n = 100000 } $2 + $3 > n { n = $2 + $3 } END { print n }' "$f")
+			echo "$ROOTLESS_USER:$next:65536" >>"$f"
+		fi
+	done
+	mkdir -p "$ROOTLESS_RUN"
+	chown "$ROOTLESS_USER:" "$ROOTLESS_RUN"
+	chmod 0700 "$ROOTLESS_RUN"
+}
+
+rootless_answers() { [ -S "$1" ] && as_rootless podman --remote --url "unix://$1" version >/dev/null 2>&1; }
+
+rootless_start() {
+	rootless_user
+	# crun, Podman's default runtime for a rootless user, refuses a
+	# machine with cgroup v1 controllers and v2 mounted beside them ("cgroups
+	# in hybrid mode not supported"); runc runs there without cgroups.
+	home=$(getent passwd "$ROOTLESS_USER" | cut -d: -f6)
+	if [ -d /sys/fs/cgroup/unified ]; then
+		as_rootless mkdir -p "$home/.config/containers"
+		printf '[engine]\nruntime = "runc"\n' | as_rootless sh -c "cat >'$home/.config/containers/containers.conf'"
+	fi
+	if ! rootless_podman image exists "$IMAGE"; then
+		image rootless_podman import -q
+	fi
+	if ! [ -f "$ROOTLESS_PIDFILE" ] || ! kill -0 "$(cat "$ROOTLESS_PIDFILE")" 2>/dev/null; then
+		rm -f "$ROOTLESS_RUN/podman.sock"
+		ROOTLESS_EXEC=exec as_rootless catatonit -- podman --storage-driver vfs system service --time=0 "unix://$ROOTLESS_RUN/podman.sock" >"$ROOTLESS_LOG" 2>&1 &
+		echo $! >"$ROOTLESS_PIDFILE"
+		wait_until "rootless podman system service" "$ROOTLESS_LOG" rootless_answers "$ROOTLESS_RUN/podman.sock"
+	fi
+}
+
+rootless_docker_answers() { as_rootless docker -H "unix://$ROOTLESS_RUN/docker.sock" version >/dev/null 2>&1; }
+
+rootless_docker_start() {
+	rootless_user
+	if ! command -v rootlesskit >/dev/null 2>&1 || ! command -v dockerd >/dev/null 2>&1; then
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get install -y -q docker.io rootlesskit >/dev/null
+	fi
+	if ! [ -f "$ROOTLESS_DOCKER_PIDFILE" ] || ! kill -0 "$(cat "$ROOTLESS_DOCKER_PIDFILE")" 2>/dev/null; then
+		ROOTLESS_EXEC=exec as_rootless env DOCKERD_ROOTLESS_ROOTLESSKIT_NET=host DOCKERD_ROOTLESS_ROOTLESSKIT_PORT_DRIVER=none \
+			/usr/share/docker.io/contrib/dockerd-rootless.sh --iptables=false --bridge=none \
+			--host "unix://$ROOTLESS_RUN/docker.sock" >"$ROOTLESS_DOCKER_LOG" 2>&1 &
+		echo $! >"$ROOTLESS_DOCKER_PIDFILE"
+		wait_until "rootless dockerd" "$ROOTLESS_DOCKER_LOG" rootless_docker_answers
+	fi
+	if ! as_rootless docker -H "unix://$ROOTLESS_RUN/docker.sock" image inspect "$IMAGE" >/dev/null 2>&1; then
+		image as_rootless docker -H "unix://$ROOTLESS_RUN/docker.sock" import
+	fi
+}
+
+rootless_docker_stop() {
+	stop_pid "$ROOTLESS_DOCKER_PIDFILE"
+	rm -f "$ROOTLESS_DOCKER_PIDFILE"
+}
+
+rootless_stop() {
+	stop_pid "$ROOTLESS_PIDFILE"
+	rm -f "$ROOTLESS_PIDFILE"
+	# As podman_stop: the conmon processes of exec sessions outlive their
+	# containers; only the rootless user's.
+	for pid in $(pgrep -u "$ROOTLESS_USER" -x conmon || true); do
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+}
+
 stop() { stop_pid "$PIDFILE"; }
 
 # stop_pid FILE: stops the process whose pid FILE holds, and waits for it.
@@ -165,8 +276,12 @@ start) start ;;
 stop) stop ;;
 podman-start) podman_start ;;
 podman-stop) podman_stop ;;
+rootless-start) rootless_start ;;
+rootless-stop) rootless_stop ;;
+rootless-docker-start) rootless_docker_start ;;
+rootless-docker-stop) rootless_docker_stop ;;
 *)
-	echo "usage: ci-setup.sh start|stop|podman-start|podman-stop" >&2
+	echo "usage: ci-setup.sh start|stop|podman-start|podman-stop|rootless-start|rootless-stop|rootless-docker-start|rootless-docker-stop" >&2
 	exit 2
 	;;
 esac
