@@ -17,16 +17,15 @@ import (
 
 // newRunner builds eino's ChatModelAgent with the filesystem middleware
 // over a backend on tb, and its Runner with a checkpoint store.
-func newRunner(t testing.TB, tb *toolbox.Toolbox[struct{}], calls []call) *adk.Runner {
-	t.Helper()
+func newRunner(tb *toolbox.Toolbox[struct{}], calls []call) (*adk.Runner, error) {
 	ctx := context.Background()
 	be, err := einoadapter.New(tb)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	fsmw, err := filesystem.NewMiddleware(ctx, &filesystem.Config{Backend: be, WithoutLargeToolResultOffloading: true})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
 		Name: "coder", Description: "edits files", Instruction: "help",
@@ -34,9 +33,9 @@ func newRunner(t testing.TB, tb *toolbox.Toolbox[struct{}], calls []call) *adk.R
 		Middlewares: []adk.AgentMiddleware{fsmw, einoadapter.Middleware()},
 	})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return adk.NewRunner(ctx, adk.RunnerConfig{Agent: agent, CheckPointStore: &store{}})
+	return adk.NewRunner(ctx, adk.RunnerConfig{Agent: agent, CheckPointStore: &store{}}), nil
 }
 
 // TestRunnerDeniesAsksAndContains drives eino's own Runner and
@@ -64,11 +63,14 @@ func TestRunnerDeniesAsksAndContains(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tb.Close()
-	r := newRunner(t, tb, []call{
+	r, err := newRunner(tb, []call{
 		{"execute", `{"command":"rm keep.txt"}`},
 		{"write_file", `{"file_path":"/w.txt","content":"written"}`},
 		{"execute", `{"command":"touch made.txt; grep NoNewPrivs /proc/self/status > nnp.txt"}`},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, ints, err := drain(r.Query(ctx, "go", adk.WithCheckPointID("s1")))
 	if err != nil {
 		t.Fatal(err)
