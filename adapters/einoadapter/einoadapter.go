@@ -5,7 +5,8 @@
 // [toolbox.Toolbox], for eino's filesystem middleware
 // (adk/middlewares/filesystem.NewMiddleware), every call through helikon's
 // permission pipeline, and a call that needs a person's approval as an
-// eino interrupt that the application resumes with the person's answer.
+// eino interrupt (its Info a *toolbox.Question) that the application
+// resumes with the person's answer.
 //
 //	tb, _ := toolbox.New[struct{}](ctx, &toolbox.Options{Root: dir, DeferAsks: true})
 //	fsmw, _ := filesystem.NewMiddleware(ctx, &filesystem.Config{Backend: einoadapter.New(tb)})
@@ -78,22 +79,9 @@ import (
 	"github.com/paigasus/helikon/toolbox"
 )
 
-// Question is the information of an interrupt for approval (the Info of
-// the adk.InterruptCtx whose IsRootCause is true): what the person is
-// asked.
-type Question struct {
-	Tool   string          `json:"tool"`
-	Args   json.RawMessage `json:"args"`
-	Reason string          `json:"reason"`
-	Rule   string          `json:"rule,omitempty"`
-	Guard  bool            `json:"guard,omitempty"`
-	// Offer are the rules an Always answer adds to the toolbox's session.
-	Offer []string `json:"offer,omitempty"`
-}
-
 // The checkpoint eino saves at an interrupt holds its Info, encoded with
 // gob: the type is registered under a name of its own.
-func init() { schema.RegisterName[*Question]("helikon.einoadapter.Question") }
+func init() { schema.RegisterName[*toolbox.Question]("helikon.toolbox.Question") }
 
 // Limits of the listing and searching methods, which walk the workspace.
 const (
@@ -172,7 +160,7 @@ func (b *Backend) call(ctx context.Context, tool string, args any, out any) erro
 	tb := b.toolbox(ctx)
 	callCtx := ctx
 	if was, has, state := compose.GetInterruptState[string](ctx); was && has {
-		var q Question
+		var q toolbox.Question
 		if err := json.Unmarshal([]byte(state), &q); err != nil {
 			return fmt.Errorf("einoadapter: interrupt state: %w", err)
 		}
@@ -182,17 +170,13 @@ func (b *Backend) call(ctx context.Context, tool string, args any, out any) erro
 			// this one keeps waiting (compose/resume.go's guidance).
 			return compose.StatefulInterrupt(ctx, &q, state)
 		}
-		callCtx = toolbox.Resume(ctx, &helikon.ApprovalRequest{Tool: q.Tool, Args: q.Args, Reason: q.Reason, Rule: q.Rule, Guard: q.Guard}, ans)
+		callCtx = toolbox.Resume(ctx, q.Request(), ans)
 	}
 	res, err := tb.Call(callCtx, struct{}{}, tool, raw)
 	var ask *toolbox.AskError
 	switch {
 	case errors.As(err, &ask):
-		r := ask.Request
-		q := Question{Tool: r.Tool, Args: r.Args, Reason: r.Reason, Rule: r.Rule, Guard: r.Guard}
-		for _, o := range ask.Offer {
-			q.Offer = append(q.Offer, o.String())
-		}
+		q := ask.Question()
 		state, err := json.Marshal(q)
 		if err != nil {
 			return err

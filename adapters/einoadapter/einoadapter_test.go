@@ -78,7 +78,7 @@ func TestRunnerDeniesAsksAndContains(t *testing.T) {
 	if len(ints) != 1 {
 		t.Fatalf("%d interrupts, want the asked execute", len(ints))
 	}
-	q, ok := ints[0].Info.(*einoadapter.Question)
+	q, ok := ints[0].Info.(*toolbox.Question)
 	if !ok || q.Tool != "Bash" || !strings.Contains(string(q.Args), "touch made.txt") {
 		t.Fatalf("interrupt info = %#v", ints[0].Info)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/cloudwego/eino/adk"
 	"github.com/paigasus/helikon"
-	"github.com/paigasus/helikon/adapters/einoadapter"
 	"github.com/paigasus/helikon/toolbox"
 )
 
@@ -44,7 +43,7 @@ func Example() {
 	}
 	answers := map[string]any{}
 	for _, ic := range ints {
-		q := ic.Info.(*einoadapter.Question)
+		q := ic.Info.(*toolbox.Question)
 		fmt.Printf("asked: %s %s\n", q.Tool, q.Args)
 		answers[ic.ID] = toolbox.Yes
 	}
