@@ -43,6 +43,35 @@ func (e *AskError) Error() string { return e.Err.Error() }
 // Unwrap returns the denial.
 func (e *AskError) Unwrap() error { return e.Err }
 
+// Question is an [*AskError]'s question as plain data, encodable as JSON
+// (and gob), for an application or framework that carries it across its
+// interrupt and resume: what the person is asked.
+type Question struct {
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"args"`
+	Reason string          `json:"reason"`
+	Rule   string          `json:"rule,omitempty"`
+	Guard  bool            `json:"guard,omitempty"`
+	// Offer are the rules an [Always] answer adds to the toolbox's
+	// session, as written in policy files.
+	Offer []string `json:"offer,omitempty"`
+}
+
+// Question returns the question e asks.
+func (e *AskError) Question() Question {
+	r := e.Request
+	q := Question{Tool: r.Tool, Args: r.Args, Reason: r.Reason, Rule: r.Rule, Guard: r.Guard}
+	for _, o := range e.Offer {
+		q.Offer = append(q.Offer, o.String())
+	}
+	return q
+}
+
+// Request returns the approval request q stands for, for [Resume].
+func (q Question) Request() *helikon.ApprovalRequest {
+	return &helikon.ApprovalRequest{Tool: q.Tool, Args: q.Args, Reason: q.Reason, Rule: q.Rule, Guard: q.Guard}
+}
+
 // answerKey and askKey are the context keys of [Resume]'s answer and of
 // the slot [Toolbox.Call] collects a deferred question in.
 type (

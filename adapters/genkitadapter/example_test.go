@@ -47,7 +47,7 @@ func Example() {
 	}
 	var restarts []*ai.Part
 	for _, p := range resp.Interrupts() {
-		q, _ := ai.InterruptAs[genkitadapter.Question](p)
+		q, _ := ai.InterruptAs[toolbox.Question](p)
 		fmt.Printf("asked: %s %s\n", q.Tool, q.Args)
 		part, err := ts.Answer(p, toolbox.Yes)
 		if err != nil {

@@ -53,22 +53,10 @@ import (
 	"github.com/paigasus/helikon/toolbox"
 )
 
-// Question is the metadata of a tool request interrupted for approval (read
-// it with ai.InterruptAs[genkitadapter.Question]): what the person is asked.
-type Question struct {
-	Tool   string          `json:"tool"`
-	Args   json.RawMessage `json:"args"`
-	Reason string          `json:"reason"`
-	Rule   string          `json:"rule,omitempty"`
-	Guard  bool            `json:"guard,omitempty"`
-	// Offer are the rules an Always answer adds to the toolbox's session.
-	Offer []string `json:"offer,omitempty"`
-}
-
 // resumed is the metadata [Toolset.Answer] restarts a tool with.
 type resumed struct {
-	Question Question       `json:"question"`
-	Answer   toolbox.Answer `json:"answer"`
+	Question toolbox.Question `json:"question"`
+	Answer   toolbox.Answer   `json:"answer"`
 }
 
 // metaKey names the adapter's entry in Genkit's resumed metadata.
@@ -76,7 +64,7 @@ const metaKey = "helikon"
 
 // ErrNotInterrupted is returned by [Toolset.Answer] for a part that is not
 // a tool request this adapter interrupted.
-var ErrNotInterrupted = errors.New("genkitadapter: not a tool request interrupted for approval by helikon: answer the parts of ModelResponse.Interrupts whose metadata holds a genkitadapter.Question")
+var ErrNotInterrupted = errors.New("genkitadapter: not a tool request interrupted for approval by helikon: answer the parts of ModelResponse.Interrupts whose metadata holds a toolbox.Question")
 
 // Toolset is a toolbox's tools as Genkit tools.
 type Toolset struct {
@@ -140,12 +128,13 @@ func (s *Toolset) Tools() []ai.ToolRef {
 
 // Answer returns the part that restarts the interrupted tool request with
 // the person's answer, for ai.WithToolRestarts. part is one of
-// ModelResponse.Interrupts' parts.
+// ModelResponse.Interrupts' parts; its question is
+// ai.InterruptAs[toolbox.Question](part).
 func (s *Toolset) Answer(part *ai.Part, ans toolbox.Answer) (*ai.Part, error) {
 	if part == nil || !part.IsInterrupt() {
 		return nil, ErrNotInterrupted
 	}
-	q, ok := ai.InterruptAs[Question](part)
+	q, ok := ai.InterruptAs[toolbox.Question](part)
 	if !ok || q.Tool == "" {
 		return nil, ErrNotInterrupted
 	}
@@ -177,19 +166,13 @@ func (s *Toolset) call(tc *ai.ToolContext, name string, in any) (any, error) {
 		if err := remarshal(r, &res); err != nil {
 			return nil, fmt.Errorf("genkitadapter: resumed metadata of %s: %w", name, err)
 		}
-		q := res.Question
-		ctx = toolbox.Resume(ctx, &helikon.ApprovalRequest{Tool: q.Tool, Args: q.Args, Reason: q.Reason, Rule: q.Rule, Guard: q.Guard}, res.Answer)
+		ctx = toolbox.Resume(ctx, res.Question.Request(), res.Answer)
 	}
 	out, err := tb.Call(ctx, struct{}{}, name, args)
 	var ask *toolbox.AskError
 	switch {
 	case errors.As(err, &ask):
-		r := ask.Request
-		q := Question{Tool: r.Tool, Args: r.Args, Reason: r.Reason, Rule: r.Rule, Guard: r.Guard}
-		for _, o := range ask.Offer {
-			q.Offer = append(q.Offer, o.String())
-		}
-		return nil, ai.InterruptWith(tc, q)
+		return nil, ai.InterruptWith(tc, ask.Question())
 	case err != nil:
 		return errorOutput(err), nil
 	}

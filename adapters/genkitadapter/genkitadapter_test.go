@@ -57,7 +57,7 @@ func TestGenerateLoopDeniesAsksAndContains(t *testing.T) {
 		t.Fatalf("finish %s with %d interrupts, want the asked Bash call interrupted", resp.FinishReason, len(resp.Interrupts()))
 	}
 	p := resp.Interrupts()[0]
-	q, ok := ai.InterruptAs[genkitadapter.Question](p)
+	q, ok := ai.InterruptAs[toolbox.Question](p)
 	if !ok || q.Tool != "Bash" || !strings.Contains(string(q.Args), "touch made.txt") {
 		t.Fatalf("interrupt question = %+v, %v", q, ok)
 	}
