@@ -139,7 +139,11 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 		reports = append(reports, backendReport{Name: name, Guarantees: &g})
 	}
 	dockerReport := probeDocker(ctx, env)
-	pathReport, pathErr := ossandbox.ExplainPath(nil)
+	var hide []string // the policy files' hidden paths (sandbox.hidePaths)
+	if pol, err := common.Settings(); err == nil && pol != nil {
+		hide = pol.HidePaths
+	}
+	pathReport, pathErr := ossandbox.ExplainPath(&ossandbox.Options{HidePaths: hide})
 	if pathErr != nil {
 		pathReport = &ossandbox.PathReport{Error: pathErr.Error()}
 	}

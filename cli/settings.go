@@ -64,7 +64,8 @@ func (c *CommonFlags) given(name string) bool {
 }
 
 // WithFileSettings returns b with the policy files' backend and limits filling
-// in what the flags left unset.
+// in what the flags left unset, and the files' hidden paths
+// (sandbox.hidePaths) added to the flags'.
 func (c *CommonFlags) WithFileSettings(b *BackendFlags) *BackendFlags {
 	pol, err := c.Settings()
 	if err != nil || pol == nil {
@@ -85,6 +86,16 @@ func (c *CommonFlags) WithFileSettings(b *BackendFlags) *BackendFlags {
 		if !c.given(l.flag) && l.set.From != "" {
 			*l.dst = l.set.Value
 		}
+	}
+	if len(pol.HidePaths) > 0 {
+		// The files' hidden paths add to the flags' (and to the
+		// sandbox's built-in list): hiding only tightens.
+		var hide []string
+		if b.HidePaths != nil {
+			hide = slices.Clone(*b.HidePaths)
+		}
+		hide = append(hide, pol.HidePaths...)
+		out.HidePaths = &hide
 	}
 	return &out
 }

@@ -44,7 +44,8 @@
 //     not cover (an untrusted list narrows a trusted one, or "any host"
 //     where none is set, and never widens it).
 //
-// What tightens (deny and ask rules, denied hosts, which add up across
+// What tightens (deny and ask rules, denied hosts and the credential
+// locations the OS sandbox hides, sandbox.hidePaths, which add up across
 // files, and each setting above made tighter) always applies, and, taking
 // precedence over the trusted files, the tighter value is the one the
 // policy has and says it comes from. Command-line flags still override
@@ -190,6 +191,12 @@ type Settings struct {
 	AllowHosts Setting[[]string]
 	// DenyHosts are hosts WebFetch never fetches, from every file.
 	DenyHosts []string
+	// HidePaths are more credential locations the OS sandbox never lets
+	// commands read (sandbox.hidePaths), from every file: absolute, or
+	// relative to the home directory (a leading ~/ is dropped). They add
+	// to the sandbox's built-in list; nothing removes from it. A project
+	// file may add them untrusted: hiding more only tightens.
+	HidePaths []string
 	// Protected are the absolute paths of every policy file that applies
 	// to the root, read or not: no tool call may write them.
 	Protected []string
@@ -234,6 +241,9 @@ type settings struct {
 		AllowHosts []string `json:"allowHosts"`
 		DenyHosts  []string `json:"denyHosts"`
 	} `json:"webFetch"`
+	Sandbox struct {
+		HidePaths []string `json:"hidePaths"`
+	} `json:"sandbox"`
 	TrustedProjects []string `json:"trustedProjects"`
 }
 
@@ -399,14 +409,14 @@ func (p *parsed) parseHelikon() error {
 	if err := d.decode("", d.data, &top); err != nil {
 		return err
 	}
-	known := []string{"permissions", "claudeSettings", "backend", "limits", "webFetch"}
+	known := []string{"permissions", "claudeSettings", "backend", "limits", "webFetch", "sandbox"}
 	if p.src.Kind == KindUser {
 		known = append(known, "trustedProjects")
 	}
 	if err := d.checkKeys("", top, known...); err != nil {
 		return err
 	}
-	for _, sub := range [][2]string{{"permissions", "allow ask deny mode"}, {"limits", "timeout cpuSeconds fileSizeBytes memoryBytes"}, {"webFetch", "allowHosts denyHosts"}} {
+	for _, sub := range [][2]string{{"permissions", "allow ask deny mode"}, {"limits", "timeout cpuSeconds fileSizeBytes memoryBytes"}, {"webFetch", "allowHosts denyHosts"}, {"sandbox", "hidePaths"}} {
 		if raw, ok := top[sub[0]]; ok {
 			var obj map[string]json.RawMessage
 			if err := d.decode(sub[0], raw, &obj); err != nil {
@@ -477,6 +487,11 @@ func (p *parsed) parseHelikon() error {
 	}
 	if len(s.WebFetch.AllowHosts) > 0 {
 		p.allowHosts = &Setting[[]string]{s.WebFetch.AllowHosts, p.at("webFetch.allowHosts")}
+	}
+	for j, h := range s.Sandbox.HidePaths {
+		if msg := hidePathProblem(h); msg != "" {
+			return d.errKey(fmt.Sprintf("sandbox.hidePaths[%d]", j), "%q: %s", h, msg)
+		}
 	}
 	for j, t := range s.TrustedProjects {
 		if !filepath.IsAbs(t) {
@@ -685,4 +700,26 @@ func (pol *Settings) merge(f *parsed) {
 		pol.AllowHosts = *f.allowHosts
 	}
 	pol.DenyHosts = append(pol.DenyHosts, f.set.WebFetch.DenyHosts...)
+	for _, h := range f.set.Sandbox.HidePaths {
+		if !slices.Contains(pol.HidePaths, h) {
+			pol.HidePaths = append(pol.HidePaths, h)
+		}
+	}
+}
+
+// hidePathProblem says what is wrong with a sandbox.hidePaths entry, or
+// "" when it names a path: absolute or relative to the home directory,
+// without . or .. elements (a hidden path is compared as written, so one
+// that climbs out of the home would hide something else than it reads).
+func hidePathProblem(h string) string {
+	rel := strings.TrimPrefix(strings.TrimPrefix(h, "~/"), "/")
+	if strings.TrimSpace(rel) == "" {
+		return "sandbox.hidePaths holds paths, not an empty string or the root"
+	}
+	for _, el := range strings.Split(strings.TrimSuffix(rel, "/"), "/") {
+		if el == "" || el == "." || el == ".." {
+			return "write the path plainly: no . or .. elements, no doubled slashes"
+		}
+	}
+	return ""
 }

@@ -179,6 +179,9 @@ func TestBadFilesStopWithLineAndColumn(t *testing.T) {
 		{"wrong type", ".helikon/settings.json", "{\"permissions\": {\"deny\": \"Bash\"}}", ".helikon/settings.json:1:26: permissions.deny must be a list"},
 		{"bad mode", ".helikon/settings.json", "{\"permissions\": {\"mode\": \"yolo\"}}", ".helikon/settings.json:1:26: unknown permission mode"},
 		{"bad host", ".helikon/settings.json", "{\"webFetch\": {\"denyHosts\": [\"http://x/\"]}}", ".helikon/settings.json:1:29: \"http://x/\" is not a host"},
+		{"bad hide path", ".helikon/settings.json", "{\"sandbox\": {\"hidePaths\": [\".ssh\", \"../x\"]}}", ".helikon/settings.json:1:36: \"../x\": write the path plainly"},
+		{"empty hide path", ".helikon/settings.json", "{\"sandbox\": {\"hidePaths\": [\"\"]}}", "sandbox.hidePaths holds paths"},
+		{"unknown sandbox key", ".helikon/settings.json", "{\"sandbox\": {\"showPaths\": []}}", "unknown setting \"sandbox.showPaths\""},
 		{"not an object", ".helikon/settings.json", "[]", ".helikon/settings.json:1:1: the file must hold one JSON object"},
 		{"empty", ".helikon/settings.json", "", ".helikon/settings.json:1:1: unexpected end"},
 		{"trailing data", ".helikon/settings.json", "{} {}", ".helikon/settings.json:1:"},
@@ -312,6 +315,8 @@ func TestUntrustedProjectOnlyTightensSettings(t *testing.T) {
 			return strings.Join(pol.AllowHosts.Value, " "), pol.AllowHosts.From
 		case "deny hosts":
 			return strings.Join(pol.DenyHosts, " "), ""
+		case "hide paths":
+			return strings.Join(pol.HidePaths, " "), ""
 		}
 		panic(name)
 	}
@@ -372,6 +377,7 @@ func TestUntrustedProjectOnlyTightensSettings(t *testing.T) {
 		{"a host outside the user's", `{"webFetch": {"allowHosts": ["example.com"]}}`, map[string]string{helikonFile: `{"webFetch": {"allowHosts": ["api.example.com", "evil.test"]}}`}, false, "hosts", "webFetch.allowHosts evil.test", "api.example.com evil.test", "project"},
 		{"a domain over the user's subdomains", `{"webFetch": {"allowHosts": ["*.example.com"]}}`, map[string]string{helikonFile: `{"webFetch": {"allowHosts": ["example.com"]}}`}, false, "hosts", "webFetch.allowHosts example.com", "example.com", "project"},
 		{"denied hosts add up", `{"webFetch": {"denyHosts": ["a.test"]}}`, map[string]string{helikonFile: `{"webFetch": {"denyHosts": ["b.test"]}}`}, false, "deny hosts", "", "a.test b.test", ""},
+		{"hidden paths add up", `{"sandbox": {"hidePaths": [".secrets", "/srv/keys"]}}`, map[string]string{helikonFile: `{"sandbox": {"hidePaths": ["~/.config/app/token", ".secrets"]}}`}, false, "hide paths", "", ".secrets /srv/keys ~/.config/app/token", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

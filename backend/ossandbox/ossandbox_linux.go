@@ -41,6 +41,7 @@ type Backend struct {
 	opts       Options
 	readPaths  []string // read+execute: PATH trees, caches, ReadPaths, hidden locations cut out (toolchain.go)
 	toolEnv    []string // KEY=VALUE naming the granted tool managers' roots
+	hidden     []string // the hidden credential locations, absolute (toolchain.go)
 	readOnly   []string // Options.ReadOnlyPaths beneath the root, relative to it
 	abi        int
 	filter     []bpf.RawInstruction
@@ -113,7 +114,7 @@ func New(root string, opts *Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.readPaths, b.toolEnv = tc.grants, tc.env
+	b.readPaths, b.toolEnv, b.hidden = tc.grants, tc.env, tc.hidden
 	if b.readOnly, err = readonlypaths.Resolve(croot, o.ReadOnlyPaths); err != nil {
 		return nil, fmt.Errorf("ossandbox: %w", err)
 	}
@@ -852,7 +853,7 @@ func (b *Backend) runJob(ctx context.Context, req *backend.Request, j proc.Job) 
 		// runs it and reports as bash does.
 		res, err, _ = b.run(ctx, req, v, false, j)
 	}
-	return res, err
+	return b.explainDenied(req, res, err)
 }
 
 // run is Run; with direct, a literal command (see proc.Literal) is started

@@ -4,6 +4,8 @@ package ossandbox
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -114,5 +116,70 @@ func TestHidePathsAdds(t *testing.T) {
 	}
 	if out, code := runIn(t, b, &backend.Request{Command: "node"}); code != 0 {
 		t.Errorf("node: exit %d: %s", code, out)
+	}
+}
+
+// TestUnreadableProgramIsNamed: a command whose program, whose #!
+// interpreter or whose shim's target lies in a directory commands cannot
+// read fails with an error (a program vector) or a line on its standard
+// error (a command line, a shim) naming that directory and the flag that
+// grants it, not a bare "permission denied". Without the explanation
+// (explainDenied) each case fails.
+func TestUnreadableProgramIsNamed(t *testing.T) {
+	b, home := fakeHomeBackend(t, Options{NoPath: true})
+	shims := filepath.Join(home, ".pyenv/shims")
+	versions := filepath.Join(home, ".pyenv/versions/3.0/bin")
+	interp := filepath.Join(versions, "python3")
+	for name, content := range map[string]string{
+		"script":    "#!" + interp + "\n",
+		"envscript": "#!/usr/bin/env -S tool\n",
+		"shim":      "#!/bin/sh\nexec " + interp + " \"$@\"\n",
+	} {
+		if err := os.WriteFile(filepath.Join(b.Dir(), name), []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		argv []string
+		dir  string
+	}{
+		{"a program on PATH", []string{"python3", "-c", "print(1)"}, shims},
+		{"an absolute program", []string{interp}, versions},
+		{"a #! interpreter", []string{"./script"}, versions},
+		{"a #!/usr/bin/env interpreter", []string{"./envscript"}, filepath.Join(home, ".local/share/pipx/venvs/tool/bin")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := b.Run(context.Background(), &backend.Request{Argv: tc.argv})
+			var ne *NotReadableError
+			if !errors.Is(err, ErrNotReadable) || !errors.As(err, &ne) {
+				t.Fatalf("result %v, error %v; want ErrNotReadable", res != nil, err)
+			}
+			if ne.Dir != tc.dir || !strings.Contains(err.Error(), "--read-path "+tc.dir) {
+				t.Errorf("error %q (dir %s); want it to name %s and --read-path", err, ne.Dir, tc.dir)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		req  *backend.Request
+		dir  string
+	}{
+		{"a command line", &backend.Request{Command: "python3 -c 'print(1)'"}, shims},
+		{"a command line's #! interpreter", &backend.Request{Command: "./script && true"}, versions},
+		{"a shim's target", &backend.Request{Argv: []string{"./shim"}}, versions},
+		{"a shim's target in a command line", &backend.Request{Command: "./shim; exit $?"}, versions},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, code := runIn(t, b, tc.req)
+			if code != 126 || !strings.Contains(out, "helikon: "+ErrNotReadable.Error()) || !strings.Contains(out, "--read-path "+tc.dir+" ") {
+				t.Errorf("exit %d: %s; want 126 and a line naming %s and --read-path", code, out, tc.dir)
+			}
+		})
+	}
+	// Granted, the same programs run: the explanation is not a refusal.
+	g, _ := newTestBackend(t, Options{NoPath: true, ReadPaths: []string{filepath.Join(home, ".pyenv")}})
+	if out, code := runIn(t, g, &backend.Request{Argv: []string{interp}}); code != 0 || strings.TrimSpace(out) != "python-stdlib" {
+		t.Errorf("granted: exit %d: %s", code, out)
 	}
 }
