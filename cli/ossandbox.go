@@ -248,4 +248,7 @@ func printPathReport(w io.Writer, sup ossandbox.Support, r *ossandbox.PathReport
 	for _, l := range r.Linked {
 		fmt.Fprintf(w, "  WARNING: %s has another name (a hard link); under a granted directory that name is readable\n", l)
 	}
+	for _, e := range r.Exposed {
+		fmt.Fprintf(w, "  EXPOSED: %s is readable by commands as %s, a hard link in a granted tree: remove the link, or --hide-path it\n", e.Hidden, e.Name)
+	}
 }

@@ -12,8 +12,8 @@ import (
 )
 
 // TestDoctorReportsPathAndHidden checks that doctor lists each PATH entry
-// as usable or not, with what it grants, and the credential locations it
-// hides.
+// as usable or not, with what it grants, the credential locations it
+// hides, and a hidden file's hard link in a granted tree.
 func TestDoctorReportsPathAndHidden(t *testing.T) {
 	home := t.TempDir()
 	for _, f := range []string{".pyenv/shims/python3", ".ssh/id_ed25519"} {
@@ -25,6 +25,10 @@ func TestDoctorReportsPathAndHidden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A hard link to a key inside a granted tree: another name commands read it by.
+	if err := os.Link(filepath.Join(home, ".ssh/id_ed25519"), filepath.Join(home, ".pyenv/k")); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("HOME", home)
 	t.Setenv("PATH", filepath.Join(home, ".pyenv/shims")+":"+filepath.Join(home, "missing")+":/usr/bin")
 	_, out, _ := clitest.Run(t, "", "doctor", "--root", t.TempDir())
@@ -34,6 +38,7 @@ func TestDoctorReportsPathAndHidden(t *testing.T) {
 		"NOT usable " + filepath.Join(home, "missing"),
 		"usable     /usr/bin: a system directory",
 		"never read (those present here):\n  " + filepath.Join(home, ".ssh"),
+		"EXPOSED: " + filepath.Join(home, ".ssh/id_ed25519") + " is readable by commands as " + filepath.Join(home, ".pyenv/k"),
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor's report lacks %q:\n%s", want, out)

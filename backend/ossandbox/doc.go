@@ -324,11 +324,32 @@
 // The grants are worked out once, by New: a file created in a split
 // directory afterwards is not readable until the backend is built again.
 //
+// The operator adds to the list with [Options].HidePaths, helikon's
+// --hide-path flag, or sandbox.hidePaths in a policy file (package
+// policyfile: every file's entries add up, a project's too, since hiding
+// only tightens); nothing removes a built-in entry.
+//
+// A command whose program, or the interpreter its #! line names (directly
+// or through /usr/bin/env), lies in a directory commands cannot read
+// fails at exec with a bare EACCES. [Backend.Run] turns that into a
+// [NotReadableError] (errors.Is [ErrNotReadable]) naming the directory
+// and --read-path, for a program vector; for a command that exits 126
+// with a shell naming such a file (bash's "line 1: /p: Permission
+// denied", a shim's "exec: /p: Permission denied"), it adds a line saying
+// the same to the captured standard error. A program that reports the
+// refusal in its own words, or a standard error the caller streams, is
+// not explained.
+//
 // Not covered: a hard link to a credential file, made outside the sandbox
-// into a granted tree, is readable under that name (Landlock checks the
-// path a file is opened by, and finding every name of an inode would mean
-// walking every granted tree); helikon doctor warns about hidden files
-// with more than one name. The hidden locations are not cut out of the
+// into a granted tree, is readable under that name: Landlock checks the
+// path a file is opened by (the rules are on the directories along it),
+// and a hard link is another path to the same inode, so hiding one name
+// hides only that one (TestHardLinkToCredentialIsReported shows it).
+// Finding every name of an inode would mean walking every granted tree for
+// every backend, so New does not; [ExplainPath] (helikon doctor) walks
+// them when a hidden file has more than one name and reports each other
+// name it finds as [PathReport].Exposed; hiding that name too
+// ([Options].HidePaths) keeps it out. The hidden locations are not cut out of the
 // root, which is the caller's choice of project directory (a root that
 // contains the home's credentials exposes them, read and write).
 // Docker and Kubernetes workspaces are unaffected: they run the image's

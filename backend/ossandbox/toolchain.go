@@ -430,6 +430,13 @@ type PathReport struct {
 	// Linked are the hidden files that have another name (a hard link),
 	// which stays readable if it lies in a granted tree.
 	Linked []string `json:"linked,omitempty"`
+	// Exposed are the other names of Linked files found in the trees
+	// commands may read (PATH trees, caches, read paths): commands read
+	// the hidden file by them. Landlock checks the path a file is opened
+	// by, and a hard link is another path to the same file, so hiding one
+	// name does not hide the others; remove the link, or hide its name
+	// too ([Options].HidePaths).
+	Exposed []HardLink `json:"exposed,omitempty"`
 	// Error is set by callers that could not build the report.
 	Error string `json:"error,omitempty"`
 }
@@ -458,5 +465,53 @@ func ExplainPath(opts *Options) (*PathReport, error) {
 			return nil
 		})
 	}
+	r.Exposed = exposedLinks(r.Linked, tc.grants)
 	return r, nil
+}
+
+// HardLink is a hidden file's other name in a granted tree ([PathReport]).
+type HardLink struct {
+	// Hidden is the file as hidden.
+	Hidden string `json:"hidden"`
+	// Name is its other name, which commands can read it by.
+	Name string `json:"name"`
+}
+
+// exposedLinks returns the names, in the granted trees, of the linked
+// hidden files: a walk of every granted tree, only done when a hidden file
+// has another name (rare), so only by ExplainPath (helikon doctor), not by
+// New, which would walk the trees for every backend.
+func exposedLinks(linked, grants []string) []HardLink {
+	type file struct {
+		path string
+		fi   fs.FileInfo
+	}
+	var files []file
+	for _, l := range linked {
+		if fi, err := os.Stat(l); err == nil {
+			files = append(files, file{l, fi})
+		}
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	var out []HardLink
+	for _, g := range grants {
+		_ = filepath.WalkDir(g, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return nil
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return nil
+			}
+			for _, f := range files {
+				if p != f.path && os.SameFile(fi, f.fi) {
+					out = append(out, HardLink{Hidden: f.path, Name: p})
+				}
+			}
+			return nil
+		})
+	}
+	return out
 }

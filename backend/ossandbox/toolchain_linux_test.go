@@ -183,3 +183,35 @@ func TestUnreadableProgramIsNamed(t *testing.T) {
 		t.Errorf("granted: exit %d: %s", code, out)
 	}
 }
+
+// TestHardLinkToCredentialIsReported: a hard link, in a granted tree, to a
+// hidden credential file is another path to the same file, and Landlock
+// checks the path a file is opened by: commands read the credential by
+// that name. ExplainPath (helikon doctor) reports it as exposed, and hiding
+// the name too keeps it out.
+func TestHardLinkToCredentialIsReported(t *testing.T) {
+	home := useFakeHome(t)
+	key := filepath.Join(home, ".ssh/id_ed25519")
+	name := filepath.Join(home, ".pyenv/versions/3.0/lib/key")
+	if err := os.Link(key, name); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	r, err := ExplainPath(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(r.Linked, key) || !slices.Contains(r.Exposed, HardLink{Hidden: key, Name: name}) {
+		t.Errorf("linked %q, exposed %+v; want %s exposed as %s", r.Linked, r.Exposed, key, name)
+	}
+	b, _ := newTestBackend(t, Options{})
+	if out, code := runIn(t, b, &backend.Request{Argv: []string{"/bin/cat", name}}); code != 0 || !strings.Contains(out, "SECRET") {
+		t.Errorf("what Landlock does with a hard link changed: its name in a granted tree is not readable (exit %d: %s); update ExplainPath's doc", code, out)
+	}
+	h, _ := newTestBackend(t, Options{HidePaths: []string{name}})
+	if out, code := runIn(t, h, &backend.Request{Argv: []string{"/bin/cat", name}}); code == 0 || strings.Contains(out, "SECRET") {
+		t.Errorf("a hidden hard link is readable: %s", out)
+	}
+	if r, _ := ExplainPath(&Options{HidePaths: []string{name}}); len(r.Exposed) != 0 {
+		t.Errorf("a hidden hard link is reported exposed: %+v", r.Exposed)
+	}
+}
