@@ -81,6 +81,54 @@ func BenchmarkSpawnTrue(b *testing.B) {
 	}
 }
 
+// BenchmarkSpawnTrueToolchain is BenchmarkSpawnTrue's os-sandbox case
+// with and without the toolchain rules (issue 37): no-path grants no PATH
+// tree (NoPath, as before them); path grants this process's PATH, as
+// helikon exec does (a developer's machine: ~/go/bin, ~/.cargo/bin with
+// ~/.rustup, pyenv's shims and root); path-read-caches adds the caches;
+// fake-home grants the fake home's pyenv, nvm, cargo and pipx trees, with
+// the credential files cut out of them. rules/op is the number of
+// read-only Landlock rules the grants make (beyond the system paths):
+//
+//	go test -run '^$' -bench SpawnTrueToolchain -count 10 ./backend/ossandbox/
+func BenchmarkSpawnTrueToolchain(b *testing.B) {
+	bench := func(name string, opts Options) {
+		ob, _ := newTestBackend(b, opts)
+		b.Cleanup(func() { ob.Close() })
+		b.Run(name, func(b *testing.B) {
+			reportCPU(b)
+			for b.Loop() {
+				res, err := ob.Run(context.Background(), &backend.Request{Argv: []string{"/bin/true"}})
+				if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+					b.Fatal(err, res)
+				}
+			}
+			b.ReportMetric(float64(len(ob.readPaths)-1), "rules") // less the attack binary's
+		})
+		// What the rules add to each command's start, alone: building
+		// the Landlock ruleset (a root caller's thread does it per
+		// command; the launcher does the same).
+		b.Run(name+"/ruleset", func(b *testing.B) {
+			td := tempDir{path: b.TempDir()}
+			for b.Loop() {
+				rs, err := ob.buildRuleset(td, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rs.Close()
+			}
+			b.ReportMetric(float64(len(ob.readPaths)-1), "rules")
+		})
+	}
+	bench("no-path", Options{NoPath: true})
+	bench("path", Options{})
+	bench("path-read-caches", Options{ReadCaches: true})
+	home, path := makeFakeHome(b, b.TempDir())
+	b.Setenv("HOME", home)
+	b.Setenv("PATH", path)
+	bench("fake-home", Options{})
+}
+
 // BenchmarkBashRoundTrip runs the Bash tool's whole call (JSON arguments in,
 // JSON result out) of `true` over the host backend and over the OS sandbox.
 func BenchmarkBashRoundTrip(b *testing.B) {

@@ -50,8 +50,19 @@ func runIn(t *testing.T, b *Backend, req *backend.Request) (string, int) {
 	return string(res.Stdout) + string(res.Stderr), code
 }
 
+// TestToolchainsOnPathRun: each tool of the fake home's PATH runs, by
+// program vector and by command line, and no credential file is readable
+// through the trees the PATH grants (~/.cargo holds one); with the PATH
+// rule removed (NoPath) no tool runs, so each check depends on it. CI runs
+// it as root and as an unprivileged user.
 func TestToolchainsOnPathRun(t *testing.T) {
-	b, _ := fakeHomeBackend(t, Options{})
+	b, home := fakeHomeBackend(t, Options{})
+	off, _ := newTestBackend(t, Options{NoPath: true})
+	for _, c := range fakeCredentials {
+		if out, code := runIn(t, b, &backend.Request{Argv: []string{"/bin/cat", filepath.Join(home, c.file)}}); code == 0 || strings.Contains(out, "SECRET") {
+			t.Errorf("credential %s is readable: %s", c.file, out)
+		}
+	}
 	for _, tc := range []struct{ prog, want string }{
 		{"python3", "python-stdlib"}, // a pyenv shim, the interpreter and its library behind it
 		{"node", "node-lib"},         // an nvm version's bin directory and its lib
@@ -64,6 +75,9 @@ func TestToolchainsOnPathRun(t *testing.T) {
 				if code != 0 || strings.TrimSpace(out) != tc.want {
 					t.Errorf("%q%q: exit %d: %s; want %s", req.Argv, req.Command, code, out, tc.want)
 				}
+			}
+			if out, code := runIn(t, off, &backend.Request{Command: tc.prog}); code == 0 || strings.Contains(out, tc.want) {
+				t.Errorf("without the PATH rule, %s runs: %s", tc.prog, out)
 			}
 		})
 	}
