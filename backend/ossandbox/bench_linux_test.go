@@ -5,6 +5,7 @@ package ossandbox
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"testing"
 	"time"
@@ -127,6 +128,28 @@ func BenchmarkSpawnTrueToolchain(b *testing.B) {
 	b.Setenv("HOME", home)
 	b.Setenv("PATH", path)
 	bench("fake-home", Options{})
+}
+
+// BenchmarkExplainToolchain is what New spends, once per backend (once
+// per helikon exec), working out the toolchain grants of this process's
+// PATH and home: resolving each PATH directory and the links in it, and
+// splitting the trees around the hidden locations.
+//
+//	go test -run '^$' -bench ExplainToolchain ./backend/ossandbox/
+func BenchmarkExplainToolchain(b *testing.B) {
+	home, _ := os.UserHomeDir()
+	for _, c := range []struct {
+		name string
+		opts Options
+	}{{"no-path", Options{NoPath: true}}, {"path", Options{}}, {"path-read-caches", Options{ReadCaches: true}}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := explainToolchain(os.Getenv("PATH"), home, &c.opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkBashRoundTrip runs the Bash tool's whole call (JSON arguments in,
