@@ -51,8 +51,12 @@
 //
 // Write replaces an existing file (helikon's Write), where eino's contract
 // says a write to an existing file fails. Streaming (StreamingShell) is not
-// offered: helikon's process contract, which streaming needs, has not
-// landed; Execute returns the whole output. The answer comes from the
+// offered: helikon's process contract has landed (package process, and
+// Bash's run_in_background with BashOutput in tool/bashtool), but
+// [toolbox.Toolbox], which every call here goes through, builds neither a
+// process table nor those tools yet, and a stream started around it would
+// skip the permission pipeline; until it does, Execute returns the whole
+// output. The answer comes from the
 // application, which is trusted. Per session workspaces are the
 // application's: it passes a session's toolbox in the context
 // ([WithToolbox]); the backend neither opens nor closes toolboxes.

@@ -11,7 +11,7 @@ import (
 	"github.com/cloudwego/eino/adk/middlewares/filesystem"
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/adapters/einoadapter"
-	"github.com/paigasus/helikon/backend/ossandbox"
+	"github.com/paigasus/helikon/internal/adaptertest"
 	"github.com/paigasus/helikon/toolbox"
 )
 
@@ -39,26 +39,31 @@ func newRunner(tb *toolbox.Toolbox[struct{}], calls []call) (*adk.Runner, error)
 }
 
 // TestRunnerDeniesAsksAndContains drives eino's own Runner and
-// ChatModelAgent with a scripted model: an execute a deny rule stops stays
-// denied (and the model reads why), a write_file lands, and an execute the
-// policy asks about interrupts the run, is approved through eino's
-// targeted resume, and runs in the OS sandbox (its effect is on disk, and
-// it ran with no_new_privs, which the sandbox sets and this process does
-// not have).
+// ChatModelAgent with a scripted model, in the OS sandbox and in a Docker
+// workspace: an execute a deny rule stops stays denied (and the model
+// reads why), a write_file lands, and an execute the policy asks about
+// interrupts the run, is approved through eino's targeted resume, and runs
+// contained (its effect is on disk, and Where.Check finds the marks of
+// its containment).
 func TestRunnerDeniesAsksAndContains(t *testing.T) {
-	if s := ossandbox.Probe(); !s.Available {
-		t.Skipf("no OS sandbox: %s", s.Reason)
+	for _, w := range adaptertest.Wheres {
+		t.Run(w.Name, func(t *testing.T) { testRunner(t, w) })
 	}
+}
+
+func testRunner(t *testing.T, w adaptertest.Where) {
 	ctx := context.Background()
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "keep.txt"), []byte("keep"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tb, err := toolbox.New[struct{}](ctx, &toolbox.Options{
+	opts := &toolbox.Options{
 		Root: root, DeferAsks: true,
 		Mode: helikon.ModeAcceptEdits,
 		Deny: helikon.MustParseRules("Bash(rm)"),
-	})
+	}
+	w.Open(t, root, opts)
+	tb, err := toolbox.New[struct{}](ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +71,7 @@ func TestRunnerDeniesAsksAndContains(t *testing.T) {
 	r, err := newRunner(tb, []call{
 		{"execute", `{"command":"rm keep.txt"}`},
 		{"write_file", `{"file_path":"/w.txt","content":"written"}`},
-		{"execute", `{"command":"touch made.txt; grep NoNewPrivs /proc/self/status > nnp.txt"}`},
+		{"execute", `{"command":"` + adaptertest.Command + `"}`},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +110,5 @@ func TestRunnerDeniesAsksAndContains(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "made.txt")); err != nil {
 		t.Errorf("the approved command did not run: %v\n%s", err, text)
 	}
-	if b, err := os.ReadFile(filepath.Join(root, "nnp.txt")); err != nil || !strings.Contains(string(b), "1") {
-		t.Errorf("the approved command did not run in the OS sandbox (NoNewPrivs: %q, %v)", b, err)
-	}
+	w.Check(t, root)
 }

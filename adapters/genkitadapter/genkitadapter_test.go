@@ -11,30 +11,35 @@ import (
 	"github.com/firebase/genkit/go/genkit"
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/adapters/genkitadapter"
-	"github.com/paigasus/helikon/backend/ossandbox"
+	"github.com/paigasus/helikon/internal/adaptertest"
 	"github.com/paigasus/helikon/toolbox"
 )
 
 // TestGenerateLoopDeniesAsksAndContains drives Genkit's own generate loop
-// with a scripted model: a Bash call a deny rule stops stays denied, a
-// Write lands, and a Bash call the policy asks about interrupts the
-// generation, is approved through Genkit's restart, and runs in the OS
-// sandbox (its effect is on disk, and it ran with no_new_privs, which the
-// sandbox sets and this process does not have).
+// with a scripted model, in the OS sandbox and in a Docker workspace: a
+// Bash call a deny rule stops stays denied, a Write lands, and a Bash call
+// the policy asks about interrupts the generation, is approved through
+// Genkit's restart, and runs contained (its effect is on disk, and
+// Where.Check finds the marks of its containment).
 func TestGenerateLoopDeniesAsksAndContains(t *testing.T) {
-	if s := ossandbox.Probe(); !s.Available {
-		t.Skipf("no OS sandbox: %s", s.Reason)
+	for _, w := range adaptertest.Wheres {
+		t.Run(w.Name, func(t *testing.T) { testGenerateLoop(t, w) })
 	}
+}
+
+func testGenerateLoop(t *testing.T, w adaptertest.Where) {
 	ctx := context.Background()
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "keep.txt"), []byte("keep"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tb, err := toolbox.New[struct{}](ctx, &toolbox.Options{
+	opts := &toolbox.Options{
 		Root: root, DeferAsks: true,
 		Mode: helikon.ModeAcceptEdits,
 		Deny: helikon.MustParseRules("Bash(rm)"),
-	})
+	}
+	w.Open(t, root, opts)
+	tb, err := toolbox.New[struct{}](ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +52,7 @@ func TestGenerateLoopDeniesAsksAndContains(t *testing.T) {
 	model := defineScripted(g, []call{
 		{"Bash", `{"command":"rm keep.txt"}`},
 		{"Write", `{"path":"w.txt","content":"written"}`},
-		{"Bash", `{"command":"touch made.txt; grep NoNewPrivs /proc/self/status > nnp.txt"}`},
+		{"Bash", `{"command":"` + adaptertest.Command + `"}`},
 	})
 	resp, err := genkit.Generate(ctx, g, ai.WithModel(model), ai.WithPrompt("go"), ai.WithTools(ts.Tools()...))
 	if err != nil {
@@ -99,7 +104,5 @@ func TestGenerateLoopDeniesAsksAndContains(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "made.txt")); err != nil {
 		t.Errorf("the approved command did not run: %v\n%s", err, text)
 	}
-	if b, err := os.ReadFile(filepath.Join(root, "nnp.txt")); err != nil || !strings.Contains(string(b), "1") {
-		t.Errorf("the approved command did not run in the OS sandbox (NoNewPrivs: %q, %v)", b, err)
-	}
+	w.Check(t, root)
 }

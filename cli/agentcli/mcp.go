@@ -28,7 +28,7 @@ func init() {
 // not show in process listings.
 const mcpTokenEnv = "HELIKON_MCP_TOKEN"
 
-const mcpUsage = "mcp [flags]\n\nServes the built-in tools over the Model Context Protocol: on stdin/stdout by\ndefault, or over streamable HTTP with --http. Every call goes through the\npermission pipeline (--mode, --deny, --allow, guards); a call that needs\napproval is asked of the client by elicitation when it supports it, and\ndenied otherwise. In the default mode a call runs unless a rule, a guard or\nthe policy files stop it: the client is the one asking (most confirm tool\ncalls with their user); --ask RULE makes helikon ask the client too.\n(helikon run, where a model asks, asks you before anything not read-only.)\nDiagnostics go to stderr.\n\nWith --http, the server listens on loopback unless told otherwise; a\nnon-loopback address needs a bearer token in $" + mcpTokenEnv + " (clients send\n\"Authorization: Bearer TOKEN\"). Requests whose Host is not loopback or the\nlisten address, or that carry a browser Origin not given with --http-allow-origin,\nare refused. A client that disconnects during a call, or ends its session,\ncancels the call and kills the processes it started. Sessions idle for\n--http-session-timeout end; beyond --http-max-sessions live sessions, a new\nclient is refused with 503 until one ends."
+const mcpUsage = "mcp [flags]\n\nServes the built-in tools over the Model Context Protocol: on stdin/stdout by\ndefault, or over streamable HTTP with --http. Every call goes through the\npermission pipeline (--mode, --deny, --allow, guards); a call that needs\napproval is asked of the client by elicitation when it supports it, and\ndenied otherwise. In the default mode a call runs unless a rule, a guard or\nthe policy files stop it: the client is the one asking (most confirm tool\ncalls with their user); --ask RULE makes helikon ask the client too.\n(helikon run, where a model asks, asks you before anything not read-only.)\nDiagnostics go to stderr.\n\nWith --http, the server listens on loopback unless told otherwise; a\nnon-loopback address needs a bearer token in $" + mcpTokenEnv + " (clients send\n\"Authorization: Bearer TOKEN\"). Requests whose Host is not loopback or the\nlisten address, or that carry a browser Origin not given with --http-allow-origin,\nare refused. A client that disconnects during a call, or ends its session,\ncancels the call and kills the processes it started. Sessions idle for\n--http-session-timeout end; beyond --http-max-sessions live sessions, a new\nclient is refused with 503 until one ends. /healthz and /readyz answer\nwithout the token (/readyz is 503 at the session cap); /metrics serves\nPrometheus metrics (sessions, calls by tool and outcome, decisions by\nstage, calls running) to a client with the token."
 
 // runMCP is helikon-agent mcp. The workspace its tools act on is closed
 // when it returns (ToolEnv.Close, on a context of its own: the command's
@@ -67,6 +67,10 @@ func runMCP(ctx context.Context, env *cli.Env, args []string) int {
 		return status
 	}
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var metrics *mcptools.Metrics // served at /metrics over HTTP
+	if f.httpAddr != "" {
+		metrics = mcptools.NewMetrics()
+	}
 	srv, err := mcptools.NewServer(set, &mcptools.ServerOptions[App]{
 		Instructions:     fmt.Sprintf("helikon tools confined to %s, permission mode %s.", root, mode),
 		Permissions:      perms,
@@ -74,6 +78,7 @@ func runMCP(ctx context.Context, env *cli.Env, args []string) int {
 		ProgressInterval: f.progress,
 		Logger:           logger,
 		Sessions:         te.ClientSessions(),
+		Metrics:          metrics,
 	})
 	if err != nil {
 		return cli.Failf(env, cli.ExitOther, "mcp: %v", err)
@@ -81,7 +86,7 @@ func runMCP(ctx context.Context, env *cli.Env, args []string) int {
 	if f.httpAddr == "" {
 		return serveStdio(ctx, env, srv)
 	}
-	return f.serveHTTP(ctx, env, srv, logger, set.Len())
+	return f.serveHTTP(ctx, env, srv, logger, metrics, set.Len())
 }
 
 // mcpFlags are the flags of helikon-agent mcp.
@@ -152,7 +157,7 @@ func serveStdio(ctx context.Context, env *cli.Env, srv *mcp.Server) int {
 
 // serveHTTP serves srv over streamable HTTP on --http, saying where on
 // stderr once it listens, until the command is cancelled.
-func (f *mcpFlags) serveHTTP(ctx context.Context, env *cli.Env, srv *mcp.Server, logger *slog.Logger, tools int) int {
+func (f *mcpFlags) serveHTTP(ctx context.Context, env *cli.Env, srv *mcp.Server, logger *slog.Logger, metrics *mcptools.Metrics, tools int) int {
 	err := mcptools.ServeHTTP(ctx, srv, &mcptools.HTTPOptions{
 		Addr:           f.httpAddr,
 		Token:          env.Var(mcpTokenEnv),
@@ -161,6 +166,7 @@ func (f *mcpFlags) serveHTTP(ctx context.Context, env *cli.Env, srv *mcp.Server,
 		SessionTimeout: zeroMeansNone(f.sessionTimeout),
 		MaxSessions:    zeroMeansNone(f.maxSessions),
 		Logger:         logger,
+		Metrics:        metrics,
 	}, func(a net.Addr) {
 		fmt.Fprintf(env.Stderr, "helikon: serving MCP over streamable HTTP at http://%s/ (%d tools)\n", a, tools)
 	})

@@ -11,25 +11,16 @@ import (
 	"time"
 
 	"github.com/paigasus/helikon/cli/clitest"
+	"github.com/paigasus/helikon/internal/dockertest"
 	"github.com/paigasus/helikon/workspace/docker"
 )
 
 // dockerImage returns the image of the Docker tests, skipping (or, in CI,
-// failing) when no daemon answers.
+// failing) when no daemon answers or the image is missing.
 func dockerImage(t *testing.T) string {
 	t.Helper()
-	e, err := docker.New(t.Context(), &docker.Options{Isolate: true})
-	if err != nil {
-		if os.Getenv("HELIKON_REQUIRE_DOCKER") != "" {
-			t.Fatalf("HELIKON_REQUIRE_DOCKER is set but: %v", err)
-		}
-		t.Skipf("no Docker daemon: %v (workspace/docker/testdata/ci-setup.sh start)", err)
-	}
-	e.Close()
-	if img := os.Getenv("HELIKON_DOCKER_IMAGE"); img != "" {
-		return img
-	}
-	return "helikon-test-busybox:1"
+	dockertest.Engine(t, docker.Options{Isolate: true})
+	return dockertest.Image()
 }
 
 // TestDockerWorkspaceAcrossCommands: a session's container keeps its files

@@ -54,7 +54,31 @@ type HTTPOptions struct {
 	MaxSessions int
 	// Logger receives refused requests; nil means slog.Default.
 	Logger *slog.Logger
+	// Metrics, when set, counts the live sessions and is served at
+	// /metrics (see [MetricsPath]); give the same Metrics to
+	// [ServerOptions].Metrics for the calls and decisions.
+	Metrics *Metrics
 }
+
+// The paths the HTTP handler answers itself; every other path is MCP.
+//
+// /healthz and /readyz are answered before the Host, Origin, peer and
+// token checks: a kubelet's probe carries no token and names the pod's
+// address in its Host header, and the answers hold nothing but "ok" or
+// why the server is not ready. /metrics is answered after the Origin,
+// peer and token checks (a scraper sends the bearer token like any
+// client) but not the Host check, which a scraper reaching the pod by its
+// address would fail; without [HTTPOptions].Metrics it is 404.
+const (
+	// HealthPath answers 200 while the process serves HTTP (liveness).
+	HealthPath = "/healthz"
+	// ReadyPath answers 200 when a new MCP session would be accepted, and
+	// 503 with the reason when the server is at [HTTPOptions].MaxSessions
+	// or shutting down (readiness: take it out of the load balancer).
+	ReadyPath = "/readyz"
+	// MetricsPath serves [Metrics] in the Prometheus exposition format.
+	MetricsPath = "/metrics"
+)
 
 // DefaultSessionTimeout is how long an idle HTTP session is kept. Clients
 // start a new session when theirs has ended (the specification requires it
@@ -119,7 +143,8 @@ func newHTTPGuard(srv *mcp.Server, listen string, opts *HTTPOptions) *httpGuard 
 	})
 	g := &httpGuard{
 		next:     next,
-		sessions: newSessionTable(srv, next, limit, timeout),
+		sessions: newSessionTable(srv, next, limit, timeout, opts.Metrics),
+		metrics:  opts.Metrics,
 		token:    opts.Token,
 		hosts:    map[string]bool{},
 		origins:  map[string]bool{},
@@ -193,6 +218,7 @@ const shutdownGrace = 5 * time.Second
 type httpGuard struct {
 	next     http.Handler
 	sessions *sessionTable
+	metrics  *Metrics
 	token    string
 	hosts    map[string]bool
 	origins  map[string]bool
@@ -200,10 +226,16 @@ type httpGuard struct {
 }
 
 func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case HealthPath, ReadyPath:
+		g.serveProbe(w, r)
+		return
+	}
+	metrics := r.URL.Path == MetricsPath
 	// Host first: a DNS-rebinding page reaches a loopback server under
 	// its own domain name, which is never one of ours.
 	host := strings.ToLower(hostOnly(r.Host))
-	if !isLoopbackHost(host) && !g.hosts[host] {
+	if !metrics && !isLoopbackHost(host) && !g.hosts[host] {
 		g.refuse(w, r, http.StatusForbidden, "host not allowed")
 		return
 	}
@@ -223,6 +255,14 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if metrics {
+		if g.metrics == nil || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+			http.NotFound(w, r)
+			return
+		}
+		g.metrics.Handler().ServeHTTP(w, r)
+		return
+	}
 	switch r.Method {
 	case http.MethodPost:
 		g.servePOST(w, r)
@@ -235,6 +275,24 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		g.next.ServeHTTP(w, r)
 	}
+}
+
+// serveProbe answers /healthz and /readyz (GET or HEAD only).
+func (g *httpGuard) serveProbe(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if r.URL.Path == ReadyPath {
+		if why := g.sessions.notReady(); why != "" {
+			http.Error(w, why, http.StatusServiceUnavailable)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	io.WriteString(w, "ok\n")
 }
 
 // servePOST checks a POST's body before the SDK sees it, holds a session

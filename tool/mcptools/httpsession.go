@@ -32,6 +32,7 @@ type sessionTable struct {
 	next  http.Handler
 	limit int           // 0: no cap
 	idle  time.Duration // the session timeout (0: never), for the refusal
+	m     *Metrics      // nil: none
 
 	mu      sync.Mutex
 	pending int // initialize requests under way, each holding a slot
@@ -56,8 +57,8 @@ type postCalls struct {
 	protocol  string // its Mcp-Protocol-Version
 }
 
-func newSessionTable(srv *mcp.Server, next http.Handler, limit int, idle time.Duration) *sessionTable {
-	return &sessionTable{srv: srv, next: next, limit: limit, idle: idle, live: map[string]*liveSession{}}
+func newSessionTable(srv *mcp.Server, next http.Handler, limit int, idle time.Duration, m *Metrics) *sessionTable {
+	return &sessionTable{srv: srv, next: next, limit: limit, idle: idle, m: m, live: map[string]*liveSession{}}
 }
 
 // errShuttingDown is the message of the refusal of a new session while the
@@ -69,13 +70,22 @@ const errShuttingDown = "the MCP server is shutting down; connect again when it 
 func (t *sessionTable) reserve() (refusal string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if why := t.refusalLocked(); why != "" {
+		return why
+	}
+	t.pending++
+	return ""
+}
+
+// refusalLocked returns why a new session would be refused, or "". t.mu
+// is held.
+func (t *sessionTable) refusalLocked() string {
 	switch {
 	case t.closed:
 		return errShuttingDown
 	case t.limit > 0 && t.pending+len(t.live) >= t.limit:
 		return errTooManySessions(t.limit, t.idle)
 	}
-	t.pending++
 	return ""
 }
 
@@ -101,6 +111,7 @@ func (t *sessionTable) settle(sid string) {
 	closed := t.closed
 	if !closed {
 		t.live[sid] = &liveSession{ss: ss, posts: map[*postCalls]struct{}{}}
+		t.m.sessionOpened()
 	}
 	t.mu.Unlock()
 	if closed {
@@ -111,8 +122,17 @@ func (t *sessionTable) settle(sid string) {
 		ss.Wait()
 		t.mu.Lock()
 		delete(t.live, sid)
+		t.m.sessionClosed()
 		t.mu.Unlock()
 	}()
+}
+
+// notReady returns "" when a new session would be accepted, or why not:
+// the table is at its cap or closed. It is the answer of /readyz.
+func (t *sessionTable) notReady() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.refusalLocked()
 }
 
 // begin records the calls of a POST to session sid; it returns nil when

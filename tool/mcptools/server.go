@@ -87,6 +87,9 @@ type ServerOptions[C any] struct {
 	// without session ids (stdio) names none: its calls go to the
 	// ByContext fallback, which the caller closes.
 	Sessions *workspace.Sessions
+	// Metrics, when set, counts the calls (by tool and outcome), the calls
+	// running and the permission decisions (by stage); see [Metrics].
+	Metrics *Metrics
 }
 
 // WorkspaceSession is the workspace session id of the MCP session sid: sid
@@ -226,7 +229,9 @@ func (c *servedCall[C]) logger() *slog.Logger {
 func (c *servedCall[C]) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	start := time.Now()
 	name := c.tool.Name()
+	done := c.opts.Metrics.callStarted(name)
 	res, outcome := c.call(ctx, req)
+	done(outcome)
 	c.logger().LogAttrs(ctx, slog.LevelDebug, "mcp tool call", slog.String("tool", name),
 		slog.String("outcome", outcome), slog.Duration("duration", time.Since(start)))
 	return res, nil
@@ -253,13 +258,15 @@ func (c *servedCall[C]) call(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		ctx = workspace.WithSession(ctx, WorkspaceSession(req.Session.ID()))
 	}
 	rc := helikon.NewRunContext(c.opts.App, &helikon.RunConfig{Mode: c.opts.Mode})
-	checked, _, err := helikon.CheckCall(ctx, rc, &perms, c.tool, args)
+	checked, d, err := helikon.CheckCall(ctx, rc, &perms, c.tool, args)
+	if err != nil && asker != nil && len(asker.pending) > 0 && req.ProtocolVersion() >= modernProtocol {
+		// Multi round-trip (SEP-2322): the client asks its user and
+		// calls again with the answers; the call made with them is
+		// the one decided.
+		return &mcp.CallToolResult{InputRequests: asker.pending}, "input_required"
+	}
+	c.opts.Metrics.decided(d, err)
 	if err != nil {
-		if asker != nil && len(asker.pending) > 0 && req.ProtocolVersion() >= modernProtocol {
-			// Multi round-trip (SEP-2322): the client asks its user and
-			// calls again with the answers.
-			return &mcp.CallToolResult{InputRequests: asker.pending}, "input_required"
-		}
 		return errorResult(name, err)
 	}
 
