@@ -42,6 +42,7 @@ type Backend struct {
 	readPaths  []string // read+execute: PATH trees, caches, ReadPaths, hidden locations cut out (toolchain.go)
 	toolEnv    []string // KEY=VALUE naming the granted tool managers' roots
 	readOnly   []string // Options.ReadOnlyPaths beneath the root, relative to it
+	secrets    []string // root callers: SystemSecrets as they exist, masked per command (secrets.go)
 	abi        int
 	filter     []bpf.RawInstruction
 	privileged bool   // the caller is root: namespaces and capability drop
@@ -123,6 +124,9 @@ func New(root string, opts *Options) (*Backend, error) {
 		return nil, err
 	}
 	b.privileged = os.Geteuid() == 0
+	if b.privileged {
+		b.secrets = systemSecrets(SystemSecrets)
+	}
 	// Root callers' commands are the first process of their pid namespace,
 	// with no reaper in between: their limits can be set at exec.
 	b.traceMe = b.privileged && traceMeAllowed()
@@ -775,6 +779,9 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string
 			return h, err
 		}
 		if err := launcher.ProtectPaths(b.root, b.readOnly); err != nil {
+			return h, err
+		}
+		if err := launcher.MaskPaths(b.secrets); err != nil {
 			return h, err
 		}
 		if tmp.tmpfs {
