@@ -28,12 +28,15 @@ func init() {
 // not show in process listings.
 const mcpTokenEnv = "HELIKON_MCP_TOKEN"
 
-const mcpUsage = "mcp [flags]\n\nServes the built-in tools over the Model Context Protocol: on stdin/stdout by\ndefault, or over streamable HTTP with --http. Every call goes through the\npermission pipeline (--mode, --deny, --allow, guards); a call that needs\napproval is asked of the client by elicitation when it supports it, and\ndenied otherwise. In the default mode a call runs unless a rule, a guard or\nthe policy files stop it: the client is the one asking (most confirm tool\ncalls with their user); --ask RULE makes helikon ask the client too.\n(helikon run, where a model asks, asks you before anything not read-only.)\nDiagnostics go to stderr.\n\nWith --http, the server listens on loopback unless told otherwise; a\nnon-loopback address needs a bearer token in $" + mcpTokenEnv + " (clients send\n\"Authorization: Bearer TOKEN\"). Requests whose Host is not loopback or the\nlisten address, or that carry a browser Origin not given with --http-allow-origin,\nare refused. A client that disconnects during a call, or ends its session,\ncancels the call and kills the processes it started. Sessions idle for\n--http-session-timeout end; beyond --http-max-sessions live sessions, a new\nclient is refused with 503 until one ends."
+const mcpUsage = "mcp [flags]\n\nServes the built-in tools over the Model Context Protocol: on stdin/stdout by\ndefault, or over streamable HTTP with --http. Every call goes through the\npermission pipeline (--mode, --deny, --allow, guards); a call that needs\napproval is asked of the client by elicitation when it supports it, and\ndenied otherwise. In the default mode a call runs unless a rule, a guard or\nthe policy files stop it: the client is the one asking (most confirm tool\ncalls with their user); --ask RULE makes helikon ask the client too.\n(helikon run, where a model asks, asks you before anything not read-only.)\nDiagnostics go to stderr.\n\nWith --http, the server listens on loopback unless told otherwise; a\nnon-loopback address needs a bearer token in $" + mcpTokenEnv + " (clients send\n\"Authorization: Bearer TOKEN\"). Requests whose Host is not loopback or the\nlisten address, or that carry a browser Origin not given with --http-allow-origin,\nare refused. A client that disconnects during a call, or ends its session,\ncancels the call and kills the processes it started. Sessions idle for\n--http-session-timeout end; beyond --http-max-sessions live sessions, a new\nclient is refused with 503 until one ends.\n\nhelikon mcp wrap [flags] -- COMMAND runs a stdio MCP server in the OS sandbox\nand relays its tools through the permission pipeline (helikon mcp wrap --help)."
 
 // runMCP is helikon-agent mcp. The workspace its tools act on is closed
 // when it returns (ToolEnv.Close, on a context of its own: the command's
 // may have been cancelled by a signal).
 func runMCP(ctx context.Context, env *cli.Env, args []string) int {
+	if len(args) > 0 && args[0] == "wrap" {
+		return runMCPWrap(ctx, env, args[1:])
+	}
 	f, pos, done, status := parseMCPFlags(env, args)
 	if done {
 		return status
