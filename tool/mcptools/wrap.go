@@ -70,6 +70,9 @@ type Wrapper struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 
+	closeOnce sync.Once
+	closeErr  error
+
 	mu     sync.Mutex
 	tools  map[string]*wrappedTool // by the server's name
 	listed bool                    // the first listing is done
@@ -168,34 +171,46 @@ func Wrap(ctx context.Context, dial Dialer, opts *WrapOptions) (*Wrapper, error)
 // Server returns the MCP server to serve to the host.
 func (w *Wrapper) Server() *mcp.Server { return w.srv }
 
-// Run serves the host on t until the host disconnects, ctx ends or the
-// wrapped server's connection ends, then closes the Wrapper.
+// ErrServerEnded is wrapped by the error of [Wrapper.Run] when the wrapped
+// server's connection ended first (the server exited or was killed).
+var ErrServerEnded = errors.New("the wrapped mcp server's connection ended")
+
+// Run serves the host on t until the host disconnects or ctx ends (a nil
+// error) or the wrapped server's connection ends ([ErrServerEnded]), then
+// closes the Wrapper.
 func (w *Wrapper) Run(ctx context.Context, t mcp.Transport) error {
 	defer w.Close()
-	ctx, cancel := context.WithCancel(ctx)
+	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	ended := make(chan struct{})
 	go func() {
 		w.cs.Wait()
+		close(ended)
 		cancel()
 	}()
-	err := w.srv.Run(ctx, t)
-	if ctx.Err() != nil && !errors.Is(err, context.Canceled) {
-		return err
+	err := w.srv.Run(sctx, t)
+	select {
+	case <-ended:
+		if ctx.Err() == nil {
+			return fmt.Errorf("mcptools: %w", ErrServerEnded)
+		}
+	default:
 	}
-	return nil
+	if sctx.Err() != nil {
+		return nil
+	}
+	return err
 }
 
 // Close ends the connection to the wrapped server (stopping a spawned one).
+// It may be called more than once.
 func (w *Wrapper) Close() error {
-	select {
-	case <-w.stop:
-		return nil
-	default:
-	}
-	close(w.stop)
-	err := w.cs.Close()
-	w.wg.Wait()
-	return err
+	w.closeOnce.Do(func() {
+		close(w.stop)
+		w.closeErr = w.cs.Close()
+		w.wg.Wait()
+	})
+	return w.closeErr
 }
 
 // Held returns the names (the server's) of the tools held now, sorted.
@@ -243,15 +258,23 @@ func (w *Wrapper) relister() {
 // schema, annotations. A change to any of them changes the fingerprint;
 // the name is the key it is pinned under.
 func Fingerprint(def *mcp.Tool) string {
-	b, _ := json.Marshal(struct {
-		Title        string               `json:"title,omitempty"`
-		Description  string               `json:"description,omitempty"`
-		InputSchema  any                  `json:"inputSchema,omitempty"`
-		OutputSchema any                  `json:"outputSchema,omitempty"`
-		Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
-	}{def.Title, def.Description, def.InputSchema, def.OutputSchema, def.Annotations})
+	b, _ := json.Marshal(definitionOf(def))
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// definition is what of a tool a host shows a model and checks arguments
+// against: what [Fingerprint] hashes and an approval question shows.
+type definition struct {
+	Title        string               `json:"title,omitempty"`
+	Description  string               `json:"description,omitempty"`
+	InputSchema  any                  `json:"inputSchema,omitempty"`
+	OutputSchema any                  `json:"outputSchema,omitempty"`
+	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
+}
+
+func definitionOf(def *mcp.Tool) definition {
+	return definition{def.Title, def.Description, def.InputSchema, def.OutputSchema, def.Annotations}
 }
 
 // sync lists the wrapped server's tools and brings the served list in line:
@@ -385,13 +408,7 @@ func (w *Wrapper) call(ctx context.Context, name string, req *mcp.CallToolReques
 
 // reapprove asks for approval of a held tool's new definition.
 func (w *Wrapper) reapprove(ctx context.Context, req *mcp.CallToolRequest, t *wrappedTool) (*mcp.CallToolResult, string) {
-	def, _ := json.MarshalIndent(struct {
-		Title        string               `json:"title,omitempty"`
-		Description  string               `json:"description,omitempty"`
-		InputSchema  any                  `json:"inputSchema,omitempty"`
-		OutputSchema any                  `json:"outputSchema,omitempty"`
-		Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
-	}{t.def.Title, t.def.Description, t.def.InputSchema, t.def.OutputSchema, t.def.Annotations}, "", "  ")
+	def, _ := json.MarshalIndent(definitionOf(t.def), "", "  ")
 	ar := &helikon.ApprovalRequest{Tool: t.stub.Name(), Effect: t.stub.ToolEffect, Args: def,
 		Reason: fmt.Sprintf("the MCP server %s changed tool %s since it was approved (or added it afterwards); approve its new definition (shown as the arguments)", w.opts.Name, t.def.Name)}
 	var approver helikon.Approver
