@@ -59,7 +59,8 @@ func runMCPWrap(ctx context.Context, env *cli.Env, args []string) int {
 	// taken for ours.
 	i := slices.Index(args, "--")
 	if i < 0 {
-		if _, done, status := cli.ParseArgs(fs, env, args); done {
+		if slices.ContainsFunc(args, func(a string) bool { return a == "-h" || a == "-help" || a == "--help" }) {
+			_, _, status := cli.ParseArgs(fs, env, args)
 			return status
 		}
 		return cli.UsageFailf(env, fs, "mcp wrap: give the server's command after --, as in: helikon mcp wrap --root DIR -- npx -y SERVER")
