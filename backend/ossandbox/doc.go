@@ -427,7 +427,17 @@
 //     cannot be created (Landlock, and no CAP_MKNOD), and existing ones
 //     outside the four listed are not reachable through Landlock.
 //   - For root callers, files under the readable system paths that only
-//     root may read (/etc/shadow) are readable.
+//     root may read are readable, except [SystemSecrets] (/etc/shadow,
+//     /etc/gshadow, SSH host keys, /etc/ssl/private…), which are masked in
+//     the command's mount namespace: /dev/null on a nodev mount over each
+//     file (open fails with EACCES), an empty read-only tmpfs over each
+//     directory (launcher.MaskPaths, TestSystemSecretsHiddenFromRoot). The
+//     list is expanded by [New]: a key created afterwards is not masked
+//     until the backend is built again. A secret elsewhere under /etc (a
+//     service's own key file) is not on the list and stays readable; add
+//     it with care, since the list is fixed. Unprivileged callers rely on
+//     the files' permissions (a caller in group shadow can read
+//     /etc/shadow in the sandbox as outside it).
 //   - /proc shows other processes' command lines and status (not their
 //     environment or memory).
 //   - Descriptors opened by this program without O_CLOEXEC are marked

@@ -43,6 +43,7 @@ type Backend struct {
 	toolEnv    []string // KEY=VALUE naming the granted tool managers' roots
 	hidden     []string // the hidden credential locations, absolute (toolchain.go)
 	readOnly   []string // Options.ReadOnlyPaths beneath the root, relative to it
+	secrets    []string // root callers: SystemSecrets as they exist, masked per command (secrets.go)
 	abi        int
 	filter     []bpf.RawInstruction
 	privileged bool   // the caller is root: namespaces and capability drop
@@ -124,6 +125,9 @@ func New(root string, opts *Options) (*Backend, error) {
 		return nil, err
 	}
 	b.privileged = os.Geteuid() == 0
+	if b.privileged {
+		b.secrets = systemSecrets(SystemSecrets)
+	}
 	// Root callers' commands are the first process of their pid namespace,
 	// with no reaper in between: their limits can be set at exec.
 	b.traceMe = b.privileged && traceMeAllowed()
@@ -776,6 +780,9 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string
 			return h, err
 		}
 		if err := launcher.ProtectPaths(b.root, b.readOnly); err != nil {
+			return h, err
+		}
+		if err := launcher.MaskPaths(b.secrets); err != nil {
 			return h, err
 		}
 		if tmp.tmpfs {

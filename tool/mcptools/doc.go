@@ -78,6 +78,36 @@
 // [Toolset] merges several sources and local tools and reports name clashes
 // at build time; [ClientOptions].Prefix resolves them.
 //
+// # Containing and relaying an MCP server
+//
+// [Wrap] puts helikon between an MCP host and a server it does not trust:
+// it connects to the server (with [Contained], a stdio server run by an
+// execution backend such as the OS sandbox, backend/ossandbox, which keeps
+// it to its root, without the caller's home, credentials, environment or
+// network, and kills everything it starts when it ends) and offers its
+// tools to the host under their own names through [Wrapper.Server]. Each
+// call is admitted exactly as a call of a served helikon tool (schema
+// check, the permission pipeline on the name mcp__NAME__TOOL with the
+// annotations as the effect, "ask" by elicitation) and relayed with the
+// arguments the pipeline passed; the result comes back unchanged.
+//
+// Each tool's definition is pinned by its [Fingerprint] (in memory, or in
+// a file with [LoadPins]). A tool changed after it was pinned, or added
+// after the first listing, is held: offered with a neutral description and
+// an empty schema, and refused until the host's user approves the new
+// definition (shown to them in full). `helikon mcp wrap` is this package's
+// Wrap over Contained on the OS sandbox.
+//
+// Wrap does not relay the server's instructions, prompts, resources or
+// its requests to the host (sampling, elicitation, roots); it does not
+// reconnect: when the server exits, [Wrapper.Run] returns. The host sees
+// the definitions that were approved, but the guard compares definitions,
+// not behaviour: a server that changes what a tool does without changing
+// its definition, or changes the definition without sending
+// tools/list_changed, is not caught until its list is fetched again.
+// Tools first seen in the first listing are trusted on first use; with
+// pins in a file, that is the first run.
+//
 // # What is guaranteed and what is not
 //
 // Served tools can do nothing over MCP that they could not do in a helikon

@@ -240,9 +240,34 @@ func (c *servedCall[C]) handle(ctx context.Context, req *mcp.CallToolRequest) (*
 // call runs one call and returns its result and a word for the log.
 func (c *servedCall[C]) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, string) {
 	name := c.tool.Name()
+	ctx, checked, rc, res, outcome := c.admit(ctx, req)
+	if res != nil {
+		return res, outcome
+	}
+	stop := c.reportProgress(ctx, req)
+	out, err := checked.Invoke(rc.ToolContext(ctx, ""))
+	stop()
+	if err != nil {
+		var pe *helikon.PanicError
+		if errors.As(err, &pe) {
+			c.logger().Error("tool panicked", "tool", name, "panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
+		}
+		return errorResult(name, err)
+	}
+	return c.successResult(out)
+}
+
+// admit checks a call's arguments against the tool's schema and runs it
+// through the permission pipeline, asking the client where the pipeline
+// asks. It returns the allowed call with the context and run context to
+// run it in, or (checked nil) the result to send instead and a word for
+// the log. [Wrapper] admits the calls it relays here too.
+func (c *servedCall[C]) admit(ctx context.Context, req *mcp.CallToolRequest) (context.Context, *helikon.CheckedCall[C], *helikon.RunContext[C], *mcp.CallToolResult, string) {
+	name := c.tool.Name()
 	args, err := checkArgs(name, c.check, req.Params.Arguments)
 	if err != nil {
-		return errorResult(name, err)
+		res, outcome := errorResult(name, err)
+		return ctx, nil, nil, res, outcome
 	}
 
 	perms := helikon.Permissions{}
@@ -263,24 +288,14 @@ func (c *servedCall[C]) call(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		// Multi round-trip (SEP-2322): the client asks its user and
 		// calls again with the answers; the call made with them is
 		// the one decided.
-		return &mcp.CallToolResult{InputRequests: asker.pending}, "input_required"
+		return ctx, nil, nil, &mcp.CallToolResult{InputRequests: asker.pending}, "input_required"
 	}
 	c.opts.Metrics.decided(d, err)
 	if err != nil {
-		return errorResult(name, err)
+		res, outcome := errorResult(name, err)
+		return ctx, nil, nil, res, outcome
 	}
-
-	stop := c.reportProgress(ctx, req)
-	out, err := checked.Invoke(rc.ToolContext(ctx, ""))
-	stop()
-	if err != nil {
-		var pe *helikon.PanicError
-		if errors.As(err, &pe) {
-			c.logger().Error("tool panicked", "tool", name, "panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
-		}
-		return errorResult(name, err)
-	}
-	return c.successResult(out)
+	return ctx, checked, rc, nil, ""
 }
 
 // successResult is the result of a call that returned out, which
