@@ -79,3 +79,68 @@ func TestCheckpointStoreInsideTheRootIsRefused(t *testing.T) {
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+func TestCheckpointStoreBounds(t *testing.T) {
+	ws, store := newCkWorkspace(t, "host", &local.CheckpointOptions{MaxCheckpoints: 2, MaxBytes: 1000})
+	write := func(name, data string) {
+		if err := os.WriteFile(filepath.Join(ws.Dir(), name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ids []string
+	for i, data := range []string{"one", "two", "three"} {
+		write("f", data)
+		c, err := ws.Checkpoint(t.Context(), data)
+		if err != nil {
+			t.Fatalf("checkpoint %d: %v", i, err)
+		}
+		ids = append(ids, c.ID)
+	}
+	list, err := ws.Checkpoints(t.Context())
+	if err != nil || len(list) != 2 || list[0].ID != ids[1] {
+		t.Fatalf("with MaxCheckpoints 2 the store keeps %+v (%v), want the last two", list, err)
+	}
+	objects := 0
+	filepath.WalkDir(filepath.Join(store, "objects"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			objects++
+		}
+		return nil
+	})
+	if objects != 2 {
+		t.Errorf("the store holds %d objects, want 2: the dropped checkpoint's content is not removed", objects)
+	}
+	write("big", string(make([]byte, 2000)))
+	_, err = ws.Checkpoint(t.Context(), "big")
+	if !errors.Is(err, workspace.ErrCheckpointLimit) {
+		t.Fatalf("a checkpoint beyond MaxBytes: %v, want ErrCheckpointLimit", err)
+	}
+	if list2, _ := ws.Checkpoints(t.Context()); len(list2) != 2 {
+		t.Fatalf("a refused checkpoint was kept: %+v", list2)
+	}
+}
+
+// A process holding a file open while a restore replaces it keeps the
+// old file; the tree gets the checkpoint's.
+func TestRestoreReplacesFilesHeldOpen(t *testing.T) {
+	ws, _ := newCkWorkspace(t, "host", nil)
+	p := filepath.Join(ws.Dir(), "log")
+	os.WriteFile(p, []byte("checkpointed\n"), 0o644)
+	c, err := ws.Checkpoint(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString("later\n")
+	if err := ws.Restore(t.Context(), c.ID); err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("after the restore\n")
+	if b, _ := os.ReadFile(p); string(b) != "checkpointed\n" {
+		t.Fatalf("after the restore the file holds %q", b)
+	}
+}
