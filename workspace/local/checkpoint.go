@@ -122,11 +122,11 @@ func defaultCheckpointDir(dir string) (string, error) {
 //   - Two processes using one store directory are not coordinated beyond
 //     the atomic writes of manifests and content: dropping a checkpoint in
 //     one can remove content the other is recording.
-//   - The store is readable by commands whose backend lets them read the
-//     user's home directory (the host backend, and the OS sandbox with its
-//     default read policy): they cannot change it through the sandbox,
-//     whose writes are confined to the root, but they can read earlier
-//     versions of the tree's files there.
+//   - The store is out of reach of the workspace's commands only as
+//     their backend confines them: the OS sandbox neither lets them write
+//     outside the root nor read the user's home directory, where the
+//     default store is (a Dir under the temporary directory or a system
+//     path is readable there); the host backend confines nothing.
 type CheckpointStore struct {
 	root *os.Root
 	dir  string // the store's directory

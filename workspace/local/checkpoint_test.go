@@ -15,7 +15,7 @@ import (
 
 // newCkWorkspace returns a workspace of a new directory with the backend
 // called name, its checkpoint store in another new directory (returned).
-func newCkWorkspace(t *testing.T, name string, opts *local.CheckpointOptions) (*local.Workspace, string) {
+func newCkWorkspace(t testing.TB, name string, opts *local.CheckpointOptions) (*local.Workspace, string) {
 	t.Helper()
 	dir := t.TempDir()
 	b, err := backends[name](dir)
@@ -142,5 +142,41 @@ func TestRestoreReplacesFilesHeldOpen(t *testing.T) {
 	f.WriteString("after the restore\n")
 	if b, _ := os.ReadFile(p); string(b) != "checkpointed\n" {
 		t.Fatalf("after the restore the file holds %q", b)
+	}
+}
+
+// A sandboxed command can neither read nor change the checkpoint store in
+// the user's home directory (its default place).
+func TestSandboxedCommandsCannotReachTheStore(t *testing.T) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip("no home directory")
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".cache"), 0o755); err != nil {
+		t.Skip(err)
+	}
+	store, err := os.MkdirTemp(filepath.Join(home, ".cache"), "helikon-ckpt-test-")
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(store) })
+	ws, _ := newCkWorkspace(t, "ossandbox", &local.CheckpointOptions{Dir: store})
+	os.WriteFile(filepath.Join(ws.Dir(), "f"), []byte("recorded"), 0o644)
+	c, err := ws.Checkpoint(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(store, "manifests", c.ID+".jsonl")
+	for _, cmd := range []string{"cat " + manifest, "echo x >> " + manifest, "rm -f " + manifest, "ls " + store} {
+		res, err := ws.Run(t.Context(), &backend.Request{Command: cmd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitCode != nil && *res.ExitCode == 0 {
+			t.Errorf("a sandboxed command reached the store: %q succeeded (%s)", cmd, res.Stdout)
+		}
+	}
+	if err := ws.Restore(t.Context(), c.ID); err != nil {
+		t.Fatalf("the store was changed: %v", err)
 	}
 }
