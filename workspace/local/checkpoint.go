@@ -138,6 +138,27 @@ type CheckpointStore struct {
 	loaded bool           // refs and used computed
 	refs   map[string]int // entries referring to each object
 	used   int64          // bytes of the objects
+	// recent holds the manifests read or written last, by id: a turn
+	// reads the newest one three times (checkpoint, diff, undo), and
+	// decoding it costs as much as walking the tree. Manifests never
+	// change once written.
+	recent map[string]*ckManifest
+}
+
+// maxRecent is how many manifests the store keeps decoded.
+const maxRecent = 4
+
+func (s *CheckpointStore) remember(m *ckManifest) {
+	if s.recent == nil {
+		s.recent = map[string]*ckManifest{}
+	}
+	for id := range s.recent {
+		if len(s.recent) < maxRecent {
+			break
+		}
+		delete(s.recent, id)
+	}
+	s.recent[m.head.ID] = m
 }
 
 // ckHeader is the first line of a manifest.
@@ -265,6 +286,9 @@ func (s *CheckpointStore) load(id string, headOnly bool) (*ckManifest, error) {
 	if n, err := strconv.Atoi(id); err != nil || n <= 0 || strconv.Itoa(n) != id {
 		return nil, fmt.Errorf("checkpoints: %q: %w", id, workspace.ErrNoCheckpoint)
 	}
+	if m := s.recent[id]; m != nil {
+		return m, nil
+	}
 	f, err := os.Open(s.manifestPath(id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("checkpoints: %s: %w", id, workspace.ErrNoCheckpoint)
@@ -296,6 +320,7 @@ func (s *CheckpointStore) load(id string, headOnly bool) (*ckManifest, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("checkpoints: %s: %w", id, err)
 	}
+	s.remember(m)
 	return m, nil
 }
 
@@ -395,6 +420,7 @@ func (s *CheckpointStore) Checkpoint(ctx context.Context, label string) (workspa
 		s.release(m.entries)
 		return workspace.CheckpointInfo{}, err
 	}
+	s.remember(m)
 	for len(ids)+1 > s.max {
 		if err := s.drop(strconv.Itoa(ids[0])); err != nil {
 			return m.head.CheckpointInfo, err
@@ -498,6 +524,7 @@ func (s *CheckpointStore) drop(id string) error {
 	if err := os.Remove(s.manifestPath(id)); err != nil {
 		return fmt.Errorf("checkpoints: %w", err)
 	}
+	delete(s.recent, id)
 	s.release(m.entries)
 	return nil
 }

@@ -42,7 +42,7 @@ func turn(b *testing.B, dir string, paths []string, n int) {
 			b.Fatal(err)
 		}
 	}
-	os.Remove(paths[(n*7+3)%len(paths)])
+	os.Remove(paths[(n*10+5003)%len(paths)])
 	os.WriteFile(filepath.Join(dir, "new.txt"), []byte("new\n"), 0o644)
 }
 
@@ -107,6 +107,7 @@ func BenchmarkGitStashTurn(b *testing.B) {
 		}
 	}
 	git("init", "-q")
+	git("config", "gc.auto", "0") // no gc in the background, in the timings or the cleanup
 	git("add", "-A")
 	git("commit", "-qm", "tree")
 	git("status", "--porcelain") // refreshes the index's stat data
