@@ -44,6 +44,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"go.opentelemetry.io/otel/trace"
@@ -95,6 +96,16 @@ type Config[C any] struct {
 	// session, which outlives the run (a session's next run finds its
 	// files). [Runner.Close] closes them all.
 	Workspaces *workspace.Sessions
+	// Checkpoints, when set, is the tree the runner checkpoints before
+	// each run, that is before each turn of a conversation: the
+	// checkpoint's label names the session, so that [Runner.Undo],
+	// [Runner.Rewind], [Runner.Diff] and [Runner.Checkpoints] find the
+	// session's checkpoints again, in this process or another. A run whose
+	// checkpoint fails fails before its prompt is saved (a full store
+	// fails with an error matching [workspace.ErrCheckpointLimit]): an
+	// operator who asked for checkpoints gets no turn without one. A local
+	// workspace (package workspace/local) is one.
+	Checkpoints workspace.Checkpointer
 }
 
 // Runner runs an agent on sessions. It is safe for concurrent use.
@@ -175,6 +186,12 @@ func (r *Runner[C]) Run(ctx context.Context, sessionID, prompt string) iter.Seq2
 		if r.cfg.Workspaces != nil {
 			ctx = workspace.WithSession(ctx, workspace.SessionFor(id))
 		}
+		if r.cfg.Checkpoints != nil {
+			if _, err := r.cfg.Checkpoints.Checkpoint(ctx, checkpointLabel(id, prompt)); err != nil {
+				failed(fmt.Errorf("runner: checkpoint before the turn: %w", err))
+				return
+			}
+		}
 		state := &helikon.State{}
 		state.Restore(stateMap)
 		rc := helikon.NewRunContext(r.cfg.App, &helikon.RunConfig{Mode: r.cfg.Mode, MaxAgentDepth: r.cfg.MaxAgentDepth, State: state})
@@ -222,6 +239,110 @@ func (r *Runner[C]) Run(ctx context.Context, sessionID, prompt string) iter.Seq2
 			slog.Int64("requests", usage.Requests), slog.Int64("input_tokens", usage.InputTokens), slog.Int64("output_tokens", usage.OutputTokens))
 		yield(&agent.Event{Kind: agent.EventRunCompleted, Agent: r.cfg.Agent.Name(), SessionID: id, Text: text, Usage: &usage}, nil)
 	}
+}
+
+// ErrNoCheckpoints is returned by the checkpoint methods of a runner without
+// [Config.Checkpoints].
+var ErrNoCheckpoints = errors.New("the runner takes no checkpoints (Config.Checkpoints is not set)")
+
+// checkpointPrefix starts the label of every checkpoint of session id.
+func checkpointPrefix(id string) string { return "session " + id + ": " }
+
+// checkpointLabel is the label of the checkpoint taken before the turn of
+// session id that prompt starts.
+func checkpointLabel(id, prompt string) string {
+	if r := []rune(prompt); len(r) > 60 {
+		prompt = string(r[:60]) + "…"
+	}
+	return checkpointPrefix(id) + prompt
+}
+
+// Checkpoints returns the checkpoints taken before the turns of session
+// sessionID that are still kept, oldest first: the last one is the state
+// before the last turn.
+func (r *Runner[C]) Checkpoints(ctx context.Context, sessionID string) ([]workspace.CheckpointInfo, error) {
+	if r.cfg.Checkpoints == nil {
+		return nil, ErrNoCheckpoints
+	}
+	all, err := r.cfg.Checkpoints.Checkpoints(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("runner: %w", err)
+	}
+	var out []workspace.CheckpointInfo
+	for _, c := range all {
+		if strings.HasPrefix(c.Label, checkpointPrefix(sessionID)) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// turnCheckpoint returns the checkpoint taken before the n-th last turn
+// of the session (1: the last), and those after it; n beyond the turns
+// kept fails with an error matching [workspace.ErrNoCheckpoint].
+func (r *Runner[C]) turnCheckpoint(ctx context.Context, sessionID string, n int) (workspace.CheckpointInfo, []workspace.CheckpointInfo, error) {
+	list, err := r.Checkpoints(ctx, sessionID)
+	if err != nil {
+		return workspace.CheckpointInfo{}, nil, err
+	}
+	if n < 1 || n > len(list) {
+		return workspace.CheckpointInfo{}, nil, fmt.Errorf("runner: session %s has %d turns with a checkpoint, not %d: %w", sessionID, len(list), n, workspace.ErrNoCheckpoint)
+	}
+	k := len(list) - n
+	return list[k], list[k:], nil
+}
+
+// Diff returns what changed in the tree during the last n turns of the
+// session and since (n = 1: the last turn's changes, and any made after
+// it); n = 0 means since the oldest turn kept.
+func (r *Runner[C]) Diff(ctx context.Context, sessionID string, n int) ([]workspace.Change, error) {
+	if n == 0 {
+		list, err := r.Checkpoints(ctx, sessionID)
+		if err != nil {
+			return nil, err
+		}
+		n = len(list)
+	}
+	c, _, err := r.turnCheckpoint(ctx, sessionID, n)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := r.cfg.Checkpoints.Diff(ctx, c.ID, "")
+	if err != nil {
+		return nil, fmt.Errorf("runner: %w", err)
+	}
+	return changes, nil
+}
+
+// Undo is Rewind(ctx, sessionID, 1): it takes back the last turn's
+// changes to the tree, those of its file tools and of its commands alike.
+func (r *Runner[C]) Undo(ctx context.Context, sessionID string) (workspace.CheckpointInfo, error) {
+	return r.Rewind(ctx, sessionID, 1)
+}
+
+// Rewind brings the tree back to where it was before the n-th last turn
+// of the session, and drops that turn's checkpoint and the later ones, so
+// that a second Undo takes back the turn before. It returns the
+// checkpoint restored. It fails with [ErrSessionBusy] while the session
+// runs. The conversation is not rewound: the session keeps its messages.
+func (r *Runner[C]) Rewind(ctx context.Context, sessionID string, n int) (workspace.CheckpointInfo, error) {
+	if !r.acquire(sessionID) {
+		return workspace.CheckpointInfo{}, fmt.Errorf("runner: session %s: %w; wait for the run to end", sessionID, ErrSessionBusy)
+	}
+	defer r.release(sessionID)
+	c, later, err := r.turnCheckpoint(ctx, sessionID, n)
+	if err != nil {
+		return c, err
+	}
+	if err := r.cfg.Checkpoints.Restore(ctx, c.ID); err != nil {
+		return c, fmt.Errorf("runner: rewinding session %s: %w", sessionID, err)
+	}
+	for _, l := range later {
+		if err := r.cfg.Checkpoints.DropCheckpoint(ctx, l.ID); err != nil && !errors.Is(err, workspace.ErrNoCheckpoint) {
+			return c, fmt.Errorf("runner: rewinding session %s: %w", sessionID, err)
+		}
+	}
+	return c, nil
 }
 
 // Close closes the workspaces of every session ([Config.Workspaces]); runs

@@ -36,6 +36,7 @@ const conversationHelp = `Each line is a turn of the session. Commands:
   /help          this text
   /mode [MODE]   show the permission mode, or tighten it (default, plan, dont-ask; never looser)
   /session       the session's id, to resume it with --session ID
+` + checkpointHelp + `
   /exit          leave (so do Ctrl-D and Ctrl-C at the prompt)
 Ctrl-C while a turn runs cancels that turn; a second Ctrl-C leaves once it has stopped.`
 
@@ -124,7 +125,7 @@ func converse(ctx context.Context, env *cli.Env, out *renderer, ta *TerminalAppr
 		}
 		c.line.AppendHistory(text)
 		if strings.HasPrefix(text, "/") {
-			if c.command(text) {
+			if c.command(ctx, text) {
 				return cli.ExitOK
 			}
 			continue
@@ -138,9 +139,12 @@ func converse(ctx context.Context, env *cli.Env, out *renderer, ta *TerminalAppr
 }
 
 // command runs a slash command and reports whether to leave.
-func (c *conversation) command(text string) (leave bool) {
+func (c *conversation) command(ctx context.Context, text string) (leave bool) {
 	name, arg, _ := strings.Cut(text, " ")
 	arg = strings.TrimSpace(arg)
+	if c.checkpointCommand(ctx, name, arg) {
+		return false
+	}
 	switch name {
 	case "/exit", "/quit":
 		return true

@@ -32,6 +32,7 @@ import (
 	"github.com/paigasus/helikon/tool/mcptools"
 	"github.com/paigasus/helikon/tool/websearch"
 	"github.com/paigasus/helikon/toolbox"
+	"github.com/paigasus/helikon/workspace"
 
 	"go.opentelemetry.io/otel/trace"
 )
@@ -144,6 +145,11 @@ func runAgent(ctx context.Context, env *cli.Env, args []string) int {
 	if status != cli.ExitOK {
 		return status
 	}
+	if a.chat && f.checkpoints {
+		if ws, err := te.Workspace(); err == nil {
+			tools.checkpoints, _ = ws.(workspace.Checkpointer)
+		}
+	}
 	tracer, stopTracing, err := setupTracing(ctx, env)
 	if err != nil {
 		return cli.Failf(env, cli.ExitUsage, "run: %v", err)
@@ -172,6 +178,7 @@ type runFlags struct {
 	mcpServers   *[]string
 	mcpPrefix    string
 	interactive  bool
+	checkpoints  bool
 }
 
 // parseRunFlags defines the flags of run and parses args into them. It
@@ -189,6 +196,7 @@ func parseRunFlags(env *cli.Env, args []string) (f *runFlags, pos []string, done
 	f.mcpServers = cli.Multi(fs, "mcp", "add the tools of the MCP server that `COMMAND` starts (a command line, run unsandboxed with this environment: trusted servers only; repeatable)")
 	fs.StringVar(&f.mcpPrefix, "mcp-prefix", "", "prepend `PREFIX` to the names of the MCP servers' tools")
 	fs.BoolVar(&f.interactive, "i", false, "hold a conversation on the terminal, PROMPT (if any) its first turn (the default with no PROMPT on a terminal)")
+	fs.BoolVar(&f.checkpoints, "checkpoints", true, "in a conversation, checkpoint the files before each turn, for /diff, /undo and /rewind (local workspaces; the checkpoints are kept under $XDG_STATE_HOME/helikon/checkpoints)")
 	pos, done, status = cli.ParseArgs(fs, env, args)
 	return f, pos, done, status
 }
@@ -242,6 +250,8 @@ func (f *runFlags) resolve(env *cli.Env) (*agentRun, int) {
 type runTools struct {
 	builtin *helikon.Toolset[App]
 	mcp     []*mcptools.Source[App]
+	// checkpoints is the workspace's, in a conversation (nil: none).
+	checkpoints workspace.Checkpointer
 }
 
 // close stops the MCP servers, the last started first.
@@ -353,6 +363,9 @@ func (a *agentRun) start(ctx context.Context, store *sqlitestore.Store, tracer t
 	// buildTools checked the rules against every built-in tool, built
 	// here or not.
 	rcfg := runner.Config[App]{Agent: assistant, Store: store, Permissions: a.perms, Mode: a.mode, Tracer: tracer, Logger: slog.New(slog.DiscardHandler), OtherTools: a.toolFlags.Names(false)}
+	if tools.checkpoints != nil {
+		rcfg.Checkpoints = tools.checkpoints
+	}
 	r, err := runner.New(rcfg)
 	if err != nil {
 		return cli.Failf(a.env, cli.ExitUsage, "run: %v", err)

@@ -262,6 +262,7 @@ type Workspace struct {
 	tl     backend.TimeLimited
 	info   workspace.Info
 	onDone func() // tells the engine the workspace is closed
+	ckpt   *CheckpointStore
 }
 
 var (
@@ -310,6 +311,7 @@ type Engine struct {
 	dir string
 	b   backend.Backend
 	tl  backend.TimeLimited
+	ck  CheckpointOptions
 
 	mu   sync.Mutex
 	open map[string]*Workspace // by session
@@ -317,11 +319,24 @@ type Engine struct {
 
 var _ workspace.Engine = (*Engine)(nil)
 
-// New returns the engine of the directory dir, whose workspaces run their
+// Options configures an [Engine]. The zero value means the defaults.
+type Options struct {
+	// Checkpoints configures the store of the workspaces' checkpoints
+	// ([Workspace.Checkpoint]).
+	Checkpoints CheckpointOptions
+}
+
+// New is [NewWithOptions] with the default options.
+func New(dir string, b backend.Backend) (*Engine, error) { return NewWithOptions(dir, b, nil) }
+
+// NewWithOptions returns the engine of the directory dir, whose workspaces run their
 // commands through b. b must run commands in dir ([backend.WorkingDir]:
 // the host backend and the OS sandbox built for dir do) and report its
 // time limit ([backend.TimeLimited]); the engine does not close it.
-func New(dir string, b backend.Backend) (*Engine, error) {
+func NewWithOptions(dir string, b backend.Backend, opts *Options) (*Engine, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
 	if b == nil {
 		return nil, errors.New("local: nil backend")
 	}
@@ -337,7 +352,7 @@ func New(dir string, b backend.Backend) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{dir: real, b: b, tl: tl, open: map[string]*Workspace{}}, nil
+	return &Engine{dir: real, b: b, tl: tl, ck: opts.Checkpoints, open: map[string]*Workspace{}}, nil
 }
 
 // sameDir returns dir with its links evaluated, or an error when the
@@ -398,10 +413,12 @@ func (e *Engine) openWorkspace(ctx context.Context, session string, attach bool)
 		sb.Close()
 		return nil, fmt.Errorf("local: %s now resolves to %s; the directory was moved", e.dir, sb.Dir())
 	}
+	ckpt := NewCheckpointStore(sb.Root(), e.dir, &e.ck)
 	w := &Workspace{
-		FS: NewFS(sb),
-		b:  e.b,
-		tl: e.tl,
+		FS:   NewFS(sb),
+		b:    e.b,
+		tl:   e.tl,
+		ckpt: ckpt,
 		info: workspace.Info{
 			ID:       e.dir + "#" + session,
 			Engine:   EngineName,
