@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/paigasus/helikon"
@@ -105,22 +104,7 @@ func NewOutputTool[C any](tab *process.Table) (*functiontool.Tool[C, OutputArgs,
 			if err != nil {
 				return OutputResult{}, notFound(err)
 			}
-			wait := min(time.Duration(max(in.WaitMS, 0))*time.Millisecond, maxWait)
-			c, err := e.ReadNew(tc, wait, 0)
-			if err != nil {
-				return OutputResult{}, err
-			}
-			out := string(c.Data)
-			if re != nil {
-				var kept []string
-				for line := range strings.Lines(out) {
-					if re.MatchString(strings.TrimRight(line, "\n")) {
-						kept = append(kept, line)
-					}
-				}
-				out = strings.Join(kept, "")
-			}
-			return OutputResult{Status: status(e.Info()), Output: out, MissedBytes: c.Missed}, nil
+			return readNew(tc, e, in.WaitMS, re)
 		}, &functiontool.Options{Effect: helikon.EffectReadOnly})
 }
 
