@@ -74,6 +74,7 @@ func runMCP(ctx context.Context, env *cli.Env, args []string) int {
 		ProgressInterval: f.progress,
 		Logger:           logger,
 		Sessions:         te.ClientSessions(),
+		SessionEnded:     te.sessionEnded(),
 	})
 	if err != nil {
 		return cli.Failf(env, cli.ExitOther, "mcp: %v", err)

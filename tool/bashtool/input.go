@@ -1,6 +1,7 @@
 package bashtool
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,7 +60,7 @@ type inputState struct {
 	pending string
 }
 
-var _ helikon.Targeter = (*InputTool[struct{}])(nil)
+var _ helikon.ContextTargeter = (*InputTool[struct{}])(nil)
 
 // NewInputTool returns BashInput over the process table of bash, which must
 // have one ([Options].Processes).
@@ -109,8 +110,14 @@ func NewInputTool[C any](bash *Tool[C]) (*InputTool[C], error) {
 // that parses as commands the rules allow passes as those commands. The
 // analysis has the limits of package shellcmd.
 func (t *InputTool[C]) Targets(args json.RawMessage) (helikon.Targets, error) {
+	return t.TargetsContext(context.Background(), args)
+}
+
+// TargetsContext is Targets for a call whose context is ctx, which names
+// the session whose process the input is for (see [process.Sessions]).
+func (t *InputTool[C]) TargetsContext(ctx context.Context, args json.RawMessage) (helikon.Targets, error) {
 	return t.DecodeTargets(args, func(in InputArgs) helikon.Targets {
-		e, err := t.bash.procs.Get(in.ShellID)
+		e, err := get(ctx, t.bash.procs, in.ShellID)
 		if err != nil {
 			return helikon.Targets{Unresolved: err.Error()}
 		}
@@ -277,9 +284,9 @@ func continued(text string) bool {
 // input lock: what it writes is what the pipeline checked, or the call
 // fails.
 func (t *InputTool[C]) run(tc *helikon.ToolContext[C], in InputArgs) (OutputResult, error) {
-	e, err := t.bash.procs.Get(in.ShellID)
+	e, err := get(tc, t.bash.procs, in.ShellID)
 	if err != nil {
-		return OutputResult{}, notFound(err)
+		return OutputResult{}, err
 	}
 	st := t.state(e)
 	st.mu.Lock()
