@@ -3,6 +3,7 @@ package process_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"testing"
 	"time"
 
@@ -27,7 +28,9 @@ func benchBackends(b *testing.B) map[string]backend.Backend {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Cleanup(func() { o.Close() })
+		if c, ok := any(o).(io.Closer); ok {
+			b.Cleanup(func() { c.Close() })
+		}
 		out["ossandbox"] = o
 	}
 	return out
