@@ -252,7 +252,7 @@ func (p *Permissions) Check(ctx context.Context, call Call) Decision {
 // check is Check; it also returns the targets of the arguments decided on.
 func (p *Permissions) check(ctx context.Context, call Call) (Decision, *targetsInfo) {
 	args := call.Args
-	ti := resolveTargets(call.Targeter, args)
+	ti := resolveTargets(ctx, call.Targeter, args)
 
 	if d, done := p.checkDenyAndGuards(ctx, &call, ti); done {
 		return d, ti
@@ -301,7 +301,7 @@ func (p *Permissions) check(ctx context.Context, call Call) (Decision, *targetsI
 			return deny(StagePolicy, call.Tool+" was refused: the permission policy replaced its arguments with invalid JSON"), ti
 		}
 		call.Args = pd.Args
-		ti2 := resolveTargets(call.Targeter, pd.Args)
+		ti2 := resolveTargets(ctx, call.Targeter, pd.Args)
 		if d, done := p.checkDenyAndGuards(ctx, &call, ti2); done {
 			return d, ti2
 		}
@@ -425,11 +425,17 @@ func deny(stage Stage, reason string) Decision {
 	return Decision{Stage: stage, Reason: reason}
 }
 
-func resolveTargets(tg Targeter, args json.RawMessage) *targetsInfo {
+func resolveTargets(ctx context.Context, tg Targeter, args json.RawMessage) *targetsInfo {
 	if tg == nil {
 		return &targetsInfo{why: "the tool does not report what it touches"}
 	}
-	t, err := tg.Targets(args)
+	var t Targets
+	var err error
+	if ct, ok := tg.(ContextTargeter); ok {
+		t, err = ct.TargetsContext(ctx, args)
+	} else {
+		t, err = tg.Targets(args)
+	}
 	if err != nil {
 		return &targetsInfo{t: t, why: "its targets could not be determined: " + err.Error()}
 	}

@@ -20,6 +20,11 @@ import (
 //     element of its path, so /bin/rm is rm) and first arguments are those
 //     words. A deny rule matches a call when any command matches; allow rules
 //     permit a call only when every command matches one of them.
+//   - BashInput (input written to a background command): a pattern as for
+//     Bash, matched against what the input would run (see package
+//     tool/bashtool). Bash rules apply to BashInput calls too, bare or
+//     with a pattern: a line typed into a shell is a command line, and
+//     denying rm denies typing rm; BashInput rules apply to BashInput only.
 //   - Read: a path glob, matched against every path the call reads.
 //   - Write and Edit: a path glob, matched against every path a Write or Edit
 //     call writes (Edit(src/**) covers Write calls too). A deny rule of
@@ -130,6 +135,10 @@ func (r Rule) String() string {
 	return r.Tool + "(" + r.Pattern + ")"
 }
 
+// inputTool is the name of the tool that writes to a background command's
+// input (bashtool.InputName), whose calls Bash rules judge too.
+const inputTool = "BashInput"
+
 type ruleFamily int
 
 const (
@@ -142,7 +151,7 @@ const (
 
 func familyOf(tool string) ruleFamily {
 	switch tool {
-	case "Bash":
+	case "Bash", inputTool:
 		return familyCommand
 	case "Read":
 		return familyReadPath
@@ -158,7 +167,7 @@ func (r Rule) family() ruleFamily { return familyOf(r.Tool) }
 
 // appliesTo reports whether r concerns calls of tool.
 func (r Rule) appliesTo(tool string) bool {
-	if r.Tool == tool {
+	if r.Tool == tool || r.Tool == "Bash" && tool == inputTool {
 		return true
 	}
 	return r.Pattern != "" && r.family() == familyWritePath && familyOf(tool) == familyWritePath

@@ -1,6 +1,7 @@
 package helikon
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -88,6 +89,15 @@ type Targeter interface {
 	// means the targets are not fully known: deny rules with a pattern then
 	// match and allow rules with a pattern do not.
 	Targets(args json.RawMessage) (Targets, error)
+}
+
+// ContextTargeter is implemented by a [Targeter] whose targets depend on the
+// call's context, such as the session whose processes a call acts on; the
+// permission pipeline then calls TargetsContext instead of Targets.
+type ContextTargeter interface {
+	Targeter
+	// TargetsContext is Targets for a call whose context is ctx.
+	TargetsContext(ctx context.Context, args json.RawMessage) (Targets, error)
 }
 
 // EffectOf returns t's declared effect, or [EffectSideEffect] when t does not

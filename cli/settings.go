@@ -262,7 +262,7 @@ func (rep policyReport) print(w io.Writer) {
 // the policy's rules against them (agentcli's tests keep the list equal to
 // the tools it registers and to toolbox.Names, which this package may not
 // import: toolbox links the web tools, which only helikon-agent carries).
-var BuiltinTools = []string{"Bash", "Edit", "Read", "WebFetch", "WebSearch", "Write"}
+var BuiltinTools = []string{"Bash", "BashInput", "BashList", "BashOutput", "Edit", "KillShell", "Read", "WebFetch", "WebSearch", "Write"}
 
 // CheckRules checks p's rules (the policy files' and the flags') against
 // the tools a command may call, and returns an error naming each rule that

@@ -65,6 +65,7 @@ import (
 	"github.com/paigasus/helikon/backend/host"
 	"github.com/paigasus/helikon/backend/ossandbox"
 	"github.com/paigasus/helikon/policyfile"
+	"github.com/paigasus/helikon/process"
 	"github.com/paigasus/helikon/session"
 	"github.com/paigasus/helikon/tool/webfetch"
 	"github.com/paigasus/helikon/workspace"
@@ -99,9 +100,20 @@ type Options struct {
 	Uncontained bool
 
 	// Tools names the tools to build, from [Names]; nil means Read,
-	// Write, Edit, Bash and WebFetch, and WebSearch too when
-	// ToolOptions.Searcher is set.
+	// Write, Edit, Bash and WebFetch, WebSearch too when
+	// ToolOptions.Searcher is set, and the [ProcessTools] when Processes
+	// is set.
 	Tools []string
+	// Processes, when set, lets Bash start commands that keep running
+	// (run_in_background) in a process table of the toolbox, with these
+	// limits (at most MaxProcesses at once, RingSize bytes of output kept
+	// each, the idle and lifetime bounds), and adds the [ProcessTools]:
+	// BashOutput, BashInput (whose input the pipeline judges: see
+	// bashtool.InputTool), KillShell and BashList. Close kills them all.
+	// New fails with an error wrapping [backend.ErrNoProcesses] when the
+	// workspace's engine cannot start processes. Nil: no background
+	// commands (ToolOptions.ProcessTable may still give a table).
+	Processes *process.Options
 	// ToolOptions configure the tools.
 	ToolOptions
 
@@ -239,11 +251,24 @@ func New[A any](ctx context.Context, o *Options) (_ *Toolbox[A], err error) {
 		if tools.Searcher != nil {
 			names = append(names, "WebSearch")
 		}
+		if o.Processes != nil {
+			names = append(names, ProcessTools...)
+		}
 	}
 	if tb.ws = o.Workspace; tb.ws == nil {
 		if tb.ws, err = tb.open(ctx, root, sandbox, uncontained); err != nil {
 			return nil, err
 		}
+	}
+	if o.Processes != nil && tools.ProcessTable == nil {
+		// Made here, after the workspace, so that Close kills the
+		// processes before it closes the workspace.
+		tab, err := process.New(context.Background(), tb.ws, o.Processes)
+		if err != nil {
+			return nil, fmt.Errorf("toolbox: background commands: %w", err)
+		}
+		tb.closes = append(tb.closes, func(context.Context) error { return tab.Close() })
+		tools.ProcessTable = tab
 	}
 	set := make([]helikon.Tool[A], 0, len(names))
 	for _, n := range names {

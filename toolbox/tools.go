@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/paigasus/helikon"
+	"github.com/paigasus/helikon/process"
 	"github.com/paigasus/helikon/tool/bashtool"
 	"github.com/paigasus/helikon/tool/filetool"
 	"github.com/paigasus/helikon/tool/webfetch"
@@ -14,7 +15,16 @@ import (
 
 // Names are the built-in tools, sorted: the tools [NewTool] builds, and the
 // ones a rule may name besides the caller's own ([Options].OtherTools).
-var Names = []string{bashtool.Name, "Edit", "Read", webfetch.Name, websearch.Name, "Write"}
+var Names = []string{bashtool.Name, bashtool.InputName, bashtool.ListName, bashtool.OutputName, "Edit", bashtool.KillName, "Read", webfetch.Name, websearch.Name, "Write"}
+
+// ProcessTools are the tools of background commands, which [New] adds to
+// the default tools when [Options].Processes is set: reading a command's
+// new output, writing to its input, ending it and listing them.
+var ProcessTools = []string{bashtool.OutputName, bashtool.InputName, bashtool.KillName, bashtool.ListName}
+
+// ErrNoProcessTable is returned when a tool of background commands is asked
+// for without a [ToolOptions].ProcessTable.
+var ErrNoProcessTable = errors.New("the tools of background commands need a process table: set Options.Processes (or ToolOptions.ProcessTable)")
 
 // defaultTools are the tools [New] builds when [Options].Tools is nil:
 // every built-in one but WebSearch, which needs a search service
@@ -40,6 +50,11 @@ type ToolOptions struct {
 	Searcher websearch.Searcher
 	// WebSearch configures WebSearch (domains, result count).
 	WebSearch *websearch.Options
+	// ProcessTable, when set, is where Bash starts background commands
+	// (run_in_background), and the table BashOutput, BashInput, KillShell
+	// and BashList act on ([ProcessTools]); nil refuses run_in_background
+	// and those tools. [New] sets it from [Options].Processes.
+	ProcessTable process.Source
 }
 
 // NewTool builds the built-in tool called name (one of [Names]) on ws: the
@@ -58,7 +73,9 @@ func NewTool[A any](ws workspace.Workspace, name string, o *ToolOptions) (heliko
 	case "Edit":
 		return filetool.NewEdit[A](ws, &filetool.EditOptions{MaxBytes: o.MaxWriteBytes}), nil
 	case bashtool.Name:
-		return bashtool.New[A](ws, o.Bash)
+		return bashtool.New[A](ws, bashOptions(o))
+	case bashtool.OutputName, bashtool.InputName, bashtool.KillName, bashtool.ListName:
+		return processTool[A](ws, name, o)
 	case webfetch.Name:
 		return webfetch.New[A](o.WebFetch)
 	case websearch.Name:
@@ -68,4 +85,38 @@ func NewTool[A any](ws workspace.Workspace, name string, o *ToolOptions) (heliko
 		return websearch.New[A](o.Searcher, o.WebSearch)
 	}
 	return nil, fmt.Errorf("unknown built-in tool %q (built-in: %v)", name, Names)
+}
+
+// bashOptions are Bash's options with the process table.
+func bashOptions(o *ToolOptions) *bashtool.Options {
+	var bo bashtool.Options
+	if o.Bash != nil {
+		bo = *o.Bash
+	}
+	if bo.Processes == nil {
+		bo.Processes = o.ProcessTable
+	}
+	return &bo
+}
+
+// processTool builds one of [ProcessTools]. BashInput gets a Bash tool of
+// its own with Bash's options, whose lists and root it judges input with.
+func processTool[A any](ws workspace.Workspace, name string, o *ToolOptions) (helikon.Tool[A], error) {
+	bo := bashOptions(o)
+	if bo.Processes == nil {
+		return nil, ErrNoProcessTable
+	}
+	switch name {
+	case bashtool.OutputName:
+		return bashtool.NewOutputTool[A](bo.Processes)
+	case bashtool.KillName:
+		return bashtool.NewKillTool[A](bo.Processes)
+	case bashtool.ListName:
+		return bashtool.NewListTool[A](bo.Processes)
+	}
+	bash, err := bashtool.New[A](ws, bo)
+	if err != nil {
+		return nil, err
+	}
+	return bashtool.NewInputTool(bash)
 }

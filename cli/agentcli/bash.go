@@ -2,6 +2,7 @@ package agentcli
 
 import (
 	"flag"
+	"fmt"
 
 	"github.com/paigasus/helikon/cli"
 
@@ -12,16 +13,26 @@ import (
 
 func init() {
 	RegisterTools(&ToolProvider{
-		Names: []string{bashtool.Name},
+		Names: append([]string{bashtool.Name}, toolbox.ProcessTools...),
 		Flags: func(fs *flag.FlagSet) ToolBuilder {
 			deny := cli.Multi(fs, "deny-command", "Bash: refuse commands that run `PROGRAM` (a name such as rm, or a name and leading arguments such as \"git push\"; repeatable)")
 			allow := cli.Multi(fs, "allow-command", "Bash: run only commands whose every program matches `PROGRAM` (same form; repeatable)")
-			return func(te *ToolEnv, _ string) (helikon.Tool[App], error) {
+			return func(te *ToolEnv, name string) (helikon.Tool[App], error) {
 				ws, err := te.Workspace()
 				if err != nil {
 					return nil, err
 				}
-				return toolbox.NewTool[App](ws, bashtool.Name, &toolbox.ToolOptions{Bash: &bashtool.Options{AllowCommands: *allow, DenyCommands: *deny}})
+				o := &toolbox.ToolOptions{Bash: &bashtool.Options{AllowCommands: *allow, DenyCommands: *deny}}
+				procs, err := te.Processes()
+				if err != nil {
+					return nil, err
+				}
+				if procs != nil {
+					o.ProcessTable = procs
+				} else if name != bashtool.Name {
+					return nil, fmt.Errorf("%s needs background commands: set --max-processes", name)
+				}
+				return toolbox.NewTool[App](ws, name, o)
 			}
 		},
 	})

@@ -82,6 +82,7 @@ func runMCP(ctx context.Context, env *cli.Env, args []string) int {
 		Logger:           logger,
 		Sessions:         te.ClientSessions(),
 		Metrics:          metrics,
+		SessionEnded:     te.sessionEnded(),
 	})
 	if err != nil {
 		return cli.Failf(env, cli.ExitOther, "mcp: %v", err)

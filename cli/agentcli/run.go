@@ -266,6 +266,9 @@ func (t *runTools) close() {
 // API key (without one it could only fail).
 func defaultTools(env *cli.Env, tf *ToolFlags) []string {
 	names := tf.Names(false)
+	if !tf.Processes() {
+		names = slices.DeleteFunc(names, func(n string) bool { return slices.Contains(toolbox.ProcessTools, n) })
+	}
 	if env.Var(websearch.BraveKeyEnv) == "" && env.Var(websearch.TavilyKeyEnv) == "" {
 		names = slices.DeleteFunc(names, func(n string) bool { return n == websearch.Name })
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/paigasus/helikon"
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/process"
 	"github.com/paigasus/helikon/workspace"
 )
 
@@ -44,11 +45,15 @@ type ToolEnv struct {
 	// user's).
 	quietCreate bool
 	wsFlags     *cli.WorkspaceFlags
-	wsOnce      sync.Once
-	ws          workspace.Workspace
-	wsErr       error
-	sessions    *workspace.Sessions
-	perSession  bool
+	// maxProcesses is --max-processes: 0 starts no background commands.
+	maxProcesses int
+	procOnce     sync.Once
+	procs        *process.Sessions
+	wsOnce       sync.Once
+	ws           workspace.Workspace
+	wsErr        error
+	sessions     *workspace.Sessions
+	perSession   bool
 }
 
 // Backend returns the execution backend the flags (and, where they are not
@@ -66,6 +71,23 @@ func (te *ToolEnv) Backend() (backend.Backend, error) {
 		te.backend, te.backendErr = cli.BuildBackend(te.Ctx, te.Env, te.Root, f)
 	})
 	return te.backend, te.backendErr
+}
+
+// Processes returns the process tables of the command's background
+// commands (one per client session: see process.Sessions), on its
+// workspace, made once; nil when --max-processes is 0.
+func (te *ToolEnv) Processes() (*process.Sessions, error) {
+	if te.maxProcesses <= 0 {
+		return nil, nil
+	}
+	ws, err := te.Workspace()
+	if err != nil {
+		return nil, err
+	}
+	te.procOnce.Do(func() {
+		te.procs = &process.Sessions{Backend: ws, Options: &process.Options{MaxProcesses: te.maxProcesses}}
+	})
+	return te.procs, nil
 }
 
 // ToolBuilder builds the tool called name.
@@ -90,14 +112,16 @@ func RegisterTools(p *ToolProvider) { toolProviders = append(toolProviders, p) }
 
 // ToolFlags holds the providers' flags defined on one flag set.
 type ToolFlags struct {
-	builders  map[string]ToolBuilder
-	example   map[string]bool
-	workspace *cli.WorkspaceFlags
+	builders     map[string]ToolBuilder
+	example      map[string]bool
+	workspace    *cli.WorkspaceFlags
+	maxProcesses *int
 }
 
 // AddToolFlags defines every provider's flags on fs.
 func AddToolFlags(fs *flag.FlagSet) *ToolFlags {
 	tf := &ToolFlags{builders: map[string]ToolBuilder{}, example: map[string]bool{}, workspace: cli.AddWorkspaceFlags(fs)}
+	tf.maxProcesses = fs.Int("max-processes", 0, "let Bash start up to `N` background commands at once per session (run_in_background), with BashOutput, BashInput, KillShell and BashList (0: none; local backends only)")
 	for _, p := range toolProviders {
 		var b ToolBuilder
 		if p.Flags != nil {
@@ -113,6 +137,10 @@ func AddToolFlags(fs *flag.FlagSet) *ToolFlags {
 	}
 	return tf
 }
+
+// Processes reports whether --max-processes lets Bash start background
+// commands, and so whether the process tools are built.
+func (tf *ToolFlags) Processes() bool { return tf.maxProcesses != nil && *tf.maxProcesses > 0 }
 
 // Names returns the tool names, sorted; withExamples includes example tools.
 func (tf *ToolFlags) Names(withExamples bool) []string {
@@ -130,6 +158,9 @@ func (tf *ToolFlags) Names(withExamples bool) []string {
 func (tf *ToolFlags) Build(te *ToolEnv, name string) (helikon.Tool[App], error) {
 	if te.wsFlags == nil {
 		te.wsFlags = tf.workspace
+	}
+	if te.maxProcesses == 0 && tf.maxProcesses != nil {
+		te.maxProcesses = *tf.maxProcesses
 	}
 	b, ok := tf.builders[name]
 	if !ok || b == nil {
@@ -157,4 +188,14 @@ func (tf *ToolFlags) BuildSet(te *ToolEnv, names []string) (*helikon.Toolset[App
 		tools = append(tools, t)
 	}
 	return helikon.NewToolset(tools...)
+}
+
+// sessionEnded returns what ends a client session's background commands
+// when the session ends (mcptools.ServerOptions.SessionEnded); nil without
+// them. Call it after the tools are built.
+func (te *ToolEnv) sessionEnded() func(string) {
+	if te.procs == nil {
+		return nil
+	}
+	return func(session string) { _ = te.procs.Close(session) }
 }

@@ -196,6 +196,10 @@ const closeTimeout = 60 * time.Second
 // ones. The command's context may be cancelled (SIGINT, SIGTERM): Close
 // gets a bounded context of its own.
 func (te *ToolEnv) Close() error {
+	if te.procs != nil {
+		// The processes end before their workspace.
+		_ = te.procs.CloseAll()
+	}
 	if te.sessions == nil {
 		return nil
 	}

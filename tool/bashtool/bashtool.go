@@ -99,10 +99,11 @@ type Options struct {
 	// When neither is known, a command that redirects to a relative path
 	// has unresolved targets (see [Tool.Targets]).
 	Root string
-	// Processes, when set, is the session's process table: the tool then
-	// accepts run_in_background and starts the command in it. Nil refuses
-	// run_in_background.
-	Processes *process.Table
+	// Processes, when set, gives the session's process table (a
+	// [*process.Table], or [*process.Sessions] for a table per session):
+	// the tool then accepts run_in_background and starts the command in
+	// it. Nil refuses run_in_background.
+	Processes process.Source
 }
 
 // Tool is the Bash tool. It implements [helikon.Tool], [helikon.Effecter],
@@ -113,7 +114,7 @@ type Tool[C any] struct {
 	backend backend.Backend
 	lists   shellcmd.Filter
 	root    string
-	procs   *process.Table
+	procs   process.Source
 }
 
 var _ helikon.Targeter = (*Tool[struct{}])(nil)
@@ -222,7 +223,11 @@ func (t *Tool[C]) background(tc *helikon.ToolContext[C], in Args) (Output, error
 	if in.TimeoutMS > 0 {
 		req.Lifetime = time.Duration(in.TimeoutMS) * time.Millisecond
 	}
-	e, err := t.procs.Start(tc, req)
+	tab, err := t.procs.TableFor(tc)
+	if err != nil {
+		return Output{}, err
+	}
+	e, err := tab.Start(tc, req)
 	if err != nil {
 		return Output{}, fmt.Errorf("the command could not be started in the background: %w", err)
 	}

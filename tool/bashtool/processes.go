@@ -1,10 +1,10 @@
 package bashtool
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/paigasus/helikon"
@@ -86,8 +86,21 @@ func notFound(err error) error {
 	return err
 }
 
+// get returns the process id names in the table of the call's session.
+func get(ctx context.Context, src process.Source, id string) (*process.Entry, error) {
+	t, err := src.TableFor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e, err := t.Get(id)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	return e, nil
+}
+
 // NewOutputTool returns BashOutput over tab.
-func NewOutputTool[C any](tab *process.Table) (*functiontool.Tool[C, OutputArgs, OutputResult], error) {
+func NewOutputTool[C any](tab process.Source) (*functiontool.Tool[C, OutputArgs, OutputResult], error) {
 	if tab == nil {
 		return nil, errors.New("bashtool: nil process table")
 	}
@@ -101,41 +114,30 @@ func NewOutputTool[C any](tab *process.Table) (*functiontool.Tool[C, OutputArgs,
 					return OutputResult{}, helikon.InvalidArgs("filter is not a valid regular expression: " + err.Error())
 				}
 			}
-			e, err := tab.Get(in.BashID)
+			e, err := get(tc, tab, in.BashID)
 			if err != nil {
 				return OutputResult{}, notFound(err)
 			}
-			wait := min(time.Duration(max(in.WaitMS, 0))*time.Millisecond, maxWait)
-			c, err := e.ReadNew(tc, wait, 0)
-			if err != nil {
-				return OutputResult{}, err
-			}
-			out := string(c.Data)
-			if re != nil {
-				var kept []string
-				for line := range strings.Lines(out) {
-					if re.MatchString(strings.TrimRight(line, "\n")) {
-						kept = append(kept, line)
-					}
-				}
-				out = strings.Join(kept, "")
-			}
-			return OutputResult{Status: status(e.Info()), Output: out, MissedBytes: c.Missed}, nil
+			return readNew(tc, e, in.WaitMS, re)
 		}, &functiontool.Options{Effect: helikon.EffectReadOnly})
 }
 
 // NewKillTool returns KillShell over tab.
-func NewKillTool[C any](tab *process.Table) (*functiontool.Tool[C, KillArgs, Status], error) {
+func NewKillTool[C any](tab process.Source) (*functiontool.Tool[C, KillArgs, Status], error) {
 	if tab == nil {
 		return nil, errors.New("bashtool: nil process table")
 	}
 	return functiontool.New(KillName,
 		"End a background command started with Bash run_in_background, and everything it started.",
 		func(tc *helikon.ToolContext[C], in KillArgs) (Status, error) {
-			if _, err := tab.Kill(tc, in.ShellID); err != nil {
+			t, err := tab.TableFor(tc)
+			if err != nil {
+				return Status{}, err
+			}
+			if _, err := t.Kill(tc, in.ShellID); err != nil {
 				return Status{}, fmt.Errorf("%s: %w", in.ShellID, notFound(err))
 			}
-			e, err := tab.Get(in.ShellID)
+			e, err := t.Get(in.ShellID)
 			if err != nil {
 				return Status{}, notFound(err)
 			}
@@ -144,15 +146,19 @@ func NewKillTool[C any](tab *process.Table) (*functiontool.Tool[C, KillArgs, Sta
 }
 
 // NewListTool returns BashList over tab.
-func NewListTool[C any](tab *process.Table) (*functiontool.Tool[C, ListArgs, ListResult], error) {
+func NewListTool[C any](tab process.Source) (*functiontool.Tool[C, ListArgs, ListResult], error) {
 	if tab == nil {
 		return nil, errors.New("bashtool: nil process table")
 	}
 	return functiontool.New(ListName,
 		"List the background commands of this session with their shell_id and status.",
 		func(tc *helikon.ToolContext[C], _ ListArgs) (ListResult, error) {
+			t, err := tab.TableFor(tc)
+			if err != nil {
+				return ListResult{}, err
+			}
 			r := ListResult{Shells: []Status{}}
-			for _, in := range tab.List() {
+			for _, in := range t.List() {
 				r.Shells = append(r.Shells, status(in))
 			}
 			return r, nil

@@ -90,6 +90,13 @@ type ServerOptions[C any] struct {
 	// Metrics, when set, counts the calls (by tool and outcome), the calls
 	// running and the permission decisions (by stage); see [Metrics].
 	Metrics *Metrics
+	// SessionEnded, when set, is called with the workspace session id
+	// ([WorkspaceSession]) of every client session that ends, once it
+	// ended; each call's context then names its client's session
+	// ([workspace.WithSession]) even without Sessions. Tools keep
+	// per-session state by it: the process tables of
+	// process.Sessions, whose Close it should call.
+	SessionEnded func(session string)
 }
 
 // WorkspaceSession is the workspace session id of the MCP session sid: sid
@@ -113,7 +120,7 @@ func NewServer[C any](set *helikon.Toolset[C], opts *ServerOptions[C]) (*mcp.Ser
 		ver = version.Get().String()
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: ver}, &mcp.ServerOptions{
-		InitializedHandler: closeWorkspaceAtEnd(opts.Sessions, opts.Logger),
+		InitializedHandler: closeWorkspaceAtEnd(opts.Sessions, opts.SessionEnded, opts.Logger),
 		Instructions:       opts.Instructions,
 		// No logging capability: helikon logs through slog on the server side.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
@@ -127,8 +134,8 @@ func NewServer[C any](set *helikon.Toolset[C], opts *ServerOptions[C]) (*mcp.Ser
 // closeWorkspaceAtEnd returns the handler that, once a client session is
 // initialised, waits for its end and closes its workspace; nil without
 // sessions.
-func closeWorkspaceAtEnd(sessions *workspace.Sessions, logger *slog.Logger) func(context.Context, *mcp.InitializedRequest) {
-	if sessions == nil {
+func closeWorkspaceAtEnd(sessions *workspace.Sessions, ended func(string), logger *slog.Logger) func(context.Context, *mcp.InitializedRequest) {
+	if sessions == nil && ended == nil {
 		return nil
 	}
 	if logger == nil {
@@ -141,6 +148,12 @@ func closeWorkspaceAtEnd(sessions *workspace.Sessions, logger *slog.Logger) func
 		}
 		go func() {
 			ss.Wait()
+			if ended != nil {
+				ended(WorkspaceSession(ss.ID()))
+			}
+			if sessions == nil {
+				return
+			}
 			// The session's context is gone: closing a remote workspace
 			// gets a bounded one of its own.
 			ctx, cancel := context.WithTimeout(context.Background(), workspaceCloseTimeout)
@@ -279,7 +292,7 @@ func (c *servedCall[C]) admit(ctx context.Context, req *mcp.CallToolRequest) (co
 		asker = &elicitApprover{req: req, key: c.key, modern: req.ProtocolVersion() >= modernProtocol}
 		perms.Approver = asker
 	}
-	if c.opts.Sessions != nil && req.Session != nil && req.Session.ID() != "" {
+	if (c.opts.Sessions != nil || c.opts.SessionEnded != nil) && req.Session != nil && req.Session.ID() != "" {
 		ctx = workspace.WithSession(ctx, WorkspaceSession(req.Session.ID()))
 	}
 	rc := helikon.NewRunContext(c.opts.App, &helikon.RunConfig{Mode: c.opts.Mode})

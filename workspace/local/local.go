@@ -268,6 +268,7 @@ type Workspace struct {
 var (
 	_ workspace.Workspace = (*Workspace)(nil)
 	_ backend.TimeLimited = (*Workspace)(nil)
+	_ backend.Starter     = (*Workspace)(nil)
 )
 
 // Run runs req through the backend, in [FS.Dir]. It fails with
@@ -280,6 +281,21 @@ func (w *Workspace) Run(ctx context.Context, req *backend.Request) (*backend.Res
 		return nil, fmt.Errorf("run: %w", workspace.ErrGone)
 	}
 	return w.b.Run(ctx, req)
+}
+
+// Start starts req through the backend, in [FS.Dir], as a process that
+// keeps running (see [backend.Starter]); it fails with an error wrapping
+// [backend.ErrNoProcesses] when the backend cannot, and with
+// [workspace.ErrGone] after Close. The process lives as long as ctx: the
+// workspace does not track it (a process table does, see package process).
+func (w *Workspace) Start(ctx context.Context, req *backend.StartRequest) (backend.Process, error) {
+	w.mu.RLock()
+	closed := w.closed
+	w.mu.RUnlock()
+	if closed {
+		return nil, fmt.Errorf("start: %w", workspace.ErrGone)
+	}
+	return backend.Start(ctx, w.b, req)
 }
 
 // Guarantees reports the backend's guarantees.
