@@ -372,7 +372,9 @@ func TestHTTPAbandonedSessionsAreReclaimed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := startHTTP(t, srv, &mcptools.HTTPOptions{MaxSessions: max, SessionTimeout: 100 * time.Millisecond})
+	// Long enough that a loaded machine still sends initialized before the
+	// session expires; short enough to keep the test quick.
+	url := startHTTP(t, srv, &mcptools.HTTPOptions{MaxSessions: max, SessionTimeout: 500 * time.Millisecond})
 	for round := range rounds {
 		c := newRawClient(t, url, "")
 		for range max {
