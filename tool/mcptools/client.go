@@ -412,30 +412,39 @@ func (s *Source[C]) refresh(ctx context.Context, cs *mcp.ClientSession) error {
 var invalidNameChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 
 func (s *Source[C]) wrap(def *mcp.Tool) (*mcpTool[C], error) {
-	name := s.opts.Prefix + invalidNameChars.ReplaceAllString(def.Name, "_")
-	if err := helikon.ValidateToolName(name); err != nil {
+	info, check, err := listedTool(s.opts.Prefix, def, s.opts.IgnoreAnnotations)
+	if err != nil {
 		return nil, err
+	}
+	if info.Output, err = toSchema(def.OutputSchema); err != nil {
+		return nil, fmt.Errorf("output schema: %w", err)
+	}
+	return &mcpTool[C]{ToolInfo: info, src: s, name: info.ToolName, remoteName: def.Name, check: check}, nil
+}
+
+// listedTool is what helikon makes of a tool another server lists, for
+// [Source] and [Wrapper] alike: its local name (prefix and the name, with
+// the characters helikon's names do not allow replaced), description,
+// input schema with its compiled check, and effect ([toolEffect], or a side
+// effect with ignoreAnnotations). The output schema is the caller's.
+func listedTool(prefix string, def *mcp.Tool, ignoreAnnotations bool) (helikon.ToolInfo, *argcheck.Validator, error) {
+	name := prefix + invalidNameChars.ReplaceAllString(def.Name, "_")
+	if err := helikon.ValidateToolName(name); err != nil {
+		return helikon.ToolInfo{}, nil, err
 	}
 	in, err := toSchema(def.InputSchema)
 	if err != nil || in == nil {
-		return nil, fmt.Errorf("input schema: %v", err)
+		return helikon.ToolInfo{}, nil, fmt.Errorf("input schema: %v", err)
 	}
 	check, err := argcheck.Compile(in)
 	if err != nil {
-		return nil, fmt.Errorf("input schema: %w", err)
-	}
-	out, err := toSchema(def.OutputSchema)
-	if err != nil {
-		return nil, fmt.Errorf("output schema: %w", err)
+		return helikon.ToolInfo{}, nil, fmt.Errorf("input schema: %w", err)
 	}
 	effect := toolEffect(def)
-	if s.opts.IgnoreAnnotations {
+	if ignoreAnnotations {
 		effect = helikon.EffectSideEffect
 	}
-	return &mcpTool[C]{
-		ToolInfo: helikon.ToolInfo{ToolName: name, ToolDescription: def.Description, InputSchema: in, Output: out, ToolEffect: effect},
-		src:      s, name: name, remoteName: def.Name, check: check,
-	}, nil
+	return helikon.ToolInfo{ToolName: name, ToolDescription: def.Description, InputSchema: in, ToolEffect: effect}, check, nil
 }
 
 // toolEffect is the effect of a listed tool: [EffectOf] its annotations,

@@ -334,24 +334,11 @@ func (w *Wrapper) sync(ctx context.Context) error {
 
 // newTool prepares def for serving.
 func (w *Wrapper) newTool(def *mcp.Tool, fp string, held bool) (*wrappedTool, error) {
-	local := w.prefix + invalidNameChars.ReplaceAllString(def.Name, "_")
-	if err := helikon.ValidateToolName(local); err != nil {
+	info, check, err := listedTool(w.prefix, def, w.opts.IgnoreAnnotations)
+	if err != nil {
 		return nil, err
 	}
-	in, err := toSchema(def.InputSchema)
-	if err != nil || in == nil {
-		return nil, fmt.Errorf("input schema: %v", err)
-	}
-	check, err := argcheck.Compile(in)
-	if err != nil {
-		return nil, fmt.Errorf("input schema: %w", err)
-	}
-	effect := toolEffect(def)
-	if w.opts.IgnoreAnnotations {
-		effect = helikon.EffectSideEffect
-	}
-	return &wrappedTool{def: def, fp: fp, held: held, check: check,
-		stub: proxiedTool{helikon.ToolInfo{ToolName: local, ToolDescription: def.Description, InputSchema: in, ToolEffect: effect}}}, nil
+	return &wrappedTool{def: def, fp: fp, held: held, check: check, stub: proxiedTool{info}}, nil
 }
 
 // heldDescription is what the host is shown of a held tool.
