@@ -40,6 +40,9 @@ func claudeRule(text, list, home string) ([]helikon.Rule, error) {
 	if err := helikon.ValidateToolName(tool); err != nil {
 		return nil, fmt.Errorf("rule %q: %w", text, err)
 	}
+	if tool == "KillBash" { // Claude Code's older name
+		tool = "KillShell"
+	}
 	bare := []helikon.Rule{{Tool: tool}}
 	if !hasParen || content == "*" {
 		switch {
@@ -83,8 +86,10 @@ func claudeRule(text, list, home string) ([]helikon.Rule, error) {
 // claudeOnlyTools are Claude Code's own built-in tools that helikon does
 // not have, as its settings documentation lists them ("Tools available to
 // Claude", docs.anthropic.com/en/docs/claude-code/settings; Task is Agent's
-// older name, KillBash KillShell's). A rule naming one, spelt exactly so,
-// governs a tool no helikon agent can call: it is not applied, with a note,
+// older name). BashOutput and KillShell are not among them: helikon has
+// both (with --max-processes), so their rules apply, and KillBash, Claude
+// Code's older name of KillShell, is read as KillShell. A rule naming one
+// of these, spelt exactly so, governs a tool no helikon agent can call: it is not applied, with a note,
 // rather than refused, since such rules fill most Claude Code settings
 // files (allow Grep, Glob, LS) and none of them can loosen or weaken
 // anything here. Spelt in another case it is refused by the rule check
@@ -92,7 +97,7 @@ func claudeRule(text, list, home string) ([]helikon.Rule, error) {
 var claudeOnlyTools = map[string]bool{
 	"Agent": true, "Task": true, "Glob": true, "Grep": true, "LS": true, "MultiEdit": true,
 	"NotebookEdit": true, "NotebookRead": true, "TodoWrite": true, "ExitPlanMode": true,
-	"BashOutput": true, "KillShell": true, "KillBash": true, "SlashCommand": true, "Skill": true,
+	"SlashCommand": true, "Skill": true,
 }
 
 // claudeOnlyTool returns the tool a Claude Code rule names when it is one

@@ -78,6 +78,10 @@ func TestClaudeRulesMapToTheSameMeaning(t *testing.T) {
 		{"allow", "mcp__github__*", "", "wildcard"},
 		{"allow", "Grep", "", ""},            // Claude Code's own tool: noted, not applied
 		{"allow", "Agent(explorer)", "", ""}, // the same
+		// helikon's background-command tools: Claude Code's rules for them apply.
+		{"deny", "KillShell", "KillShell", ""},
+		{"ask", "BashOutput", "BashOutput", ""},
+		{"deny", "KillBash", "KillShell", ""}, // KillShell's older name
 		// Tool names are not case-folded: a lowercase spelling of a mapped
 		// tool is refused by name, never mapped.
 		{"deny", "bash(rm:*)", "", "no tool named bash; did you mean Bash?"},
