@@ -264,6 +264,21 @@ func runAttack(args []string) int {
 		resp.Body.Close()
 		fmt.Printf("status %d\n%s", resp.StatusCode, body)
 		return 0
+	case "net-serve":
+		// Not an attack: serve arg(1) over HTTP on arg(0) (a server the
+		// next command of the session reaches), for at most a minute.
+		ln, err := net.Listen("tcp", arg(0))
+		if err != nil {
+			fmt.Printf("error: %v\n", err)
+			return attackBroken
+		}
+		fmt.Println("listening")
+		body := arg(1)
+		go func() {
+			_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, body) }))
+		}()
+		time.Sleep(time.Minute)
+		return 0
 	case "udp":
 		c, err := net.Dial("udp", arg(0))
 		if err == nil {

@@ -62,6 +62,7 @@ type server struct {
 	c      *Config
 	sock   int
 	opened *landlock.Opened
+	net    NetNS // the session's network namespace ([Config].Net), or NoNetNS
 
 	mu       sync.Mutex
 	commands map[uint64]*command // by id, from the request's arrival to the report
@@ -87,7 +88,7 @@ func checkPidfds() {
 
 func serve(c *Config) int {
 	syscall.CloseOnExec(SocketFD)
-	s := &server{c: c, sock: SocketFD, commands: map[uint64]*command{}}
+	s := &server{c: c, sock: SocketFD, commands: map[uint64]*command{}, net: NoNetNS}
 	s.standby.Confine = s.confine
 	s.standby.Release = func(mnt int) {
 		if mnt >= 0 {
@@ -98,7 +99,17 @@ func serve(c *Config) int {
 		s.send(Message(MsgUnavailable, 0, []byte("os sandbox launcher: "+err.Error())), nil)
 		return 125
 	}
-	s.send(Message(MsgReady, 0, nil), nil)
+	var ready []int
+	if s.net.Proxy >= 0 {
+		// The backend serves the egress proxy on it, from its own
+		// network namespace; the launcher keeps no copy.
+		ready = []int{s.net.Proxy}
+	}
+	s.send(Message(MsgReady, 0, nil), ready)
+	if s.net.Proxy >= 0 {
+		unix.Close(s.net.Proxy)
+		s.net.Proxy = -1
+	}
 	return s.loop()
 }
 
@@ -129,6 +140,13 @@ func (s *server) setUp() error {
 	}
 	if s.opened, err = landlock.Open(c.Rules.Rules); err != nil {
 		return err
+	}
+	if c.Net != NetNone {
+		// One network namespace for the session: a server one command
+		// starts is reachable by the next, and by nothing outside.
+		if s.net, err = NewNetNS(c.Net == NetProxy); err != nil {
+			return err
+		}
 	}
 	if !c.Probe {
 		return nil
@@ -439,6 +457,11 @@ func (s *server) confine(tmpSize int64) (mnt int, err error) {
 	}
 	if mnt, err = ThreadMountNS(); err != nil {
 		return -1, fmt.Errorf("hold the mount namespace: %w", err)
+	}
+	if s.net.NS >= 0 {
+		if err := EnterNetNS(s.net.NS); err != nil {
+			return mnt, err
+		}
 	}
 	// Per command, not once in the launcher's view: a directory removed
 	// and made again on the host since (whose mount in the view the
