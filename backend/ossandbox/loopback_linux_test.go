@@ -168,3 +168,45 @@ func TestLoopbackExcludesAllowNetwork(t *testing.T) {
 		t.Fatalf("New = %v; want errLoopbackAndNetwork", err)
 	}
 }
+
+// TestLoopbackPerCommandLauncher: where the long-lived launcher cannot
+// start, an unprivileged caller's command with Loopback gets a network
+// namespace of its own from its launcher (a server it starts is reachable
+// within the command, the host's loopback is not), and a backend with the
+// egress proxy refuses its commands (no channel for the proxy's socket).
+func TestLoopbackPerCommandLauncher(t *testing.T) {
+	if isRoot() {
+		t.Skip("root callers have no launcher; this runs when the suite runs unprivileged")
+	}
+	host := hostServer(t, "127.0.0.1:0", "hello from the host")
+	url := "http://" + host.Addr().String() + "/"
+	b, _ := newTestBackend(t, Options{Loopback: true})
+	if !b.userns {
+		t.Skip("no user namespaces here")
+	}
+	b.server = false
+	att := attackBin(t)
+	res, err := b.Run(context.Background(), &backend.Request{
+		Command: fmt.Sprintf(`%[1]s http-get %[2]s; echo "host: $?"; %[1]s net-serve %[3]s 'hello from the command' & `+
+			`for i in $(seq 100); do %[1]s http-get %[2]s | grep -q command && { echo served; break; }; sleep 0.05; done; kill $!`,
+			att, url, host.Addr().String()),
+		SetEnv: []string{attackEnv + "=1"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(res.Stdout)
+	if !strings.Contains(out, fmt.Sprintf("host: %d", attackBlocked)) || strings.Contains(out, "hello from the host") {
+		t.Errorf("the host's loopback from a per-command namespace: %q; want refused", out)
+	}
+	if !strings.Contains(out, "served") {
+		t.Errorf("a server within the command: %q %q; want reached", out, res.Stderr)
+	}
+
+	e, _ := newTestBackend(t, Options{Egress: &Egress{}})
+	e.server = false
+	_, err = e.Run(context.Background(), &backend.Request{Argv: []string{att, "net-connect", host.Addr().String()}, SetEnv: []string{attackEnv + "=1"}})
+	if !errors.Is(err, errNoProxyNS) {
+		t.Errorf("egress with a launcher per command: %v; want errNoProxyNS", err)
+	}
+}

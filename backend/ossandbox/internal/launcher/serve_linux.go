@@ -31,7 +31,11 @@ const SocketFD = prelaunch.SocketFD
 //
 //  1. unshare a mount and a pid namespace: the command is the first
 //     process of a pid namespace of its own, which the kernel empties when
-//     it exits or is killed, and has a private copy of the view;
+//     it exits or is killed, and has a private copy of the view; with
+//     [Config].Net, enter the session's network namespace, which the
+//     launcher made once at its start (NewNetNS: loopback only, and with
+//     [NetProxy] the egress proxy's listening socket, sent to the backend
+//     with MsgReady);
 //  2. mount [Config].ReadOnly read-only over themselves (ProtectPaths),
 //     then the command's tmpfs, granted by descriptor;
 //  3. drop every capability (the bounding set included), set
