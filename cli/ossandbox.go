@@ -25,6 +25,9 @@ func init() {
 // osBackend builds the OS-sandbox backend: Landlock and seccomp on Linux,
 // Seatbelt on macOS; it fails (exit 125) where they are unavailable.
 func osBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend.Backend, error) {
+	if f.Loopback && f.AllowNetwork {
+		return nil, fmt.Errorf("%w: --loopback and --allow-network exclude each other: --allow-network gives the host's network, --loopback one of the session's own", backend.ErrUnavailable)
+	}
 	var eg *ossandbox.Egress
 	if f.EgressAllow != nil && len(*f.EgressAllow) > 0 {
 		if f.AllowNetwork {
