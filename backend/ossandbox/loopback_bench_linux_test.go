@@ -114,12 +114,19 @@ func TestLoopbackLatency(t *testing.T) {
 	if !strings.Contains(line, "listening") {
 		t.Fatalf("the host's server: %q", line)
 	}
+	// The same pair confined alike but in the host's namespace
+	// (AllowNetwork): what the sandbox costs apart from the namespace.
+	nb, _ := newTestBackend(t, Options{AllowNetwork: true})
+	defer nb.Close()
+	netAddr := freeLoopback(t)
+	startServer(t, nb, netAddr, "hello")
 	for _, mode := range []string{"keepalive", "new"} {
-		var ns [2]float64
+		var ns [3]float64
 		for round := range 3 { // interleaved, the best of three each
 			in := sandboxed(t, b, nil, "http-bench", "http://"+addr+"/", n, mode)
 			host := unconfined(t, b.Dir(), nil, "http-bench", "http://"+hostAddr+"/", n, mode)
-			for i, r := range []attackResult{in, host} {
+			confined := sandboxed(t, nb, nil, "http-bench", "http://"+netAddr+"/", n, mode)
+			for i, r := range []attackResult{in, host, confined} {
 				v, err := strconv.ParseFloat(strings.TrimSpace(r.out), 64)
 				if err != nil || r.code != 0 {
 					t.Fatalf("http-bench: %v", r)
@@ -129,7 +136,8 @@ func TestLoopbackLatency(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%s: session namespace %.0f ns/request, host %.0f ns/request, ratio %.2f", mode, ns[0], ns[1], ns[0]/ns[1])
+		t.Logf("%s: session namespace %.0f ns/request, host %.0f ns/request (ratio %.2f); confined in the host's namespace (AllowNetwork) %.0f ns/request (session/confined %.2f)",
+			mode, ns[0], ns[1], ns[0]/ns[1], ns[2], ns[0]/ns[2])
 	}
 }
 
