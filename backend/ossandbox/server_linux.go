@@ -393,8 +393,14 @@ func (c *serverConn) receive() {
 	for first := true; ; first = false {
 		n, oobn, _, _, err := c.conn.ReadMsgUnix(buf, oob)
 		fds := parseRights(oob[:oobn])
+		dialed := -1
 		if !first {
-			closeFDs(fds) // only the ready message carries one
+			// Only the ready message and MsgDialed carry one.
+			if len(fds) == 1 && n > 0 && buf[0] == launcher.MsgDialed {
+				dialed = fds[0]
+			} else {
+				closeFDs(fds)
+			}
 			fds = nil
 		}
 		var t byte
@@ -436,7 +442,9 @@ func (c *serverConn) receive() {
 		delete(c.calls, id)
 		c.mu.Unlock()
 		if rc != nil {
-			rc.replies <- reply{t: t, payload: append([]byte(nil), payload...)}
+			rc.replies <- reply{t: t, payload: append([]byte(nil), payload...), fd: dialed}
+		} else if dialed >= 0 {
+			unix.Close(dialed)
 		}
 	}
 }
@@ -446,6 +454,7 @@ func (c *serverConn) receive() {
 type reply struct {
 	t       byte
 	payload []byte
+	fd      int // MsgDialed's socket (0 in other replies: not read)
 }
 
 // remoteCmd is one command run by the long-lived launcher.

@@ -135,3 +135,27 @@ func ListenProxy() (int, error) {
 	}
 	return fd, nil
 }
+
+// DialInNetNS returns a TCP socket (close-on-exec) connected to
+// 127.0.0.1:port of the network namespace ns, made by a discarded thread
+// that entered it. A connection to a port nothing listens on fails with
+// ECONNREFUSED.
+func DialInNetNS(ns, port int) (int, error) {
+	fd := -1
+	err := OnDiscardedThread(func() error {
+		if err := EnterNetNS(ns); err != nil {
+			return err
+		}
+		var err error
+		if fd, err = unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0); err != nil {
+			return fmt.Errorf("dial the session's port %d: %w", port, err)
+		}
+		if err := unix.Connect(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			unix.Close(fd)
+			fd = -1
+			return fmt.Errorf("dial the session's port %d: %w", port, err)
+		}
+		return nil
+	})
+	return fd, err
+}

@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -215,6 +216,10 @@ func (s *server) loop() int {
 			s.commands[id] = &command{}
 			s.mu.Unlock()
 			go s.run(id, append([]byte(nil), payload...), files)
+		case MsgDial:
+			closeFiles(files)
+			port, n := binary.Uvarint(payload)
+			go s.dial(id, port, n > 0 && n == len(payload))
 		case MsgKill:
 			closeFiles(files)
 			s.mu.Lock()
@@ -232,6 +237,28 @@ func (s *server) loop() int {
 			closeFiles(files)
 		}
 	}
+}
+
+// dial answers MsgDial: a TCP connection to 127.0.0.1:port made in the
+// session's network namespace, sent back to the backend (which forwards
+// a port of the session to the user). Only the session's loopback can be
+// reached: the namespace has nothing else.
+func (s *server) dial(id, port uint64, ok bool) {
+	if !ok || port == 0 || port > 0xffff {
+		s.send(Message(MsgUnavailable, id, []byte("os sandbox launcher: a bad port to dial")), nil)
+		return
+	}
+	if s.net.NS < 0 {
+		s.send(Message(MsgUnavailable, id, []byte("os sandbox launcher: the session has no network namespace")), nil)
+		return
+	}
+	fd, err := DialInNetNS(s.net.NS, int(port))
+	if err != nil {
+		s.send(Message(MsgUnavailable, id, []byte(err.Error())), nil)
+		return
+	}
+	s.send(Message(MsgDialed, id, nil), []int{fd})
+	unix.Close(fd)
 }
 
 // receivedFiles returns the descriptors attached to a message.

@@ -25,6 +25,12 @@ import (
 const (
 	MsgRun         = 'r'
 	MsgKill        = 'k'
+	// MsgDial (payload: a TCP port, a uvarint) asks for a connection to
+	// 127.0.0.1:port of the session's network namespace ([Config].Net);
+	// the launcher answers MsgDialed with the connected socket attached,
+	// or MsgUnavailable with why.
+	MsgDial   = 'd'
+	MsgDialed = 'D'
 	MsgReady       = 'R'
 	MsgExit        = 'x'
 	MsgUnavailable = 'u'
