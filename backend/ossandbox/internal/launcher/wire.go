@@ -23,14 +23,14 @@ import (
 // failed); MsgStartFailed (the program could not be executed), with a
 // reason.
 const (
-	MsgRun         = 'r'
-	MsgKill        = 'k'
+	MsgRun  = 'r'
+	MsgKill = 'k'
 	// MsgDial (payload: a TCP port, a uvarint) asks for a connection to
 	// 127.0.0.1:port of the session's network namespace ([Config].Net);
 	// the launcher answers MsgDialed with the connected socket attached,
 	// or MsgUnavailable with why.
-	MsgDial   = 'd'
-	MsgDialed = 'D'
+	MsgDial        = 'd'
+	MsgDialed      = 'D'
 	MsgReady       = 'R'
 	MsgExit        = 'x'
 	MsgUnavailable = 'u'
