@@ -121,6 +121,15 @@
 //     user namespaces are unavailable, every command of a backend with
 //     Loopback or Egress is refused with [backend.ErrUnavailable]: with
 //     TCP allowed and no namespace, it could reach any address.
+//     [Backend.Forward] (and [Backend.DialSession]) forwards a port of the
+//     session's loopback to the user: each connection accepted on a
+//     listener the caller chose (127.0.0.1 keeps it to this machine) is
+//     joined to a connection made inside the namespace, by this program's
+//     thread that entered it (root) or by the launcher, which sends the
+//     connected socket back (unprivileged): only the session's own
+//     loopback is reached, never the host's port of the same number, at
+//     most [MaxForwardConns] connections at once, all closed with the
+//     forward's context.
 //     The namespace costs nothing per command but a setns (its creation
 //     is once per session; see BENCHMARKS.md), and Loopback is an option
 //     rather than the default because it widens what commands can do

@@ -62,39 +62,3 @@ func ExampleNotReadableError() {
 		fmt.Printf("grant %s (--read-path %s) or leave PATH granted\n", ne.Dir, ne.Dir)
 	}
 }
-
-// A session with a loopback of its own: a server one command starts in the
-// background is reached by the next command, on the session's 127.0.0.1;
-// the host's loopback and every other address stay out of reach.
-func ExampleOptions_loopback() {
-	dir, _ := os.MkdirTemp("", "project-")
-	defer os.RemoveAll(dir)
-	os.WriteFile(dir+"/index.html", []byte("hello from the session\n"), 0o644)
-	b, err := ossandbox.New(dir, &ossandbox.Options{Loopback: true})
-	if err != nil {
-		fmt.Println("no OS sandbox here:", err)
-		return
-	}
-	defer b.Close()
-	ctx := context.Background()
-	srv, err := b.Start(ctx, &backend.StartRequest{Request: backend.Request{
-		Argv: []string{"/usr/bin/python3", "-m", "http.server", "--bind", "127.0.0.1", "8080"}}})
-	if err != nil {
-		panic(err)
-	}
-	defer srv.Signal(os.Kill)
-	res, err := b.Run(ctx, &backend.Request{Argv: []string{"/usr/bin/python3", "-c", `
-import time, urllib.request
-for _ in range(200):
-    try:
-        print(urllib.request.urlopen("http://127.0.0.1:8080/index.html").read().decode(), end="")
-        break
-    except OSError:
-        time.sleep(0.05)
-`}})
-	if err != nil {
-		panic(err)
-	}
-	fmt.Print(string(res.Stdout))
-	// Output: hello from the session
-}
