@@ -27,6 +27,7 @@ type BackendFlags struct {
 	Mem          int64         // --mem bytes (address space)
 	Env          *[]string     // --env NAME: extend the environment allowlist
 	AllowNetwork bool          // --allow-network (OS sandbox)
+	Loopback     bool          // --loopback (OS sandbox: a network namespace per session)
 	ReadPaths    *[]string     // --read-path DIR (OS sandbox)
 	NoPath       bool          // --no-path (OS sandbox)
 	ReadCaches   bool          // --read-caches (OS sandbox)
@@ -50,6 +51,7 @@ func AddBackendFlags(fs *flag.FlagSet) *BackendFlags {
 	SizeVar(fs, &b.Mem, "mem", 0, "address-space limit, as `SIZE` such as 4GiB (default: none)")
 	b.Env = Multi(fs, "env", "pass environment variable `NAME` through (repeatable)")
 	fs.BoolVar(&b.AllowNetwork, "allow-network", false, "let sandboxed commands use the network")
+	fs.BoolVar(&b.Loopback, "loopback", false, "OS sandbox: give the session's commands a loopback network of their own (TCP servers and clients on 127.0.0.1 and ::1 of a private network namespace; nothing outside it is reachable)")
 	b.ReadPaths = Multi(fs, "read-path", "make `DIR` readable inside the OS sandbox (repeatable)")
 	fs.BoolVar(&b.NoPath, "no-path", false, "OS sandbox: do not make your PATH's directories and the tool trees behind them (~/.pyenv, ~/.nvm, ~/.cargo…) readable")
 	fs.BoolVar(&b.ReadCaches, "read-caches", false, "OS sandbox: make the common tool caches readable, never writable (Go modules, pip, npm, Cargo registry…)")
@@ -138,6 +140,9 @@ func init() {
 func hostBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend.Backend, error) {
 	if f.EgressAllow != nil && len(*f.EgressAllow) > 0 {
 		return nil, fmt.Errorf("%w: --egress-allow needs a backend that can force traffic through the egress proxy; the host backend cannot restrict the network", backend.ErrUnavailable)
+	}
+	if f.Loopback {
+		return nil, fmt.Errorf("%w: --loopback needs a backend that gives commands a network namespace of their own (os); the host backend's commands share the host's network", backend.ErrUnavailable)
 	}
 	sb, err := fsroot.Open(root)
 	if err != nil {

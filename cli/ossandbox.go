@@ -25,14 +25,18 @@ func init() {
 // osBackend builds the OS-sandbox backend: Landlock and seccomp on Linux,
 // Seatbelt on macOS; it fails (exit 125) where they are unavailable.
 func osBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend.Backend, error) {
+	if f.Loopback && f.AllowNetwork {
+		return nil, fmt.Errorf("%w: --loopback and --allow-network exclude each other: --allow-network gives the host's network, --loopback one of the session's own", backend.ErrUnavailable)
+	}
 	var eg *ossandbox.Egress
 	if f.EgressAllow != nil && len(*f.EgressAllow) > 0 {
 		if f.AllowNetwork {
 			return nil, fmt.Errorf("%w: --egress-allow and --allow-network exclude each other: --egress-allow already gives network access, only through the egress proxy", backend.ErrUnavailable)
 		}
-		// Each command gets its own network namespace whose only service is
-		// a proxy enforcing this filter (root callers only; ossandbox.New
-		// refuses otherwise, and the exit status is 125).
+		// The session's commands share a network namespace whose only way
+		// out is a proxy enforcing this filter (root and unprivileged
+		// callers; where no namespace can be made, the command is refused
+		// and the exit status is 125).
 		eg = &ossandbox.Egress{Filter: egress.DenyAll().AllowDomains(*f.EgressAllow...)}
 	}
 	allow := slices.Clone(backend.DefaultEnvAllowlist)
@@ -41,6 +45,7 @@ func osBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend
 	}
 	opts := &ossandbox.Options{
 		AllowNetwork:  f.AllowNetwork,
+		Loopback:      f.Loopback,
 		Egress:        eg,
 		Timeout:       f.Timeout,
 		EnvAllowlist:  allow,
@@ -55,7 +60,7 @@ func osBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend
 	if f.HidePaths != nil {
 		opts.HidePaths = *f.HidePaths
 	}
-	if f.oneCommand && eg == nil && !f.MapRootUser && os.Geteuid() != 0 {
+	if f.oneCommand && !f.MapRootUser && os.Geteuid() != 0 {
 		// The launcher's start (a second Go runtime, in new namespaces)
 		// overlaps New; the command takes it (about 0.5 ms less). It maps
 		// the caller to its own ids: one mapped to root would not be
@@ -171,10 +176,10 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	line("pids cgroup", sup.PidsCgroup)
 	line("Seatbelt", sup.Seatbelt)
 	switch {
-	case sup.OS == "linux" && sup.Available && sup.Root:
-		line("egress proxy", "available: --egress-allow gives each command a network namespace whose only service is the egress proxy")
+	case sup.OS == "linux" && sup.Available && (sup.Root || strings.HasPrefix(sup.UserNamespaces, "available")):
+		line("network", "--loopback gives a session's commands a network namespace with loopback only; --egress-allow makes the egress proxy its only way out")
 	case sup.OS == "linux" && sup.Available:
-		line("egress proxy", "needs root (a network namespace per command); --egress-allow is refused for this user")
+		line("network", "--loopback and --egress-allow need a network namespace, which needs user namespaces for this user: refused here")
 	}
 	if sup.Available {
 		fmt.Fprintln(w, "  OS sandbox:       available (the default backend for exec, tool Bash and mcp)")

@@ -264,6 +264,40 @@ func runAttack(args []string) int {
 		resp.Body.Close()
 		fmt.Printf("status %d\n%s", resp.StatusCode, body)
 		return 0
+	case "net-serve":
+		// Not an attack: serve arg(1) over HTTP on arg(0) (a server the
+		// next command of the session reaches), for at most a minute.
+		ln, err := net.Listen("tcp", arg(0))
+		if err != nil {
+			fmt.Printf("error: %v\n", err)
+			return attackBroken
+		}
+		fmt.Println("listening")
+		body := arg(1)
+		go func() {
+			_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, body) }))
+		}()
+		time.Sleep(time.Minute)
+		return 0
+	case "http-bench":
+		// Not an attack: GET arg(0) arg(1) times, over one kept-alive
+		// connection, or a new one per request with arg(2) "new"; print
+		// the mean time per request in nanoseconds.
+		n, _ := strconv.Atoi(arg(1))
+		tr := &http.Transport{Proxy: nil, DisableKeepAlives: arg(2) == "new"}
+		c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+		start := time.Now()
+		for range n {
+			resp, err := c.Get(arg(0))
+			if err != nil {
+				fmt.Printf("error: %v\n", err)
+				return attackBroken
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		fmt.Printf("%d\n", time.Since(start).Nanoseconds()/int64(max(n, 1)))
+		return 0
 	case "udp":
 		c, err := net.Dial("udp", arg(0))
 		if err == nil {

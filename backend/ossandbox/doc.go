@@ -66,24 +66,75 @@
 //     and PTRACE_DETACH, which the backend uses to set resource limits (see
 //     below); they reach no other process (attach, seize, peek and poke
 //     stay refused).
-//   - Network, one of three settings:
+//   - Network, one of four settings:
 //     no network (the default): every socket family but AF_UNIX is refused
 //     (ABI 4+ also refuses TCP bind and connect in Landlock);
 //     [Options].AllowNetwork: unrestricted, the network axis is none;
-//     [Options].Egress (root callers): each command runs in a network
-//     namespace of its own that has only loopback, where a fresh
-//     [egress.Proxy] for the command listens at [ProxyURL]; HTTP_PROXY,
+//     [Options].Loopback: a network of the session's own (below);
+//     [Options].Egress: the same namespace, whose only way out is a fresh
+//     [egress.Proxy] listening at [ProxyURL] inside it; HTTP_PROXY,
 //     HTTPS_PROXY and ALL_PROXY (and their lowercase forms) point to it.
 //     The proxy applies the filter to CONNECT and plain HTTP requests and
-//     makes its own connections from this program's namespace. The command
-//     cannot open anything but TCP sockets (seccomp: AF_INET and AF_INET6
-//     stream sockets only, no TCP Fast Open), Landlock lets it connect to
-//     the proxy's port only, and no address outside its namespace is
-//     routable from it: a direct connection to any host fails. There is no
-//     DNS inside: clients that honour the proxy variables (curl, Go,
+//     makes its own connections from this program's namespace. There is
+//     no DNS inside: clients that honour the proxy variables (curl, Go,
 //     Python's requests, git over HTTPS) leave name resolution to the
-//     proxy, which applies the filter before resolving. The network axis is
-//     proxied.
+//     proxy, which applies the filter before resolving. The network axis
+//     is proxied. Without Loopback, Landlock (ABI 4+) lets commands
+//     connect to the proxy's port only and bind nothing; with it, NO_PROXY
+//     names localhost, 127.0.0.1 and ::1, so that the session's own
+//     servers are reached directly.
+//     The session's network namespace: one per backend (the session), made
+//     by its first command, shared by all its commands and everything they
+//     start (background processes of [Backend.Start] included), so that a
+//     server one command starts is reachable by the next; let go by
+//     [Backend.Close] (a later command makes a new one). It has only
+//     loopback, brought up when it is made: no address outside it is
+//     routable, and its abstract Unix socket namespace is its own (the
+//     kernel keys abstract sockets by network namespace), so the host's
+//     loopback servers, its abstract sockets (a session bus, an X server)
+//     and another session's servers are out of reach whatever the
+//     command's port or address: the namespace, not a filter of
+//     addresses, is the guard. Inside it commands may create TCP sockets
+//     only (seccomp: AF_INET and AF_INET6 stream sockets, no UDP, raw,
+//     packet or netlink sockets, no TCP Fast Open; raw and packet sockets
+//     also need CAP_NET_RAW, which no command holds), and with Loopback
+//     Landlock leaves TCP ports to the namespace: a command may listen and
+//     connect on any port of the session's 127.0.0.1 and ::1. Root
+//     callers make the namespace from a discarded thread of this program
+//     (unshare, loopback up, the proxy's socket made there, held by a
+//     descriptor), and each command's confining thread enters it (setns)
+//     before it drops its capabilities. Unprivileged callers' long-lived
+//     launcher makes it in its user namespace, where it holds
+//     CAP_SYS_ADMIN and CAP_NET_ADMIN, and each command's thread enters
+//     it likewise. This program cannot enter a namespace owned by the
+//     launcher's user namespace (setns needs CAP_SYS_ADMIN in its own),
+//     so the launcher creates the proxy's listening socket inside the
+//     namespace and passes it back over its control socket with its ready
+//     message (SCM_RIGHTS, close-on-exec); a socket stays in the
+//     namespace it was made in, whoever accepts on it, so this program
+//     serves the proxy on it from its own namespace. The socket is never
+//     a command's (close-on-exec, not inherited) and the launcher keeps no
+//     copy. Nothing is relayed: the proxy is this program, its upstream
+//     connections are its own. Where the long-lived launcher cannot start
+//     (a partly masked /proc), each command's launcher makes a namespace
+//     of the command's own with Loopback, and Egress is refused; where
+//     user namespaces are unavailable, every command of a backend with
+//     Loopback or Egress is refused with [backend.ErrUnavailable]: with
+//     TCP allowed and no namespace, it could reach any address.
+//     [Backend.Forward] (and [Backend.DialSession]) forwards a port of the
+//     session's loopback to the user: each connection accepted on a
+//     listener the caller chose (127.0.0.1 keeps it to this machine) is
+//     joined to a connection made inside the namespace, by this program's
+//     thread that entered it (root) or by the launcher, which sends the
+//     connected socket back (unprivileged): only the session's own
+//     loopback is reached, never the host's port of the same number, at
+//     most [MaxForwardConns] connections at once, all closed with the
+//     forward's context.
+//     The namespace costs nothing per command but a setns (its creation
+//     is once per session; see BENCHMARKS.md), and Loopback is an option
+//     rather than the default because it widens what commands can do
+//     (listen, connect on loopback) where the default refuses every
+//     network socket.
 //     Below Landlock ABI 9, which cannot confine connect(2) to a pathname
 //     Unix socket (a Docker daemon, an SSH agent, the session bus),
 //     socket(AF_UNIX) is refused in every setting and socketpair is limited
@@ -456,14 +507,14 @@
 //     of other processes of the same user, this program included
 //     (sched_setaffinity, sched_setscheduler to SCHED_IDLE, ioprio_set):
 //     a slowdown, not a change to their state or files.
-//   - Network through the egress proxy is refused to unprivileged callers
-//     ([New] fails): Landlock's TCP rules filter ports, not addresses, and
-//     seccomp cannot read connect's address, so without a network
-//     namespace (which an unprivileged thread of a multi-threaded program
-//     cannot create) any host on the proxy's port would be reachable. The
-//     proxy does not look inside CONNECT tunnels (see package egress); the
-//     command can still reach whatever the allowed names serve, and its own
-//     loopback.
+//   - The egress proxy does not look inside CONNECT tunnels (see package
+//     egress): the command can still reach whatever the allowed names
+//     serve. Commands of one session share its network namespace by
+//     design: one command's server is every other's to reach, and a port
+//     one holds is taken for the others.
+//   - With Loopback and Egress, a session's commands reach each other's
+//     servers on loopback without the proxy; the proxy filters only what
+//     leaves the namespace.
 //   - Costs per command (see BENCHMARKS.md): a new OS thread, namespaces,
 //     a tmpfs, a Landlock ruleset and a seccomp filter (the kernel compiles
 //     it each time), and for root a pids cgroup. Unprivileged callers also

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/egress"
 )
@@ -59,11 +61,9 @@ func portOf(t *testing.T, u string) int {
 // through the egress proxy: an allowed domain is reached through the proxy
 // (plain HTTP and a CONNECT tunnel), a denied one gets 403 without being
 // resolved, and direct connections, UDP included, fail. Each refusal has a
-// control run unconfined that succeeds.
+// control run unconfined that succeeds. Root and unprivileged callers alike
+// (the session's network namespace is the launcher's for the latter).
 func TestEgress(t *testing.T) {
-	if !isRoot() {
-		t.Skip("domain-filtered egress needs a root caller (a network namespace per command); TestEgressUnprivilegedRefused covers this user")
-	}
 	hello := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "hello from %s", r.Host) })
 	plain := httptest.NewServer(hello)
 	defer plain.Close()
@@ -180,16 +180,34 @@ func TestEgress(t *testing.T) {
 	}
 }
 
-// TestEgressUnprivilegedRefused checks that an unprivileged caller cannot
-// build a backend with egress: without a network namespace it could not
-// keep commands from connecting to any host on the proxy's port.
-func TestEgressUnprivilegedRefused(t *testing.T) {
+// TestEgressFailsClosedWithoutNamespace: where an unprivileged caller's
+// commands would run without the launcher's user namespace (so without a
+// network namespace), a backend with the egress proxy or a loopback of
+// its own refuses every command: TCP would otherwise be open to every
+// address of this program's namespace.
+func TestEgressFailsClosedWithoutNamespace(t *testing.T) {
 	if isRoot() {
-		t.Skip("root callers get a network namespace; this runs when the suite runs unprivileged")
+		t.Skip("root callers make the namespace themselves; this runs when the suite runs unprivileged")
 	}
-	_, err := New(t.TempDir(), &Options{Egress: &Egress{Filter: egress.DenyAll().AllowDomains("example.com")}})
-	if !errors.Is(err, backend.ErrUnavailable) {
-		t.Fatalf("New = %v; want ErrUnavailable", err)
+	launcherUnavailable = unix.EPERM
+	defer func() { launcherUnavailable = nil }()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for name, o := range map[string]Options{
+		"egress":   {Egress: &Egress{Filter: egress.DenyAll().AllowDomains("example.com")}},
+		"loopback": {Loopback: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b, _ := newTestBackend(t, o)
+			_, err := b.Run(context.Background(), &backend.Request{
+				Argv: []string{attackBin(t), "net-connect", ln.Addr().String()}, SetEnv: []string{attackEnv + "=1"}})
+			if !errors.Is(err, backend.ErrUnavailable) {
+				t.Fatalf("Run without a network namespace = %v; want ErrUnavailable, nothing run", err)
+			}
+		})
 	}
 }
 

@@ -23,13 +23,24 @@ type Options struct {
 	// of the guarantees is then none.
 	AllowNetwork bool
 	// Egress, when set, gives commands network access only through an
-	// HTTP egress proxy that enforces its filter: each command gets a
-	// network namespace of its own whose only reachable service is the
-	// proxy, HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point to it, and the
-	// network axis of the guarantees is proxied. Linux, root callers only
-	// (see the package documentation); [New] fails elsewhere. It excludes
+	// HTTP egress proxy that enforces its filter: the backend's commands
+	// share a network namespace of their own (one per backend, the
+	// session) whose only way out is the proxy, HTTP_PROXY, HTTPS_PROXY
+	// and ALL_PROXY point to it, and the network axis of the guarantees
+	// is proxied. Linux, root and unprivileged callers (see the package
+	// documentation, Network); [New] fails elsewhere. It excludes
 	// AllowNetwork.
 	Egress *Egress
+	// Loopback gives the backend's commands a network of their own: one
+	// network namespace per backend (the session) with loopback up,
+	// where they may create TCP sockets and listen and connect on any
+	// port of its loopback. A server one command starts (in the
+	// background) is reachable by the next; nothing outside the
+	// namespace is: not the host's loopback, not its abstract Unix
+	// sockets, not another backend's servers, no other address. With
+	// Egress too, the proxy is the only way out and NO_PROXY names the
+	// loopback addresses. Linux only; it excludes AllowNetwork.
+	Loopback bool
 	// ReadPaths are extra directories or files the command may read, list
 	// and execute (a toolchain outside /usr, for instance).
 	ReadPaths []string
@@ -119,6 +130,9 @@ const ProxyURL = "http://127.0.0.1:3128"
 
 // proxyPort is the port of ProxyURL.
 const proxyPort = 3128
+
+// errLoopbackAndNetwork is returned by New when both are asked for.
+var errLoopbackAndNetwork = errors.New("ossandbox: Loopback and AllowNetwork exclude each other: the network allowed is the host's, not a loopback of the commands' own")
 
 // errEgressAndNetwork is returned by New when both are asked for.
 var errEgressAndNetwork = errors.New("ossandbox: Egress and AllowNetwork exclude each other: egress already lets commands reach the network, through the proxy")

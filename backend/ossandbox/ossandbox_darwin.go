@@ -56,7 +56,10 @@ func New(root string, opts *Options) (*Backend, error) {
 		if o.AllowNetwork {
 			return nil, errEgressAndNetwork
 		}
-		return nil, fmt.Errorf("%w: os sandbox: network through the egress proxy needs a network namespace per command, which Seatbelt cannot give; it is available on Linux for root callers", backend.ErrUnavailable)
+		return nil, fmt.Errorf("%w: os sandbox: network through the egress proxy needs a network namespace per session, which Seatbelt cannot give; it is available on Linux", backend.ErrUnavailable)
+	}
+	if o.Loopback {
+		return nil, fmt.Errorf("%w: os sandbox: a loopback of the commands' own needs a network namespace per session, which Seatbelt cannot give; it is available on Linux", backend.ErrUnavailable)
 	}
 	if _, err := os.Stat(sandboxExec); err != nil {
 		return nil, fmt.Errorf("%w: os sandbox: %s: %w", backend.ErrUnavailable, sandboxExec, err)

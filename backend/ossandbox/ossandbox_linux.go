@@ -22,7 +22,6 @@ import (
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/backend/ossandbox/internal/launcher"
-	"github.com/paigasus/helikon/egress"
 	"github.com/paigasus/helikon/internal/capture"
 	"github.com/paigasus/helikon/internal/landlock"
 	"github.com/paigasus/helikon/internal/proc"
@@ -68,8 +67,9 @@ type Backend struct {
 	// unsettled: an unprivileged caller's launcher has not been probed
 	// yet; userns, pidNS and tmpBase hold the strongest configuration,
 	// which the first command tries (see settle).
-	traceMe    bool    // limits set on the traced command at exec (limitAtExec)
-	egress     *Egress // network only through a per-command egress proxy
+	traceMe    bool        // limits set on the traced command at exec (limitAtExec)
+	egress     *Egress     // network only through the session's egress proxy
+	net        *netSession // root callers: the session's network namespace (egress_linux.go)
 	shell      string
 	shellKind  shellKind
 	lastCap    int
@@ -103,7 +103,7 @@ func New(root string, opts *Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{root: croot, opts: o, abi: abi, log: o.Logger, srv: &servers{}}
+	b := &Backend{root: croot, opts: o, abi: abi, log: o.Logger, srv: &servers{}, net: &netSession{ns: launcher.NoNetNS}}
 	if b.egress, err = checkEgress(&o); err != nil {
 		return nil, err
 	}
@@ -132,8 +132,8 @@ func New(root string, opts *Options) (*Backend, error) {
 	// with no reaper in between: their limits can be set at exec.
 	b.traceMe = b.privileged && traceMeAllowed()
 	b.filter, err = seccomp.Assemble(arch, seccomp.Options{
-		AllowNetwork:     o.AllowNetwork || b.egress != nil,
-		TCPOnly:          b.egress != nil, // the namespace confines addresses; nothing but TCP
+		AllowNetwork:     o.AllowNetwork || b.netMode() != launcher.NetNone,
+		TCPOnly:          b.netMode() != launcher.NetNone, // the namespace confines addresses; nothing but TCP
 		AllowUnixSockets: abi >= 9,
 		TraceMe:          b.traceMe,
 	})
@@ -190,6 +190,9 @@ func kernelSupport() (*seccomp.Arch, int, error) {
 // checkEgress returns a copy of o.Egress once it is known to be
 // enforceable here, or nil without one.
 func checkEgress(o *Options) (*Egress, error) {
+	if o.Loopback && o.AllowNetwork {
+		return nil, errLoopbackAndNetwork
+	}
 	if o.Egress == nil {
 		return nil, nil
 	}
@@ -199,13 +202,12 @@ func checkEgress(o *Options) (*Egress, error) {
 	if err := o.Egress.Filter.Validate(); err != nil {
 		return nil, fmt.Errorf("ossandbox: egress filter: %w", err)
 	}
-	if os.Geteuid() != 0 {
-		// Landlock's TCP rules filter ports, not addresses, and seccomp
-		// cannot read connect's address: without a network namespace
-		// (root only, from a multi-threaded program) any host on the
-		// proxy's port would be reachable. Fail closed.
-		return nil, fmt.Errorf("%w: os sandbox: network through the egress proxy needs a network namespace per command, which only a root caller can create here; an unprivileged program cannot confine connect(2) by address (Landlock filters TCP by port only). Run as root, or use --allow-network or no network", backend.ErrUnavailable)
-	}
+	// Root callers and unprivileged ones alike: the session's network
+	// namespace (made by this program, or by the launcher in its user
+	// namespace) confines addresses, which Landlock (ports only) and
+	// seccomp (no view of connect's address) cannot. Where no such
+	// namespace can be made, the command is refused (run), never run in
+	// this program's namespace.
 	e := *o.Egress
 	return &e, nil
 }
@@ -226,6 +228,8 @@ func (b *Backend) setUpPrivileged() error {
 		sweepCgroups(b.pids)
 	}
 	b.tracking = proc.TrackPidNamespace // the namespace ends with its first process
+	// The session's network namespace goes with the backend.
+	runtime.AddCleanup(b, func(n *netSession) { n.close() }, b.net)
 	b.initStandby()
 	return nil
 }
@@ -254,7 +258,8 @@ func (b *Backend) setUpUnprivileged(arch *seccomp.Arch) error {
 	b.server = b.tmpBase != ""
 	b.serverTraceMe = traceMeAllowed()
 	if b.serverFilter, err = seccomp.Assemble(arch, seccomp.Options{
-		AllowNetwork:     b.opts.AllowNetwork,
+		AllowNetwork:     b.opts.AllowNetwork || b.netMode() != launcher.NetNone,
+		TCPOnly:          b.netMode() != launcher.NetNone, // the session's namespace confines addresses
 		AllowUnixSockets: b.abi >= 9,
 		TraceMe:          b.serverTraceMe,
 	}); err != nil {
@@ -446,16 +451,13 @@ func (b *Backend) guarantees() backend.Guarantees {
 	if b.opts.AllowNetwork {
 		g.Network = backend.IsolationNone
 	}
-	g.Features = landlock.Features(b.abi, b.opts.AllowNetwork)
+	g.Features = landlock.Features(b.abi, b.opts.AllowNetwork || b.opts.Loopback)
 	g.Features = append(g.Features, "seccomp-bpf: foreign architectures killed, namespaces, mounts, ptrace, io_uring, bpf, keyrings, TIOCSTI and set-user-ID/set-group-ID modes denied, no_new_privs")
 	switch {
-	case b.egress != nil:
-		g.Network = backend.IsolationProxied
-		g.Features = append(g.Features,
-			"network: a network namespace per command with loopback only; its one service is an egress proxy at "+ProxyURL+" (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) enforcing: "+b.egress.Filter.String(),
-			"seccomp-bpf: only TCP sockets (AF_INET/AF_INET6 stream), no UDP, raw, netlink or packet sockets, no TCP Fast Open")
-		if b.abi >= 4 {
-			g.Features = append(g.Features, fmt.Sprintf("landlock: tcp connect only to port %d, bind denied", proxyPort))
+	case b.netMode() != launcher.NetNone:
+		g.Features = append(g.Features, b.netFeatures()...)
+		if b.egress != nil {
+			g.Network = backend.IsolationProxied
 		}
 	case !b.opts.AllowNetwork:
 		g.Features = append(g.Features, "seccomp-bpf: sockets other than AF_UNIX denied")
@@ -637,23 +639,18 @@ type held struct {
 	// without this reference the command's last process would pay it on
 	// its way out, before its parent learns that it exited.
 	mntNS int
-	// proxyLn is the egress proxy's listening socket in the command's
-	// network namespace ([Options].Egress).
-	proxyLn int
 	// janitor, when not nil, stops the command's reapTracedThreads.
 	janitor chan struct{}
 }
 
-var none = held{mntNS: -1, proxyLn: -1}
+var none = held{mntNS: -1}
 
 func (h held) close() {
 	if h.janitor != nil {
 		close(h.janitor)
 	}
-	for _, fd := range []int{h.mntNS, h.proxyLn} {
-		if fd >= 0 {
-			unix.Close(fd)
-		}
+	if h.mntNS >= 0 {
+		unix.Close(h.mntNS)
 	}
 }
 
@@ -670,8 +667,11 @@ func (b *Backend) rules(tmp tempDir) landlock.Config {
 // reaper this program (an unprivileged caller's reaper, without the
 // launcher, runs confined).
 func (b *Backend) ownRules(tmp tempDir, reaper bool) landlock.Config {
-	c := landlock.Config{AllowNetwork: b.opts.AllowNetwork}
-	if b.egress != nil {
+	// With Loopback, TCP is left to the session's network namespace,
+	// which has no route out: commands bind and connect on its loopback
+	// at any port. Egress alone keeps connect to the proxy's port only.
+	c := landlock.Config{AllowNetwork: b.opts.AllowNetwork || b.opts.Loopback}
+	if b.egress != nil && !b.opts.Loopback {
 		c.ConnectTCP = []uint16{proxyPort}
 	}
 	add := func(p string, access uint64) {
@@ -734,8 +734,8 @@ func (b *Backend) buildRuleset(tmp tempDir, reaper bool) (*landlock.Ruleset, err
 // Landlock and seccomp need no_new_privs; seccomp comes last because it
 // denies the syscalls used before it.
 //
-// With [Options].Egress, the thread also gets a network namespace of its
-// own with loopback up and the proxy's listening socket on it.
+// With [Options].Loopback or [Options].Egress, the thread enters the
+// session's network namespace (netSession).
 func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string) (h held, err error) {
 	h = none
 	defer func() {
@@ -753,22 +753,19 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string
 				return h, fmt.Errorf("enter pids cgroup: %w", err)
 			}
 		}
-		flags := unix.CLONE_NEWNS | unix.CLONE_NEWPID
-		if b.egress != nil {
-			flags |= unix.CLONE_NEWNET
-		}
-		if err := unix.Unshare(flags); err != nil {
-			return h, fmt.Errorf("create mount, pid and network namespaces: %w", err)
+		if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_NEWPID); err != nil {
+			return h, fmt.Errorf("create mount and pid namespaces: %w", err)
 		}
 		if h.mntNS, err = launcher.ThreadMountNS(); err != nil {
 			h.mntNS = -1
 			return h, fmt.Errorf("hold the mount namespace: %w", err)
 		}
-		if b.egress != nil {
-			if err := loopbackUp(); err != nil {
+		if b.netMode() != launcher.NetNone {
+			ns, err := b.net.get(b)
+			if err != nil {
 				return h, err
 			}
-			if h.proxyLn, err = listenProxy(); err != nil {
+			if err := launcher.EnterNetNS(ns); err != nil {
 				return h, err
 			}
 		}
@@ -882,6 +879,9 @@ func (b *Backend) run(ctx context.Context, req *backend.Request, v launchView, d
 	// The long-lived launcher needs the tmpfs: the view it holds for
 	// every command has no per-command directory in it.
 	server := v.server && v.userns && v.pidNS && td.tmpfs
+	if err := b.checkNet(v, server); err != nil {
+		return nil, err, true
+	}
 	key, standby := b.standbyFor(td, limits.Processes)
 	var sb *rootWorker // a thread confined ahead for this command
 	if standby {
@@ -1059,8 +1059,8 @@ func (b *Backend) outcome(spec *proc.Spec, res *backend.Result, err error) (*bac
 // confinedStart is the proc.Starter of one command that does not go
 // through the long-lived launcher: it starts the command from a thread it
 // confined (startConfined), or, with a user namespace, as a launcher of
-// its own (startLauncherNS). What the start leaves behind (held, the
-// egress proxy) stays here until release.
+// its own (startLauncherNS). What the start leaves behind (held) stays
+// here until release.
 type confinedStart struct {
 	b       *Backend
 	v       launchView
@@ -1070,7 +1070,6 @@ type confinedStart struct {
 	traceMe bool
 	limits  []rlimit // set at exec with traceMe
 	h       held
-	proxy   *egress.Proxy
 	sb      *rootWorker // a thread confined ahead for the command, or nil
 	used    bool        // sb was given the command
 	prepare bool        // once started, confine a standby for the next command of key
@@ -1098,7 +1097,7 @@ func (c *confinedStart) Start(cmd *exec.Cmd) error {
 		c.used = true
 		c.h, err = c.b.startStandby(c.sb, cmd, c.traceMe, c.limits)
 	} else {
-		c.h, c.proxy, err = c.b.startConfined(cmd, c.rs, c.td, c.cgroup, c.traceMe, c.limits)
+		c.h, err = c.b.startConfined(cmd, c.rs, c.td, c.cgroup, c.traceMe, c.limits)
 	}
 	if err == nil && c.prepare {
 		// While this command runs (not before it starts: on two cores
@@ -1108,11 +1107,9 @@ func (c *confinedStart) Start(cmd *exec.Cmd) error {
 	return err
 }
 
-// release stops the command's egress proxy and lets go of what its start
-// held, once the command is gone; the namespaces' teardown happens off the
-// caller's path.
+// release lets go of what the command's start held, once the command is
+// gone; the namespaces' teardown happens off the caller's path.
 func (c *confinedStart) release() {
-	stopProxy(c.proxy)
 	go c.h.close()
 }
 
@@ -1128,7 +1125,13 @@ func (b *Backend) env(req *backend.Request, tmp string) []string {
 		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
 			set = append(set, k+"="+ProxyURL)
 		}
-		set = append(set, "NO_PROXY=", "no_proxy=")
+		// The session's own servers (Loopback) are reached directly;
+		// the proxy would refuse loopback anyway.
+		np := ""
+		if b.opts.Loopback {
+			np = "localhost,127.0.0.1,::1"
+		}
+		set = append(set, "NO_PROXY="+np, "no_proxy="+np)
 	}
 	set = append(set, req.SetEnv...)
 	return backend.ScrubEnv(os.Environ(), allow, set)
@@ -1171,7 +1174,7 @@ const probeTimeout = 10 * time.Second
 // namespaces and capabilities, and the rest of this program stays as it
 // was. The thread is never unlocked, so the Go runtime terminates it when
 // the goroutine returns instead of reusing it for other goroutines.
-func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp tempDir, cgroup string, traceMe bool, limits []rlimit) (h held, proxy *egress.Proxy, err error) {
+func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp tempDir, cgroup string, traceMe bool, limits []rlimit) (h held, err error) {
 	// Descriptors this program opened without O_CLOEXEC (by cgo code or a
 	// raw syscall) would be inherited by the command and are outside
 	// Landlock's reach: mark them all close-on-exec. Go's own descriptors
@@ -1183,23 +1186,13 @@ func (b *Backend) startConfined(cmd *exec.Cmd, rs *landlock.Ruleset, tmp tempDir
 		if h, err = b.confineThread(rs, tmp, cgroup); err != nil {
 			return fmt.Errorf("%w: confine: %w", backend.ErrUnavailable, err)
 		}
-		if h.proxyLn >= 0 {
-			// Serving before the command starts: a command that cannot
-			// reach its proxy must not run.
-			ln := h.proxyLn
-			h.proxyLn = -1
-			if proxy, err = b.startProxy(ln); err != nil {
-				return err
-			}
-		}
 		return startOnThread(cmd, &h, traceMe, limits)
 	})
 	if err != nil {
-		stopProxy(proxy)
 		h.close()
-		return none, nil, err
+		return none, err
 	}
-	return h, proxy, nil
+	return h, nil
 }
 
 // startOnThread starts cmd from the calling thread, confined for it, traced

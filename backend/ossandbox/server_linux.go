@@ -16,6 +16,7 @@ import (
 
 	"github.com/paigasus/helikon/backend"
 	"github.com/paigasus/helikon/backend/ossandbox/internal/launcher"
+	"github.com/paigasus/helikon/egress"
 	"github.com/paigasus/helikon/internal/prelaunch"
 	"github.com/paigasus/helikon/internal/proc"
 )
@@ -50,6 +51,13 @@ type serverConn struct {
 	calls    map[uint64]*remoteCmd
 	dead     bool
 	startErr string // the launcher ended without becoming ready: why
+	// serveProxy, set before the launcher's configuration is written,
+	// serves the egress proxy on the listening socket the launcher sends
+	// with its ready message (the session's network namespace, see
+	// egress_linux.go); proxy is that proxy, stopped when the launcher
+	// is gone.
+	serveProxy func(fd int) (*egress.Proxy, error)
+	proxy      *egress.Proxy
 }
 
 // servers holds a backend's long-lived launcher; it is apart from the
@@ -156,6 +164,7 @@ func (l *Launcher) take(b *Backend) *serverConn {
 		return nil
 	}
 	l.taken = true
+	l.c.expectProxy(b)
 	writeConfig(l.cfg, b.serverConfig(false))
 	return l.c
 }
@@ -182,6 +191,7 @@ func (l *Launcher) Close() error {
 func (b *Backend) Close() error {
 	b.srv.close()
 	b.standby.Close()
+	b.net.close()
 	return nil
 }
 
@@ -201,6 +211,7 @@ func (b *Backend) launchServer(probe bool) (*serverConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.expectProxy(b)
 	writeConfig(cfg, b.serverConfig(probe))
 	if probe {
 		<-c.ready
@@ -232,6 +243,7 @@ func (b *Backend) serverConfig(probe bool) []byte {
 		Rules:    b.rules(tmp),
 		ReadOnly: b.probeless(probe),
 		Filter:   b.serverFilter,
+		Net:      b.netMode(),
 	}).Encode()
 }
 
@@ -270,6 +282,48 @@ func writeConfig(w *os.File, data []byte) {
 		_, _ = w.Write(data)
 		w.Close()
 	}()
+}
+
+// expectProxy has the launcher's ready message carry the egress proxy's
+// listening socket when b has the proxy: without it the launcher is
+// refused (setUpFailed), and its commands with it.
+func (c *serverConn) expectProxy(b *Backend) {
+	if b.egress == nil {
+		return
+	}
+	c.mu.Lock()
+	c.serveProxy = b.startProxy
+	c.mu.Unlock()
+}
+
+// ready handles the launcher's ready message and the descriptors it
+// carries: the egress proxy's listening socket when one is expected, and
+// nothing else. It returns why the launcher cannot serve, or "".
+func (c *serverConn) readyWith(fds []int) string {
+	c.mu.Lock()
+	serve := c.serveProxy
+	c.mu.Unlock()
+	switch {
+	case serve == nil && len(fds) == 0:
+		return ""
+	case serve == nil || len(fds) != 1:
+		closeFDs(fds)
+		return fmt.Sprintf("it sent %d descriptors with its ready message", len(fds))
+	}
+	p, err := serve(fds[0])
+	if err != nil {
+		return err.Error()
+	}
+	c.mu.Lock()
+	c.proxy = p
+	c.mu.Unlock()
+	return ""
+}
+
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
 }
 
 // kill kills the launcher (and so every command it runs) and reaps it.
@@ -317,6 +371,8 @@ func (c *serverConn) markDead() {
 		c.mu.Lock()
 		calls := c.calls
 		c.calls = nil
+		stopProxy(c.proxy) // the session's namespace died with the launcher
+		c.proxy = nil
 		r := reply{t: 0}
 		if c.startErr != "" {
 			// Never ready: it read no command, so none ran.
@@ -333,8 +389,20 @@ func (c *serverConn) markDead() {
 // replies until it is gone.
 func (c *serverConn) receive() {
 	buf := make([]byte, 64<<10)
+	oob := make([]byte, unix.CmsgSpace(4*4))
 	for first := true; ; first = false {
-		n, err := c.conn.Read(buf)
+		n, oobn, _, _, err := c.conn.ReadMsgUnix(buf, oob)
+		fds := parseRights(oob[:oobn])
+		dialed := -1
+		if !first {
+			// Only the ready message and MsgDialed carry one.
+			if len(fds) == 1 && n > 0 && buf[0] == launcher.MsgDialed {
+				dialed = fds[0]
+			} else {
+				closeFDs(fds)
+			}
+			fds = nil
+		}
 		var t byte
 		var id uint64
 		var payload []byte
@@ -350,7 +418,13 @@ func (c *serverConn) receive() {
 			return
 		case first && err == nil && t != launcher.MsgReady:
 			err = fmt.Errorf("its first message was %q", t)
+		case first && err == nil:
+			if why := c.readyWith(fds); why != "" {
+				err = errors.New(why)
+			}
+			fds = nil
 		}
+		closeFDs(fds)
 		if first && err != nil {
 			c.setUpFailed(err.Error())
 			return
@@ -368,7 +442,9 @@ func (c *serverConn) receive() {
 		delete(c.calls, id)
 		c.mu.Unlock()
 		if rc != nil {
-			rc.replies <- reply{t: t, payload: append([]byte(nil), payload...)}
+			rc.replies <- reply{t: t, payload: append([]byte(nil), payload...), fd: dialed}
+		} else if dialed >= 0 {
+			unix.Close(dialed)
 		}
 	}
 }
@@ -378,6 +454,7 @@ func (c *serverConn) receive() {
 type reply struct {
 	t       byte
 	payload []byte
+	fd      int // MsgDialed's socket (0 in other replies: not read)
 }
 
 // remoteCmd is one command run by the long-lived launcher.
@@ -481,4 +558,23 @@ func (rc *remoteCmd) Kill() {
 	if _, _, err := rc.c.conn.WriteMsgUnix(launcher.Message(launcher.MsgKill, rc.id, nil), nil, nil); err != nil {
 		rc.c.kill()
 	}
+}
+
+// parseRights returns the descriptors an SCM_RIGHTS message carried
+// (close-on-exec: the net package receives with MSG_CMSG_CLOEXEC).
+func parseRights(oob []byte) []int {
+	if len(oob) == 0 {
+		return nil
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for _, m := range msgs {
+		if f, err := unix.ParseUnixRights(&m); err == nil {
+			fds = append(fds, f...)
+		}
+	}
+	return fds
 }

@@ -58,10 +58,10 @@ func (b *Backend) initStandby() {
 
 // standbyFor returns the key of a command whose temporary directory is
 // tmp and whose process cap is procs, and whether a standby can serve it:
-// root callers, with the tmpfs, without the egress proxy (whose network
-// namespace and listener are made per command).
+// root callers, with the tmpfs (a standby enters the session's network
+// namespace, where there is one, as a command's thread does).
 func (b *Backend) standbyFor(tmp tempDir, procs int64) (standbyKey, bool) {
-	if !b.privileged || !tmp.tmpfs || b.egress != nil {
+	if !b.privileged || !tmp.tmpfs {
 		return standbyKey{}, false
 	}
 	k := standbyKey{tmpSize: tmp.size}
@@ -75,8 +75,8 @@ func (b *Backend) standbyFor(tmp tempDir, procs int64) (standbyKey, bool) {
 // standby can serve its commands: the thread of a command that asks for no
 // limits and no timeout of its own (helikon exec's) is confined ahead, and
 // that command takes it instead of confining one after it arrives. It
-// returns an error where there is no such standby (without the tmpfs, with
-// the egress proxy) or its confinement failed; the caller then probes as
+// returns an error where there is no such standby (without the tmpfs) or
+// its confinement failed; the caller then probes as
 // before, with the tmpfs and without.
 func (b *Backend) probeStandby() error {
 	if b.tmpBase == "" {

@@ -76,6 +76,7 @@ func (b *Backend) startLauncherNS(cmd *exec.Cmd, tmp tempDir, probe, pidNS bool)
 		Rules:    b.rules(tmp),
 		ReadOnly: b.probeless(probe),
 		Filter:   b.filter,
+		Net:      b.netModePerCommand(),
 	}).Encode()
 	r, w, err := os.Pipe()
 	if err != nil {

@@ -34,12 +34,13 @@ func init() {
 // BoolFlags are helikon exec's flags that take no value; every other flag
 // takes one (as the next argument or after =). A test holds this list to the
 // flags helikon exec defines.
-var BoolFlags = []string{"allow-network", "claude-settings", "isolate", "keep-workspace", "map-root-user", "no-path", "read-caches", "trust-project"}
+var BoolFlags = []string{"allow-network", "claude-settings", "isolate", "keep-workspace", "loopback", "map-root-user", "no-path", "read-caches", "trust-project"}
 
-// remoteFlags are helikon exec's flags that only a remote backend uses, or
-// that need the root caller's egress proxy: with them the launcher would
-// not be taken.
-var remoteFlags = []string{"session", "keep-workspace", "image", "isolate", "runtime", "cpus", "memory", "egress-allow"}
+// remoteFlags are helikon exec's flags that only a remote backend uses:
+// with them the launcher would not be taken. (--egress-allow and
+// --loopback are the launcher's too: it makes the session's network
+// namespace.)
+var remoteFlags = []string{"session", "keep-workspace", "image", "isolate", "runtime", "cpus", "memory"}
 
 // Wanted reports whether args, a helikon command line without the program
 // name, run one command on the OS sandbox's long-lived launcher for a caller

@@ -42,11 +42,16 @@ type Config struct {
 	// command finds mounted read-only in its mount namespace
 	// ([ProtectPaths]).
 	ReadOnly []string
+	// Net is the long-lived launcher's network: [NetNone], or one network
+	// namespace for all its commands ([NetLoopback]), with the egress
+	// proxy's listening socket in it ([NetProxy]), which the launcher
+	// sends the backend with its ready message.
+	Net byte
 }
 
 // configVersion starts an encoded Config; a launcher of another build
 // (which cannot happen through /proc/self/exe) would refuse it.
-const configVersion = 2
+const configVersion = 3
 
 const (
 	flagProbe = 1 << iota
@@ -62,7 +67,8 @@ const (
 // Encode returns c in the launcher's configuration encoding: a version
 // byte, a flags byte, then the strings (length-prefixed), the integers
 // (varints), the rules, the ports, the filter (8 bytes per instruction,
-// as struct sock_filter, little-endian) and the read-only paths.
+// as struct sock_filter, little-endian), the read-only paths and the
+// network mode (a byte).
 func (c *Config) Encode() []byte {
 	var flags byte
 	for _, f := range [...]struct {
@@ -107,7 +113,7 @@ func (c *Config) Encode() []byte {
 	for _, p := range c.ReadOnly {
 		str(p)
 	}
-	return b
+	return append(b, c.Net)
 }
 
 // errTruncated is returned for an encoding that ends early.
@@ -172,6 +178,9 @@ func Decode(b []byte) (*Config, error) {
 	n = d.count(1)
 	for range n {
 		c.ReadOnly = append(c.ReadOnly, d.str())
+	}
+	if c.Net = d.byte(); c.Net > NetProxy {
+		d.fail(fmt.Errorf("launcher configuration: network mode %d", c.Net))
 	}
 	if d.err == nil && len(d.b) > 0 {
 		d.fail(fmt.Errorf("launcher configuration: %d trailing bytes", len(d.b)))

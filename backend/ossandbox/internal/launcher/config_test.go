@@ -23,6 +23,7 @@ func sampleConfig() *Config {
 		},
 		Filter:   []bpf.RawInstruction{{Op: 0x20, K: 4}, {Op: 0x15, Jt: 1, Jf: 2, K: 0xc000003e}, {Op: 0x6, K: 0x7fff0000}},
 		ReadOnly: []string{".helikon", ".claude", ".config/helikon"},
+		Net:      NetProxy,
 	}
 }
 
@@ -35,6 +36,7 @@ func TestConfigRoundTrip(t *testing.T) {
 	}{
 		{"full", sampleConfig()},
 		{"zero", &Config{}},
+		{"loopback", &Config{Serve: true, Net: NetLoopback}},
 		{"probe with network", &Config{Probe: true, TmpRW: true, Rules: landlock.Config{AllowNetwork: true}, TmpSize: -1, LastCap: -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,6 +61,7 @@ func TestDecodeRejectsMalformed(t *testing.T) {
 		"other version":  append([]byte{configVersion + 1}, good[1:]...),
 		"unknown flag":   append([]byte{good[0], 0x80}, good[2:]...),
 		"trailing byte":  append(append([]byte(nil), good...), 0),
+		"net mode":       append(append([]byte(nil), good[:len(good)-1]...), NetProxy+1),
 		"huge count":     {configVersion, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f},
 		"port over 16 b": {configVersion, 0, 0, 0, 0, 0, 0, 0, 1, 0x80, 0x80, 0x04, 0},
 		"bad optional":   {configVersion, 0, 0, 0, 0, 0, 0, 1, 0, 0, 2, 0, 0},

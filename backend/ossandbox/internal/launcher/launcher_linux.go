@@ -58,6 +58,11 @@ func main(argv []string) int {
 	if c.Serve {
 		return serve(c)
 	}
+	if c.Net == NetProxy {
+		// A launcher per command has no channel to pass the proxy's
+		// socket back on; the backend never asks for it (fail closed).
+		return reaper.ReportUnavailable("os sandbox launcher: the egress proxy needs the long-lived launcher")
+	}
 	viewTmp := c.Tmp
 	if c.TmpFS {
 		viewTmp = "" // mounted below, writable
@@ -93,6 +98,15 @@ func main(argv []string) int {
 	}
 	confine := func(fork func() error) error {
 		return OnDiscardedThread(func() error {
+			if c.Net == NetLoopback {
+				// The command's own network namespace, loopback only.
+				if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+					return fmt.Errorf("create the command's network namespace: %w", err)
+				}
+				if err := LoopbackUp(); err != nil {
+					return err
+				}
+			}
 			if err := DropCapabilities(c.LastCap); err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -31,7 +32,11 @@ const SocketFD = prelaunch.SocketFD
 //
 //  1. unshare a mount and a pid namespace: the command is the first
 //     process of a pid namespace of its own, which the kernel empties when
-//     it exits or is killed, and has a private copy of the view;
+//     it exits or is killed, and has a private copy of the view; with
+//     [Config].Net, enter the session's network namespace, which the
+//     launcher made once at its start (NewNetNS: loopback only, and with
+//     [NetProxy] the egress proxy's listening socket, sent to the backend
+//     with MsgReady);
 //  2. mount [Config].ReadOnly read-only over themselves (ProtectPaths),
 //     then the command's tmpfs, granted by descriptor;
 //  3. drop every capability (the bounding set included), set
@@ -62,6 +67,7 @@ type server struct {
 	c      *Config
 	sock   int
 	opened *landlock.Opened
+	net    NetNS // the session's network namespace ([Config].Net), or NoNetNS
 
 	mu       sync.Mutex
 	commands map[uint64]*command // by id, from the request's arrival to the report
@@ -87,7 +93,7 @@ func checkPidfds() {
 
 func serve(c *Config) int {
 	syscall.CloseOnExec(SocketFD)
-	s := &server{c: c, sock: SocketFD, commands: map[uint64]*command{}}
+	s := &server{c: c, sock: SocketFD, commands: map[uint64]*command{}, net: NoNetNS}
 	s.standby.Confine = s.confine
 	s.standby.Release = func(mnt int) {
 		if mnt >= 0 {
@@ -98,7 +104,17 @@ func serve(c *Config) int {
 		s.send(Message(MsgUnavailable, 0, []byte("os sandbox launcher: "+err.Error())), nil)
 		return 125
 	}
-	s.send(Message(MsgReady, 0, nil), nil)
+	var ready []int
+	if s.net.Proxy >= 0 {
+		// The backend serves the egress proxy on it, from its own
+		// network namespace; the launcher keeps no copy.
+		ready = []int{s.net.Proxy}
+	}
+	s.send(Message(MsgReady, 0, nil), ready)
+	if s.net.Proxy >= 0 {
+		unix.Close(s.net.Proxy)
+		s.net.Proxy = -1
+	}
 	return s.loop()
 }
 
@@ -129,6 +145,13 @@ func (s *server) setUp() error {
 	}
 	if s.opened, err = landlock.Open(c.Rules.Rules); err != nil {
 		return err
+	}
+	if c.Net != NetNone {
+		// One network namespace for the session: a server one command
+		// starts is reachable by the next, and by nothing outside.
+		if s.net, err = NewNetNS(c.Net == NetProxy); err != nil {
+			return err
+		}
 	}
 	if !c.Probe {
 		return nil
@@ -193,6 +216,10 @@ func (s *server) loop() int {
 			s.commands[id] = &command{}
 			s.mu.Unlock()
 			go s.run(id, append([]byte(nil), payload...), files)
+		case MsgDial:
+			closeFiles(files)
+			port, n := binary.Uvarint(payload)
+			go s.dial(id, port, n > 0 && n == len(payload))
 		case MsgKill:
 			closeFiles(files)
 			s.mu.Lock()
@@ -210,6 +237,28 @@ func (s *server) loop() int {
 			closeFiles(files)
 		}
 	}
+}
+
+// dial answers MsgDial: a TCP connection to 127.0.0.1:port made in the
+// session's network namespace, sent back to the backend (which forwards
+// a port of the session to the user). Only the session's loopback can be
+// reached: the namespace has nothing else.
+func (s *server) dial(id, port uint64, ok bool) {
+	if !ok || port == 0 || port > 0xffff {
+		s.send(Message(MsgUnavailable, id, []byte("os sandbox launcher: a bad port to dial")), nil)
+		return
+	}
+	if s.net.NS < 0 {
+		s.send(Message(MsgUnavailable, id, []byte("os sandbox launcher: the session has no network namespace")), nil)
+		return
+	}
+	fd, err := DialInNetNS(s.net.NS, int(port))
+	if err != nil {
+		s.send(Message(MsgUnavailable, id, []byte(err.Error())), nil)
+		return
+	}
+	s.send(Message(MsgDialed, id, nil), []int{fd})
+	unix.Close(fd)
 }
 
 // receivedFiles returns the descriptors attached to a message.
@@ -439,6 +488,11 @@ func (s *server) confine(tmpSize int64) (mnt int, err error) {
 	}
 	if mnt, err = ThreadMountNS(); err != nil {
 		return -1, fmt.Errorf("hold the mount namespace: %w", err)
+	}
+	if s.net.NS >= 0 {
+		if err := EnterNetNS(s.net.NS); err != nil {
+			return mnt, err
+		}
 	}
 	// Per command, not once in the launcher's view: a directory removed
 	// and made again on the host since (whose mount in the view the

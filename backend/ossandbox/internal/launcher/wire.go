@@ -16,14 +16,21 @@ import (
 // and, with [Request].InFD, a fourth descriptor holding the request
 // instead) and MsgKill (no payload; the command is killed whether it has
 // started yet or not). The launcher sends MsgReady (id 0) once it can
-// confine commands, then per command one of: MsgExit (payload: the exit
-// code and the signal, varints) once the command and everything it
-// started are gone; MsgUnavailable (nothing was started: confining it
+// confine commands (with [Config].Net [NetProxy], carrying the egress
+// proxy's listening socket as SCM_RIGHTS), then per command one of:
+// MsgExit (payload: the exit code and the signal, varints) once the
+// command and everything it started are gone; MsgUnavailable (nothing was started: confining it
 // failed); MsgStartFailed (the program could not be executed), with a
 // reason.
 const (
-	MsgRun         = 'r'
-	MsgKill        = 'k'
+	MsgRun  = 'r'
+	MsgKill = 'k'
+	// MsgDial (payload: a TCP port, a uvarint) asks for a connection to
+	// 127.0.0.1:port of the session's network namespace ([Config].Net);
+	// the launcher answers MsgDialed with the connected socket attached,
+	// or MsgUnavailable with why.
+	MsgDial        = 'd'
+	MsgDialed      = 'D'
 	MsgReady       = 'R'
 	MsgExit        = 'x'
 	MsgUnavailable = 'u'
