@@ -766,6 +766,14 @@ func (s *CheckpointStore) Diff(ctx context.Context, from, to string) ([]workspac
 		}
 		return data
 	}
+	return diffManifests(a, b, func(e *ckEntry) []byte { return content(e, false) },
+		func(e *ckEntry) []byte { return content(e, to == "") }), nil
+}
+
+// diffManifests reports what changed from a to b, sorted by path; old and
+// new read the content of a regular file of a and of b (nil when it cannot
+// be read or is beyond [workspace.MaxTextDiff]).
+func diffManifests(a, b *ckManifest, old, new func(*ckEntry) []byte) []workspace.Change {
 	var out []workspace.Change
 	bb := b.byPath()
 	for _, x := range a.entries {
@@ -774,7 +782,7 @@ func (s *CheckpointStore) Diff(ctx context.Context, from, to string) ([]workspac
 		if y == nil {
 			c := workspace.Change{Path: p, Kind: workspace.ChangeDeleted, OldMode: x.Mode, OldSize: x.Size, OldTarget: string(x.Target)}
 			if x.Mode.IsRegular() {
-				c.Diff, c.Binary = diffText(p, content(x, false), []byte{}, x.Size, 0)
+				c.Diff, c.Binary = diffText(p, old(x), []byte{}, x.Size, 0)
 			}
 			out = append(out, c)
 			continue
@@ -785,7 +793,7 @@ func (s *CheckpointStore) Diff(ctx context.Context, from, to string) ([]workspac
 		case x.Mode.Type() != y.Mode.Type(), x.Hash != y.Hash, string(x.Target) != string(y.Target):
 			c.Kind = workspace.ChangeModified
 			if x.Mode.IsRegular() && y.Mode.IsRegular() {
-				c.Diff, c.Binary = diffText(p, content(x, false), content(y, to == ""), x.Size, y.Size)
+				c.Diff, c.Binary = diffText(p, old(x), new(y), x.Size, y.Size)
 			}
 		case x.Mode != y.Mode:
 			c.Kind = workspace.ChangeMode
@@ -797,12 +805,12 @@ func (s *CheckpointStore) Diff(ctx context.Context, from, to string) ([]workspac
 	for p, y := range bb {
 		c := workspace.Change{Path: p, Kind: workspace.ChangeAdded, NewMode: y.Mode, NewSize: y.Size, NewTarget: string(y.Target)}
 		if y.Mode.IsRegular() {
-			c.Diff, c.Binary = diffText(p, []byte{}, content(y, to == ""), 0, y.Size)
+			c.Diff, c.Binary = diffText(p, []byte{}, new(y), 0, y.Size)
 		}
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b workspace.Change) int { return strings.Compare(a.Path, b.Path) })
-	return out, nil
+	return out
 }
 
 // diffText is [workspace.UnifiedDiff] of two contents, nil when one could
