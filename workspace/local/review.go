@@ -241,6 +241,12 @@ func StartReview(ctx context.Context, project string, opts *ReviewOptions) (*Rev
 	}
 	cp := &treeCopier{ctx: ctx, max: opts.MaxBytes}
 	err = cp.dir(src, dst, "")
+	if err == nil { // the copy's root has the project's permission bits
+		var fi fs.FileInfo
+		if fi, err = src.Stat("."); err == nil {
+			err = dst.Chmod(".", fi.Mode()&fs.ModePerm)
+		}
+	}
 	dst.Close()
 	if err != nil {
 		return nil, err
