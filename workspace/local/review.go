@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -677,7 +678,7 @@ func (r *Review) finish(base, cur *ckManifest, paths []string) error {
 			entries = append(entries, e)
 		}
 	}
-	slices.SortFunc(entries, func(a, b *ckEntry) int { return strings.Compare(string(a.Path), string(b.Path)) })
+	slices.SortFunc(entries, func(a, b *ckEntry) int { return bytes.Compare(a.Path, b.Path) })
 	left := false
 	nb := (&ckManifest{entries: entries}).byPath()
 	for _, e := range cur.entries {
