@@ -690,6 +690,11 @@ func (r *Review) finish(base, cur *ckManifest, paths []string) error {
 		left = true
 	}
 	if !left {
+		// The journal first: the apply is complete, and Discard has no
+		// temporary file of it to look for.
+		if err := os.Remove(filepath.Join(r.dir, reviewJournal)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("review: %w", err)
+		}
 		return r.Discard(context.Background())
 	}
 	m := &ckManifest{head: base.head, entries: entries}
@@ -831,11 +836,15 @@ func (r *Review) applyEntry(proj *os.Root, p string, w *ckEntry) error {
 		}
 		return proj.Rename(tmp, p)
 	default:
-		// A temporary file a crash left is removed, never written through.
-		if err := proj.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+		err := copyFile(r.tree, p, proj, tmp, perm, time.Unix(0, w.MTime))
+		if errors.Is(err, fs.ErrExist) {
+			// A temporary file a crash left: removed, never written
+			// through (it is created exclusively).
+			if err = proj.Remove(tmp); err == nil {
+				err = copyFile(r.tree, p, proj, tmp, perm, time.Unix(0, w.MTime))
+			}
 		}
-		if err := copyFile(r.tree, p, proj, tmp, perm, time.Unix(0, w.MTime)); err != nil {
+		if err != nil {
 			proj.Remove(tmp)
 			return err
 		}
