@@ -203,3 +203,29 @@ func TestConversationReview(t *testing.T) {
 		t.Fatal("discarded changes reached the project")
 	}
 }
+
+// A single-prompt run in review mode on a terminal shows the diff and
+// asks; "y" applies it.
+func TestRunReviewAsksToApply(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the helikon binary; skipped with -short")
+	}
+	bin := buildHelikon(t)
+	dir, start := reviewProject(t)
+	state := t.TempDir()
+	cmd, s := startOnTerminal(t, bin, reviewEnv(state, scriptedAgent(t)), "run", "--review", "--root", dir, "--mode", "bypass", "tidy up")
+	s.expect("modified README.md")
+	s.expect("apply these")
+	if got := treeSum(t, dir); got != start {
+		t.Fatal("the project changed before the answer")
+	}
+	seen := treeSum(t, reviewTree(t, state))
+	s.typeIn("y\r")
+	s.expect("applied")
+	if err := waitExit(t, cmd); err != nil {
+		t.Fatalf("helikon exited with %v", err)
+	}
+	if got := treeSum(t, dir); got != seen {
+		t.Fatal("after the answer y the project is not what the agent saw")
+	}
+}
