@@ -1,9 +1,10 @@
 // Package cli implements the helikon command-line tool's frame and the
-// commands that need no model: exec, guarantees, doctor, proxy, forkd and
-// help. It links the sandbox backends and the egress proxy but none of the
-// model SDKs, OpenTelemetry, SQLite, readability or the MCP SDK, so that the
-// helikon binary (cmd/helikon, a thin main around [RunProcess]) starts about
-// as fast as any small Go program: it is what every sandboxed command and the
+// commands that need no model: exec, guarantees, doctor, proxy, forkd,
+// diff, apply and discard (of a pending review) and help. It links the
+// sandbox backends and the egress proxy but none of the model SDKs,
+// OpenTelemetry, SQLite, readability or the MCP SDK, so that the helikon
+// binary (cmd/helikon, a thin main around [RunProcess]) starts about as
+// fast as any small Go program: it is what every sandboxed command and the
 // OS sandbox's unprivileged launcher pay for.
 //
 // The agent commands (run, mcp, tool, fetch, search, policy) live in package

@@ -8,11 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/paigasus/helikon/cli"
 
@@ -179,31 +176,6 @@ func (a *TerminalApprover) readLine(ctx context.Context) (string, error) {
 	}
 }
 
-// safeText returns s made safe to show on a terminal: control characters
-// other than newline and tab (ESC above all, which starts the sequences that
-// move the cursor, clear lines, recolour or conceal text) and bidirectional
-// overrides are shown escaped as Go quotes them. What a model or a tool sends
-// could otherwise rewrite an approval prompt the user is reading. Bytes that
-// are not valid UTF-8 are kept (a multi-byte character may arrive split
-// across two text deltas).
-func safeText(s string) string {
-	if !strings.ContainsFunc(s, unsafeRune) {
-		return s
-	}
-	var b strings.Builder
-	for len(s) > 0 {
-		r, n := utf8.DecodeRuneInString(s)
-		if unsafeRune(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		} else {
-			b.WriteString(s[:n])
-		}
-		s = s[n:]
-	}
-	return b.String()
-}
-
-func unsafeRune(r rune) bool {
-	return r != '\n' && r != '\t' && r != utf8.RuneError && (unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r))
-}
+// safeText is [cli.SafeText]: what a model or a tool sends could otherwise
+// rewrite an approval prompt the user is reading.
+func safeText(s string) string { return cli.SafeText(s) }

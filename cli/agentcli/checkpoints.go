@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/paigasus/helikon/cli"
 	"github.com/paigasus/helikon/workspace"
 )
 
@@ -79,33 +80,5 @@ func (c *conversation) showChanges(w io.Writer, changes []workspace.Change) {
 		fmt.Fprintln(c.env.Stderr, "helikon: no changes")
 		return
 	}
-	for _, ch := range changes {
-		p := ch.Path
-		if strings.ContainsFunc(p, func(r rune) bool { return r == '\n' || unsafeRune(r) }) || !strconv.CanBackquote(p) {
-			p = strconv.Quote(p)
-		}
-		line := fmt.Sprintf("%-8s %s", ch.Kind, p)
-		switch {
-		case ch.Kind == workspace.ChangeMode:
-			line += fmt.Sprintf(" (%v → %v)", ch.OldMode, ch.NewMode)
-		case ch.NewTarget != "" || ch.OldTarget != "":
-			line += fmt.Sprintf(" (link %q → %q)", ch.OldTarget, ch.NewTarget)
-		case ch.Binary:
-			line += fmt.Sprintf(" (binary, %d → %d bytes)", ch.OldSize, ch.NewSize)
-		}
-		fmt.Fprintln(w, c.paint("1", line))
-		if ch.Diff != "" {
-			for _, l := range strings.SplitAfter(strings.TrimSuffix(ch.Diff, "\n"), "\n") {
-				l = safeText(l)
-				switch {
-				case strings.HasPrefix(l, "+"):
-					l = c.paint("32", l)
-				case strings.HasPrefix(l, "-"):
-					l = c.paint("31", l)
-				}
-				fmt.Fprint(w, l)
-			}
-			fmt.Fprintln(w)
-		}
-	}
+	cli.WriteChanges(w, changes, c.color)
 }

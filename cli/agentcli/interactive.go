@@ -27,6 +27,7 @@ import (
 	"github.com/paigasus/helikon/agent/runner"
 	"github.com/paigasus/helikon/model"
 	"github.com/paigasus/helikon/session"
+	"github.com/paigasus/helikon/workspace/local"
 )
 
 // errTurnCancelled is the error of a turn the user cancelled with Ctrl-C.
@@ -37,6 +38,7 @@ const conversationHelp = `Each line is a turn of the session. Commands:
   /mode [MODE]   show the permission mode, or tighten it (default, plan, dont-ask; never looser)
   /session       the session's id, to resume it with --session ID
 ` + checkpointHelp + `
+` + reviewHelp + `
   /exit          leave (so do Ctrl-D and Ctrl-C at the prompt)
 Ctrl-C while a turn runs cancels that turn; a second Ctrl-C leaves once it has stopped.`
 
@@ -76,17 +78,19 @@ type conversation struct {
 	interrupts atomic.Int32       // Ctrl-Cs during the current turn
 	calls      map[string]string  // a call's "TOOL TARGET", by call id
 	lastCall   string             // the "TOOL TARGET" of the call seen last
+	review     *local.Review      // the pending review (helikon run --review), or nil
 }
 
 // converse holds a conversation: one session (sessionID, or a new one called
 // newID), a turn for each line read, first (when set) being the first turn.
 // It returns the exit status.
-func converse(ctx context.Context, env *cli.Env, out *renderer, ta *TerminalApprover, cfg runner.Config[App], sessionID, newID, first string) int {
+// review is the run's pending review (--review), or nil.
+func converse(ctx context.Context, env *cli.Env, out *renderer, ta *TerminalApprover, cfg runner.Config[App], sessionID, newID, first string, review *local.Review) int {
 	r, err := runner.New(cfg)
 	if err != nil {
 		return cli.Failf(env, cli.ExitOther, "run: %v", err)
 	}
-	c := &conversation{env: env, out: out, cfg: cfg, r: r, id: sessionID, calls: map[string]string{},
+	c := &conversation{env: env, out: out, cfg: cfg, r: r, id: sessionID, calls: map[string]string{}, review: review,
 		color: env.Var("NO_COLOR") == "" && env.IsTerminal != nil && env.IsTerminal()}
 	if c.id == "" {
 		c.id = newID
@@ -144,6 +148,9 @@ func (c *conversation) command(ctx context.Context, text string) (leave bool) {
 	arg = strings.TrimSpace(arg)
 	if c.checkpointCommand(ctx, name, arg) {
 		return false
+	}
+	if handled, end := c.reviewCommand(ctx, name, arg); handled {
+		return end
 	}
 	switch name {
 	case "/exit", "/quit":

@@ -33,6 +33,7 @@ import (
 	"github.com/paigasus/helikon/tool/websearch"
 	"github.com/paigasus/helikon/toolbox"
 	"github.com/paigasus/helikon/workspace"
+	"github.com/paigasus/helikon/workspace/local"
 
 	"go.opentelemetry.io/otel/trace"
 )
@@ -138,12 +139,29 @@ func runAgent(ctx context.Context, env *cli.Env, args []string) int {
 		return status
 	}
 	a.term, a.chat, a.prompt = term, chat, strings.Join(pos, " ")
-	te := &ToolEnv{Ctx: ctx, Env: env, Root: a.root, Common: f.common, BackendFlags: f.backendFlags, Session: a.sid}
+	a.workDir = a.root
+	if f.review {
+		if a.review, status = a.startReview(ctx); status != cli.ExitOK {
+			return status
+		}
+		defer a.review.Close()
+		a.workDir = a.review.Tree()
+	}
+	te := &ToolEnv{Ctx: ctx, Env: env, Root: a.workDir, Common: f.common, BackendFlags: f.backendFlags, Session: a.sid}
 	defer te.Close()
 	tools, status := a.buildTools(ctx, te)
 	defer tools.close()
 	if status != cli.ExitOK {
 		return status
+	}
+	if a.review != nil {
+		ws, err := te.Workspace()
+		if err != nil {
+			return cli.Failf(env, cli.ExitUsage, "run: --review: %v", err)
+		}
+		if status := checkReviewBackend(env, ws); status != cli.ExitOK {
+			return status
+		}
 	}
 	if a.chat && f.checkpoints {
 		if ws, err := te.Workspace(); err == nil {
@@ -179,6 +197,7 @@ type runFlags struct {
 	mcpPrefix    string
 	interactive  bool
 	checkpoints  bool
+	review       bool
 }
 
 // parseRunFlags defines the flags of run and parses args into them. It
@@ -197,6 +216,7 @@ func parseRunFlags(env *cli.Env, args []string) (f *runFlags, pos []string, done
 	fs.StringVar(&f.mcpPrefix, "mcp-prefix", "", "prepend `PREFIX` to the names of the MCP servers' tools")
 	fs.BoolVar(&f.interactive, "i", false, "hold a conversation on the terminal, PROMPT (if any) its first turn (the default with no PROMPT on a terminal)")
 	fs.BoolVar(&f.checkpoints, "checkpoints", true, "in a conversation, checkpoint the files before each turn, for /diff, /undo and /rewind (local workspaces; the checkpoints are kept under $XDG_STATE_HOME/helikon/checkpoints)")
+	fs.BoolVar(&f.review, "review", false, "hold the agent's changes back: it works in a copy of --root (its tools and commands alike), and you review the diff and apply it, all or in part, or discard it (the OS sandbox only; helikon diff|apply|discard act on a review left pending)")
 	pos, done, status = cli.ParseArgs(fs, env, args)
 	return f, pos, done, status
 }
@@ -216,6 +236,9 @@ type agentRun struct {
 	term   bool   // stdin and stderr are a terminal
 	chat   bool   // hold a conversation rather than run prompt once
 	prompt string // the positional arguments: the (first) turn
+	// workDir is where the tools work: root, or the review's copy of it.
+	workDir string
+	review  *local.Review // --review: the pending review, else nil
 }
 
 // resolve reads the run's root directory, permissions and model from the
@@ -341,7 +364,7 @@ func openSessionStore(ctx context.Context, env *cli.Env, path string) (*sqlitest
 func (a *agentRun) start(ctx context.Context, store *sqlitestore.Store, tracer trace.Tracer, tools *runTools) int {
 	instructions := a.system
 	if instructions == "" {
-		instructions = fmt.Sprintf(defaultInstructions, a.root)
+		instructions = fmt.Sprintf(defaultInstructions, a.workDir)
 	}
 	var sources []llmagent.ToolSource[App]
 	for _, src := range tools.mcp {
@@ -375,9 +398,22 @@ func (a *agentRun) start(ctx context.Context, store *sqlitestore.Store, tracer t
 	}
 	defer out.pause()
 	if a.chat {
-		return converse(ctx, a.env, out, ta, rcfg, a.session, a.sid, a.prompt)
+		status := converse(ctx, a.env, out, ta, rcfg, a.session, a.sid, a.prompt, a.review)
+		if a.review != nil {
+			if _, err := local.FindReview(a.root, nil); err == nil {
+				fmt.Fprintf(a.env.Stderr, "helikon: the changes are kept for review: helikon diff, helikon apply [PATH...] or helikon discard, with --root %s (helikon run --review goes on with them)\n", a.root)
+			}
+		}
+		return status
 	}
-	return a.runOnce(ctx, out, r)
+	status := a.runOnce(ctx, out, r)
+	if a.review != nil {
+		out.pause()
+		if s := a.endReview(ctx, a.review); status == cli.ExitOK {
+			status = s
+		}
+	}
+	return status
 }
 
 // approver returns the run's terminal approver, whose "always" answers are

@@ -18,11 +18,19 @@ import (
 	"github.com/paigasus/helikon/provider/openai/openaitest"
 )
 
+// testBinDirEnv names a directory holding helikon and helikon-agent built
+// beforehand: a test binary run as a user without the Go toolchain (CI's
+// unprivileged steps) uses them instead of building.
+const testBinDirEnv = "HELIKON_TEST_BINDIR"
+
 // buildHelikon builds the helikon and helikon-agent binaries into one
 // directory for tests that need a real process, and returns the path of
 // helikon, which executes helikon-agent for the agent commands.
 func buildHelikon(t *testing.T) string {
 	t.Helper()
+	if dir := os.Getenv(testBinDirEnv); dir != "" {
+		return filepath.Join(dir, "helikon")
+	}
 	dir := t.TempDir()
 	if out, err := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "github.com/paigasus/helikon/cmd/helikon/...").CombinedOutput(); err != nil {
 		t.Fatalf("building helikon: %v\n%s", err, out)

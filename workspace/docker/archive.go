@@ -42,9 +42,11 @@ func (e *Engine) copyIn(ctx context.Context, id, user string) error {
 
 // writeTree writes the tree at root as a tar stream whose names start with
 // prefix (the root's path without its leading slash), every entry owned by
-// uid:gid.
+// uid:gid. Files linked to one another (one inode) are written once and
+// then as hard links to the first name.
 func writeTree(w io.Writer, root, prefix string, uid, gid int) error {
 	tw := tar.NewWriter(w)
+	seen := map[[2]uint64]string{} // the first name of each inode with links
 	if root == "" {
 		h := &tar.Header{Typeflag: tar.TypeDir, Name: prefix + "/", Mode: 0o755, Uid: uid, Gid: gid, ModTime: time.Now(), Format: tar.FormatPAX}
 		if err := tw.WriteHeader(h); err != nil {
@@ -85,6 +87,13 @@ func writeTree(w io.Writer, root, prefix string, uid, gid int) error {
 		}
 		h.Uid, h.Gid, h.Uname, h.Gname = uid, gid, "", ""
 		h.Format = tar.FormatPAX
+		if key, ok := linkKey(fi); ok && fi.Mode().IsRegular() {
+			if first, dup := seen[key]; dup {
+				h.Typeflag, h.Linkname, h.Size = tar.TypeLink, first, 0
+				return tw.WriteHeader(h)
+			}
+			seen[key] = name
+		}
 		if err := tw.WriteHeader(h); err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/paigasus/helikon/workspace"
+	"github.com/paigasus/helikon/workspace/local"
 	"github.com/paigasus/helikon/workspace/workspacetest"
 )
 
@@ -17,4 +18,15 @@ func TestWorkspaceConformanceBind(t *testing.T) {
 		// A root of its own per workspace: the suite wants each one empty.
 		return create(t, newEngine(t, Options{Root: bindRoot(t)}))
 	}, &workspacetest.Options{Engine: EngineName})
+}
+
+func TestCheckpointerConformanceIsolated(t *testing.T) {
+	e := newEngine(t, Options{Isolate: true, Checkpoints: local.CheckpointOptions{Dir: t.TempDir()}})
+	workspacetest.RunCheckpointer(t, func(t *testing.T) workspace.Workspace { return create(t, e) })
+}
+
+func TestCheckpointerConformanceBind(t *testing.T) {
+	workspacetest.RunCheckpointer(t, func(t *testing.T) workspace.Workspace {
+		return create(t, newEngine(t, Options{Root: bindRoot(t), Checkpoints: local.CheckpointOptions{Dir: t.TempDir()}}))
+	})
 }

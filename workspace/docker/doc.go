@@ -115,6 +115,13 @@
 //     mount what it points to). The guarantees list the read-only mounts
 //     the container has. In the isolated mode nothing a command writes
 //     reaches Root, and the option is ignored.
+//   - Checkpoints ([workspace.Checkpointer], Options.Checkpoints): in the
+//     bind mode package local's store on the bind mount's source; in the
+//     isolated mode the same store on a mirror of the container's tree,
+//     brought over by the archive API through os.Root (a name or link
+//     target leaving the tree is refused) and put back, owned by the
+//     container's user, by a restore. The isolated mode's cost follows the
+//     size of the tree, and its store is removed with the container.
 //
 // # Not guaranteed
 //

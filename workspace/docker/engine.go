@@ -25,6 +25,7 @@ import (
 	"github.com/paigasus/helikon/internal/dockerinfo"
 	"github.com/paigasus/helikon/internal/readonlypaths"
 	"github.com/paigasus/helikon/workspace"
+	"github.com/paigasus/helikon/workspace/local"
 )
 
 // EngineName is the engine's name in [workspace.Info] and on the CLI.
@@ -73,6 +74,13 @@ type Options struct {
 	// default (runc) when empty. The guarantees say virtualized only for
 	// the runtimes listed in [VirtualizedRuntimes].
 	Runtime string
+	// Checkpoints configures the store of the workspaces' checkpoints
+	// ([Workspace.Checkpoint]): package local's, on the bind mount's
+	// source in the bind mode, on a mirror of the container's tree in the
+	// isolated mode (there Dir is the directory beneath which each
+	// container's store is made, as docker-CONTAINER; default
+	// $XDG_STATE_HOME/helikon/checkpoints).
+	Checkpoints local.CheckpointOptions
 	// User runs commands as this user ("1000", "1000:1000", "app") instead
 	// of the default: in the bind mode this process's uid:gid, the user the
 	// file operations run as on the same files (as the local backends run

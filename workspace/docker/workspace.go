@@ -45,6 +45,11 @@ type Workspace struct {
 	// relative to it: each command checks that they are still in place.
 	readOnly []string
 
+	// The checkpoints (checkpoint.go), made on first use.
+	ckOnce sync.Once
+	ck     *ckpt
+	ckErr  error
+
 	ops    sync.RWMutex // held for reading by file operations; Close takes it
 	mu     sync.Mutex
 	closed bool
@@ -427,6 +432,7 @@ func (w *Workspace) Close(ctx context.Context) error {
 	if w.sb != nil {
 		w.sb.Close()
 	}
+	w.closeCheckpoints()
 	w.ops.Unlock()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
 	defer cancel()

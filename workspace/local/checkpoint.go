@@ -2,6 +2,7 @@ package local
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -566,7 +567,9 @@ func (s *CheckpointStore) scan(ctx context.Context, prev *ckManifest, store bool
 	}
 	// Entries are listed depth first in name order, which is not the
 	// order of their paths ("a-b" < "a/b").
-	slices.SortFunc(sc.out, func(a, b *ckEntry) int { return strings.Compare(string(a.Path), string(b.Path)) })
+	// bytes.Compare, not strings.Compare of conversions: those allocate
+	// two strings per comparison, which cost as much as the walk.
+	slices.SortFunc(sc.out, func(a, b *ckEntry) int { return bytes.Compare(a.Path, b.Path) })
 	m := &ckManifest{entries: sc.out}
 	m.head.Scanned, m.head.Entries, m.head.Bytes = start, len(sc.out), sc.bytes
 	return m, nil
@@ -591,7 +594,10 @@ func (sc *scanner) dir(r *os.Root, rel string) error {
 		if rel != "" {
 			p = rel + "/" + name
 		}
-		fi, err := r.Lstat(name)
+		// A directory opened in an os.Root lists its entries with lstat
+		// (os.ReadDir loads each entry's information there, as of the
+		// listing): the information is that, not a second lstat.
+		fi, err := d.Info()
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // removed since the listing: as if listed after
 		}
@@ -766,6 +772,14 @@ func (s *CheckpointStore) Diff(ctx context.Context, from, to string) ([]workspac
 		}
 		return data
 	}
+	return diffManifests(a, b, func(e *ckEntry) []byte { return content(e, false) },
+		func(e *ckEntry) []byte { return content(e, to == "") }), nil
+}
+
+// diffManifests reports what changed from a to b, sorted by path; old and
+// new read the content of a regular file of a and of b (nil when it cannot
+// be read or is beyond [workspace.MaxTextDiff]).
+func diffManifests(a, b *ckManifest, old, new func(*ckEntry) []byte) []workspace.Change {
 	var out []workspace.Change
 	bb := b.byPath()
 	for _, x := range a.entries {
@@ -774,7 +788,7 @@ func (s *CheckpointStore) Diff(ctx context.Context, from, to string) ([]workspac
 		if y == nil {
 			c := workspace.Change{Path: p, Kind: workspace.ChangeDeleted, OldMode: x.Mode, OldSize: x.Size, OldTarget: string(x.Target)}
 			if x.Mode.IsRegular() {
-				c.Diff, c.Binary = diffText(p, content(x, false), []byte{}, x.Size, 0)
+				c.Diff, c.Binary = diffText(p, old(x), []byte{}, x.Size, 0)
 			}
 			out = append(out, c)
 			continue
@@ -785,7 +799,7 @@ func (s *CheckpointStore) Diff(ctx context.Context, from, to string) ([]workspac
 		case x.Mode.Type() != y.Mode.Type(), x.Hash != y.Hash, string(x.Target) != string(y.Target):
 			c.Kind = workspace.ChangeModified
 			if x.Mode.IsRegular() && y.Mode.IsRegular() {
-				c.Diff, c.Binary = diffText(p, content(x, false), content(y, to == ""), x.Size, y.Size)
+				c.Diff, c.Binary = diffText(p, old(x), new(y), x.Size, y.Size)
 			}
 		case x.Mode != y.Mode:
 			c.Kind = workspace.ChangeMode
@@ -797,12 +811,12 @@ func (s *CheckpointStore) Diff(ctx context.Context, from, to string) ([]workspac
 	for p, y := range bb {
 		c := workspace.Change{Path: p, Kind: workspace.ChangeAdded, NewMode: y.Mode, NewSize: y.Size, NewTarget: string(y.Target)}
 		if y.Mode.IsRegular() {
-			c.Diff, c.Binary = diffText(p, []byte{}, content(y, to == ""), 0, y.Size)
+			c.Diff, c.Binary = diffText(p, []byte{}, new(y), 0, y.Size)
 		}
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b workspace.Change) int { return strings.Compare(a.Path, b.Path) })
-	return out, nil
+	return out
 }
 
 // diffText is [workspace.UnifiedDiff] of two contents, nil when one could

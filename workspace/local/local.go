@@ -19,6 +19,10 @@
 //   - Close releases the directory descriptor; the directory stays. It does
 //     not stop a command that is running (its caller's context does).
 //
+// A [Review] holds an agent's changes back instead: its workspace is built
+// on a copy of the project kept outside it, and the user applies the
+// changes, all or some, or discards them (helikon run --review).
+//
 // # What is guaranteed
 //
 //   - The file operations have package fsroot's guarantees, which hold

@@ -56,6 +56,17 @@ printf 'added\n' > added.txt
 mkdir newdir
 rm "$(printf 'new\nline')"`
 
+// MakeTree is a shell script that makes, in the working directory, a tree
+// with every kind of entry a checkpoint records: modes, links (dangling,
+// absolute), a hard link, an empty directory, names with a newline and
+// with invalid UTF-8, a binary file.
+const MakeTree = makeTree
+
+// Destroy is a shell script that does to [MakeTree]'s tree what a careless
+// command does: removes a directory, overwrites, changes modes and links,
+// adds files.
+const Destroy = destroy
+
 // RunCheckpointer runs the conformance suite of [workspace.Checkpointer]
 // as subtests of t, on workspaces made by open (a new, empty workspace on
 // each call, as for [Run]) that must implement it. The suite makes its
