@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,13 +136,19 @@ func BenchmarkReadNewOutputThroughTheTool(b *testing.B) {
 				if _, err := e.Write(line); err != nil {
 					b.Fatal(err)
 				}
-				var got []byte
-				for !bytes.Contains(got, line) {
+				var got string
+				for !strings.Contains(got, "ping\n") {
 					res, err := out.Invoke(tc, args)
 					if err != nil {
 						b.Fatal(err)
 					}
-					got = append(got, res...)
+					var r struct {
+						Output string `json:"output"`
+					}
+					if err := json.Unmarshal(res, &r); err != nil {
+						b.Fatal(err)
+					}
+					got += r.Output
 				}
 			}
 		})
