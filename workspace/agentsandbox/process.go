@@ -53,9 +53,13 @@ exec "$@"`
 // Limits do not apply, as for Run. Start returns once the wrapper reported
 // the process's pid.
 //
-// After this process dies without killing it (SIGKILL), the command runs
-// on in the pod until the claim is deleted: helikon workspaces reap, or
-// the claim's own lifetime. See the package doc.
+// A keeper exec per workspace (while it has processes) holds their pids
+// and ends their trees when its input ends, which the kubelet passes on
+// when this process's stream drops: so they end when this process dies,
+// also of SIGKILL. Not covered: a death in the instant between the pid
+// line and the keeper's news, a keeper killed by a command of the pod
+// while this process dies (it is restarted at the next Start), and a
+// kubelet that would not pass the stream's end on as the input's end.
 func (w *Workspace) Start(ctx context.Context, req *backend.StartRequest) (backend.Process, error) {
 	if req == nil {
 		return nil, errors.New("k8s: nil start request")
@@ -145,11 +149,24 @@ func (w *Workspace) Start(ctx context.Context, req *backend.StartRequest) (backe
 		}
 		return p, nil
 	}
-	if _, ok := p.pw.PID(); !ok {
+	pid, ok := p.pw.PID()
+	if !ok {
 		cancel()
 		<-p.done
 		return nil, errors.New("k8s: the process's id was not reported; it was not started")
 	}
+	k := w.keeperOf()
+	if err := k.keep(pid); err != nil {
+		// Nothing would end the process if this process died: fail
+		// closed.
+		cancel()
+		<-p.done
+		return nil, err
+	}
+	go func() {
+		<-p.done
+		k.forget(pid)
+	}()
 	return p, nil
 }
 
