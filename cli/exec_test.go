@@ -34,6 +34,11 @@ func TestExecCommand(t *testing.T) {
 		{"unknown backend", "", []string{"exec", "--backend", "nope", "--", "true"}, 125, "", "unknown backend"},
 		{"egress with host fails closed", "", []string{"exec", "--backend", "host", "--egress-allow", "example.com", "--", "true"}, 125, "", "cannot restrict"},
 		{"help", "", []string{"exec", "--help"}, 0, "Usage: helikon exec", ""},
+		{"terminal", "", []string{"exec", "-t", "--backend", "host", "--root", dir, "--", "sh", "-c", "test -t 0 && test -t 1 && test -t 2 && echo onatty; stty size; echo err >&2; exit 3"}, 3, "onatty\r\n24 80\r\nerr", ""},
+		{"terminal input", "typed\n", []string{"exec", "-t", "--backend", "host", "--root", dir, "--", "sh", "-c", "read x; echo \"got $x\""}, 0, "got typed", ""},
+		{"terminal end of input", "abc\n", []string{"exec", "-t", "--backend", "host", "--root", dir, "--", "sh", "-c", "cat; echo done"}, 0, "done", ""},
+		{"terminal timeout", "", []string{"exec", "-t", "--backend", "host", "--root", dir, "--timeout", "200ms", "--", "sleep", "60"}, 124, "", "timed out"},
+		{"terminal in the OS sandbox", "", []string{"exec", "-t", "--backend", "os", "--root", dir, "--", "sh", "-c", "test -t 0 && echo onatty; exit 5"}, 5, "onatty", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,6 +49,7 @@ type WorkspaceRun struct {
 	Workspace *WorkspaceFlags
 	Session   string // --session; "" is a new workspace
 	Request   *backend.Request
+	TTY       bool // -t: run Request on a new terminal (see [RunOnTerminal])
 }
 
 // workspaceExec is what [RegisterWorkspaceExec] registered.

@@ -321,6 +321,18 @@ func (f forward) Run(ctx context.Context, req *backend.Request) (*backend.Result
 	return ws.Run(ctx, req)
 }
 
+// Start starts req in the session's workspace when that is a
+// [backend.Starter], and fails with an error wrapping
+// [backend.ErrNoProcesses] otherwise: which engine serves the session is
+// known at its first use, not before.
+func (f forward) Start(ctx context.Context, req *backend.StartRequest) (backend.Process, error) {
+	ws, err := f.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return backend.Start(ctx, ws, req)
+}
+
 func (f forward) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
 	ws, err := f.get(ctx)
 	if err != nil {

@@ -21,6 +21,7 @@ type countingEngine struct {
 	attached []string
 	closed   []string
 	failNext error
+	starts   bool // its workspaces are backend.Starters (startingWS)
 }
 
 func (e *countingEngine) Name() string { return "counting" }
@@ -37,6 +38,9 @@ func (e *countingEngine) Create(_ context.Context, session string) (workspace.Wo
 	}
 	e.existing[session] = true
 	e.created = append(e.created, session)
+	if e.starts {
+		return &startingWS{countingWS{e: e, session: session}}, nil
+	}
 	return &countingWS{e: e, session: session}, nil
 }
 
@@ -314,5 +318,42 @@ func TestByContextServesConcurrentCallsOfOneSession(t *testing.T) {
 	wg.Wait()
 	if len(e.created) != 1 {
 		t.Fatalf("created %v, want one workspace", e.created)
+	}
+}
+
+// startingWS is a countingWS that starts processes: Start fails with
+// errStarted, which says the call reached it.
+type startingWS struct{ countingWS }
+
+var errStarted = errors.New("Start reached the workspace")
+
+func (*startingWS) Start(context.Context, *backend.StartRequest) (backend.Process, error) {
+	return nil, errStarted
+}
+
+func TestSessionsForwardStartToTheSessionsWorkspace(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		starts bool
+		want   error
+	}{
+		{"a workspace that starts processes", true, errStarted},
+		{"one that cannot says so", false, backend.ErrNoProcesses},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := &describingEngine{countingEngine{starts: tt.starts}}
+			s := &workspace.Sessions{Engine: e}
+			ws, err := s.Open(t.Context(), "s1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = backend.Start(t.Context(), ws, &backend.StartRequest{Request: backend.Request{Command: "true"}})
+			if !errors.Is(err, tt.want) {
+				t.Errorf("Start = %v, want %v", err, tt.want)
+			}
+			if len(e.created) != 1 {
+				t.Errorf("created %q, want the session's workspace made at Start", e.created)
+			}
+		})
 	}
 }

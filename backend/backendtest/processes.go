@@ -41,18 +41,23 @@ func RunProcesses(t *testing.T, b backend.Starter, opts *ProcessOptions) {
 		return p
 	}
 	// until reads p's output from cursor until it holds want, and
-	// returns the cursor after it.
+	// returns the cursor just after it (not after the rest of the chunk
+	// it came in, which the next call reads again).
 	until := func(t *testing.T, p backend.Process, cursor int64, want string) int64 {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 		defer cancel()
 		var seen []byte
+		base := int64(-1) // the number of seen's first byte
 		for {
 			c, err := p.Output().Wait(ctx, cursor, 0)
+			if base < 0 || c.Missed > 0 {
+				seen, base = nil, c.Next-int64(len(c.Data))
+			}
 			seen = append(seen, c.Data...)
 			cursor = c.Next
-			if bytes.Contains(seen, []byte(want)) {
-				return cursor
+			if i := bytes.Index(seen, []byte(want)); i >= 0 {
+				return base + int64(i+len(want))
 			}
 			if err != nil || c.Closed && c.Next == c.Total {
 				t.Fatalf("output %q never held %q (err %v)", seen, want, err)

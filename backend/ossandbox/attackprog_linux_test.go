@@ -219,6 +219,35 @@ func runAttack(args []string) int {
 			return attackEscaped // the filter did not stop it; the driver did
 		}
 		return res(errno, "TIOCSTI")
+	case "tty-ioctls":
+		// On the terminal helikon made (Start with TTY): type into it
+		// (TIOCSTI, plain and with high bits) and reach the console
+		// (TIOCLINUX). Blocked when the filter answers EPERM to each;
+		// escaped when any reached the terminal's driver.
+		_, _ = unix.Setsid()
+		_ = unix.IoctlSetInt(0, unix.TIOCSCTTY, 0)
+		c := byte('#')
+		sub := byte(6) // TIOCL_GETSHIFTSTATE
+		reached := false
+		for _, r := range []struct {
+			name string
+			req  uintptr
+			arg  unsafe.Pointer
+		}{
+			{"TIOCSTI", unix.TIOCSTI, unsafe.Pointer(&c)},
+			{"TIOCSTI-high", unix.TIOCSTI | 0xdead<<32, unsafe.Pointer(&c)},
+			{"TIOCLINUX", unix.TIOCLINUX, unsafe.Pointer(&sub)},
+		} {
+			_, _, errno := unix.Syscall(unix.SYS_IOCTL, 0, r.req, uintptr(r.arg))
+			fmt.Printf("%s: %v\n", r.name, errno)
+			if errno != unix.EPERM {
+				reached = true
+			}
+		}
+		if reached {
+			return attackEscaped
+		}
+		return attackBlocked
 	case "signal":
 		pid, _ := strconv.Atoi(arg(0))
 		return res(unix.Kill(pid, unix.SIGCONT), "signal "+arg(0))

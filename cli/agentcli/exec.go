@@ -25,5 +25,8 @@ func execInWorkspace(ctx context.Context, env *cli.Env, w *cli.WorkspaceRun) (*b
 	if err != nil {
 		return nil, err
 	}
+	if w.TTY {
+		return cli.RunOnTerminal(ctx, env, ws, w.Request, cli.Lifetime(ws))
+	}
 	return ws.Run(ctx, w.Request)
 }

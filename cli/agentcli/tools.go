@@ -121,7 +121,7 @@ type ToolFlags struct {
 // AddToolFlags defines every provider's flags on fs.
 func AddToolFlags(fs *flag.FlagSet) *ToolFlags {
 	tf := &ToolFlags{builders: map[string]ToolBuilder{}, example: map[string]bool{}, workspace: cli.AddWorkspaceFlags(fs)}
-	tf.maxProcesses = fs.Int("max-processes", 0, "let Bash start up to `N` background commands at once per session (run_in_background), with BashOutput, BashInput, KillShell and BashList (0: none; local backends only)")
+	tf.maxProcesses = fs.Int("max-processes", 0, "let Bash start up to `N` background commands at once per session (run_in_background), with BashOutput, BashInput, KillShell and BashList (0: none; local, Docker, Podman and Kubernetes workspaces)")
 	for _, p := range toolProviders {
 		var b ToolBuilder
 		if p.Flags != nil {

@@ -132,6 +132,18 @@ func TestExecInADockerWorkspace(t *testing.T) {
 	}
 }
 
+// helikon exec -t --backend docker runs the program on the exec's
+// terminal: its input is typed in (and echoed), its output comes through
+// the terminal, its exit status is kept.
+func TestExecOnATerminalInADockerWorkspace(t *testing.T) {
+	img := dockerImage(t)
+	code, out, errb := clitest.Run(t, "typed\n", "exec", "-t", "--root", t.TempDir(), "--backend", "docker", "--image", img, "--isolate", "--",
+		"sh", "-c", `test -t 0 && test -t 1 && echo onatty; stty size; read x; echo "got $x" >&2; exit 6`)
+	if code != 6 || !strings.Contains(out, "onatty\r\n24 80\r\n") || !strings.Contains(out, "got typed") {
+		t.Fatalf("exec -t: exit %d\nstdout %q\nstderr %q; want 6 and the terminal's output", code, out, errb)
+	}
+}
+
 // The helikon binary does not link the Docker client: exec --backend
 // docker runs in helikon-agent, in the same process (execve), so the
 // program's streams and status are the caller's.

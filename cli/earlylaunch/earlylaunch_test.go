@@ -72,7 +72,8 @@ func TestWanted(t *testing.T) {
 func TestBoolFlagsMatchExec(t *testing.T) {
 	_, stdout, stderr := clitest.Run(t, "", "exec", "--help")
 	usage := stdout + stderr
-	flags := regexp.MustCompile(`(?m)^  -([a-z-]+)( \S+)?$`).FindAllStringSubmatch(usage, -1)
+	// A one-letter flag's usage follows it on its line, after a tab.
+	flags := regexp.MustCompile(`(?m)^  -([a-z-]+)( [^\s]+)?(\t.*)?$`).FindAllStringSubmatch(usage, -1)
 	if len(flags) < 10 {
 		t.Fatalf("read %d flags from helikon exec's usage:\n%s", len(flags), usage)
 	}

@@ -179,7 +179,7 @@ func (p *process) Signal(sig os.Signal) error {
 	}
 	// The leader is not reaped before Run returns, and done is closed
 	// after: while done is open its pid names the process group still.
-	if err := syscall.Kill(-p.pid, s); err != nil {
+	if err := syscall.Kill(-signalGroup(p.pid), s); err != nil {
 		if errors.Is(err, syscall.ESRCH) {
 			return fmt.Errorf("proc: signal: %w", os.ErrProcessDone)
 		}

@@ -38,6 +38,7 @@
 package bashtool
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -63,6 +64,13 @@ type Args struct {
 	// RunInBackground is honoured when the tool has a process table
 	// ([Options].Processes); otherwise it is refused.
 	RunInBackground bool `json:"run_in_background,omitempty" jsonschema:"start the command in the background and return at once with a shell_id; read its output with BashOutput and end it with KillShell"`
+	// YieldMS, honoured with a process table as RunInBackground is, runs
+	// the command as a process and waits for it at most this long: a
+	// command that ends sooner is a result like any other (standard
+	// error joined to standard output), one that runs on is not killed
+	// but returned with its shell_id and its output so far, to continue
+	// with BashOutput, BashInput and KillShell (Codex's yield).
+	YieldMS int64 `json:"yield_ms,omitempty" jsonschema:"wait at most this many milliseconds for the command; if it is still running then, it is not killed: the call returns its output so far and a shell_id to continue with BashOutput, BashInput or KillShell (stderr is joined to stdout)"`
 }
 
 // Output is the tool's result.
@@ -73,8 +81,15 @@ type Output struct {
 	ExitCode  *int `json:"exit_code" jsonschema:"the exit status, or null when the command was killed"`
 	TimedOut  bool `json:"timed_out" jsonschema:"true when the timeout stopped the command"`
 	Truncated bool `json:"truncated" jsonschema:"true when stdout or stderr reached the output cap and was cut"`
-	// ShellID names a command started with run_in_background.
+	// ShellID names a command started with run_in_background, or one
+	// that outlived yield_ms.
 	ShellID string `json:"shell_id,omitempty" jsonschema:"the id of the background command, for BashOutput and KillShell"`
+	// Running says that the command outlived yield_ms and runs on as
+	// ShellID.
+	Running bool `json:"running,omitempty" jsonschema:"true when the command outlived yield_ms and runs on as shell_id"`
+	// Missed counts output bytes the process's ring no longer held
+	// when they were read (yield_ms only).
+	Missed int64 `json:"missed_bytes,omitempty" jsonschema:"output bytes lost before they could be read"`
 }
 
 // Options configures the Bash tool. The zero value (or nil) has no allow or
@@ -167,6 +182,7 @@ func description(b backend.Backend, opts *Options) string {
 	}
 	if opts.Processes != nil {
 		d.WriteString("To start a server, a watcher or anything else that keeps running, set run_in_background: the call returns a shell_id at once; read the new output with BashOutput, list with BashList, end it with KillShell. ")
+		d.WriteString("For a command that may take long (a build, a test suite), set yield_ms: if it is still running after that long, the call returns its output so far and a shell_id instead of killing it. ")
 	}
 	d.WriteString("Standard input is empty, so do not run interactive programs. Output is capped; a non-zero exit_code or timed_out is reported, not raised.")
 	if len(opts.AllowCommands) > 0 {
@@ -191,6 +207,12 @@ func (t *Tool[C]) run(tc *helikon.ToolContext[C], in Args) (Output, error) {
 	if in.RunInBackground {
 		return t.background(tc, in)
 	}
+	if in.YieldMS < 0 {
+		return Output{}, helikon.InvalidArgs("yield_ms is negative: give the milliseconds to wait, or leave it out")
+	}
+	if in.YieldMS > 0 {
+		return t.yield(tc, in)
+	}
 	req := &backend.Request{Command: in.Command}
 	if in.TimeoutMS > 0 {
 		req.Timeout = time.Duration(in.TimeoutMS) * time.Millisecond
@@ -212,6 +234,54 @@ func (t *Tool[C]) run(tc *helikon.ToolContext[C], in Args) (Output, error) {
 		TimedOut:  res.TimedOut,
 		Truncated: res.Truncated,
 	}, nil
+}
+
+// yield starts in.Command in the tool's process table and waits for it up
+// to in.YieldMS: its result when it ended by then, else its output so far
+// and its shell id, the process running on.
+func (t *Tool[C]) yield(tc *helikon.ToolContext[C], in Args) (Output, error) {
+	if t.procs == nil {
+		return Output{}, helikon.InvalidArgs("yield_ms is not available here (no background commands): run the command to its end without it")
+	}
+	tab, err := t.procs.TableFor(tc)
+	if err != nil {
+		return Output{}, err
+	}
+	req := &backend.StartRequest{Request: backend.Request{Command: in.Command}}
+	if in.TimeoutMS > 0 {
+		req.Lifetime = time.Duration(in.TimeoutMS) * time.Millisecond
+	}
+	e, err := tab.Start(tc, req)
+	if err != nil {
+		return Output{}, fmt.Errorf("the command could not be started: %w", err)
+	}
+	p := e.Process()
+	timer := time.NewTimer(time.Duration(min(in.YieldMS, int64(backend.MaxLifetime/time.Millisecond))) * time.Millisecond)
+	defer timer.Stop()
+	select {
+	case <-p.Done():
+	case <-timer.C:
+	case <-tc.Done():
+		_, _ = tab.Kill(context.WithoutCancel(tc), e.ID)
+		return Output{}, fmt.Errorf("the command was cancelled: %w", tc.Err())
+	}
+	c, err := e.ReadNew(tc, 0, 0)
+	if err != nil {
+		return Output{}, err
+	}
+	out := Output{Stdout: string(c.Data), Missed: c.Missed}
+	select {
+	case <-p.Done():
+	default:
+		out.ShellID, out.Running = e.ID, true
+		return out, nil
+	}
+	res, err := p.Wait(tc)
+	if err != nil && res == nil {
+		return Output{}, fmt.Errorf("the command's end could not be collected: %w", err)
+	}
+	out.ExitCode, out.TimedOut = res.ExitCode, res.TimedOut
+	return out, nil
 }
 
 // background starts in.Command in the tool's process table.

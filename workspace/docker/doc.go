@@ -92,6 +92,31 @@
 //     with ctx's error.
 //   - Each captured stream keeps its first 1 MiB (configurable) in bounded
 //     memory; a command that closes its output and runs on is waited for.
+//   - Processes ([Workspace.Start], [backend.Starter]): a docker exec with
+//     its standard input attached, under the same wrapper, environment and
+//     limits as Run's commands, with the lifetime as the timeout. Its
+//     standard error is joined to its standard output in the container
+//     (the daemon reads two pipes and would reorder them), or, with a
+//     terminal, the exec has one (Tty; the size is given at creation and
+//     set with stty before the command for daemons older than API 1.42;
+//     Resize is ExecResize). Kill, the lifetime's end and ctx's end kill
+//     the session and group as at Run's timeout; other signals go to the
+//     group with the shell's kill in a second exec.
+//   - A process ends when the helikon process that started it dies, also
+//     of SIGKILL: the first Start of a workspace starts a keeper exec
+//     (/bin/sh reading its attached input) that this process tells the
+//     pid of every process it starts and ends. When its input ends (the
+//     workspace closes, or this process died and the kernel closed its
+//     connection to the daemon, which then closes the exec's input) it
+//     kills the session and group of every process still listed
+//     (TestProcessesEndWhenHelikonIsKilled: the tree is gone within
+//     seconds of a SIGKILL; with the keeper disabled it runs on). A keeper
+//     that a command killed is started again, with the list, at the next
+//     Start or when Start cannot write to it. Not covered: a SIGKILL in
+//     the instant between the pid line and the keeper's news (the process
+//     then runs until the workspace is closed or reaped), and processes
+//     that left both their session and group (as for Run). The container
+//     itself, left by a killed helikon, is for helikon workspaces reap.
 //   - A container that was removed or stopped makes every operation fail
 //     with an error wrapping [workspace.ErrGone]; nothing is recreated
 //     behind the caller's back (the next Create, or Attach, which restarts

@@ -149,6 +149,14 @@ type execSpec struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	timeout        time.Duration // zero: none (ctx only)
+	// tty, when set, runs the command on a terminal of this size: its
+	// three streams are the terminal, whose output goes to stdout.
+	tty *backend.TermSize
+	// pw, when set, is the pid writer in front of stdout (Start reads
+	// the pid from it); else exec makes its own.
+	pw *pidline.Writer
+	// started, when set, is called with the exec's id once it runs.
+	started func(execID string)
 }
 
 // outcome is how an exec ended.
@@ -168,12 +176,18 @@ const killWait = 10 * time.Second
 // error is ctx's.
 func (w *Workspace) exec(ctx context.Context, s *execSpec) (*outcome, error) {
 	cmd := append([]string{"/bin/sh", "-c", s.script, "helikon"}, s.argv...)
-	pw := newPidWriter(s.stdout)
-	st, err := w.start(ctx, cmd, s.env, s.stdin != nil)
+	pw := s.pw
+	if pw == nil {
+		pw = newPidWriter(s.stdout)
+	}
+	st, err := w.start(ctx, cmd, s.env, s.stdin != nil, s.tty)
 	if err != nil {
 		return nil, err
 	}
 	defer st.att.Close()
+	if s.started != nil {
+		s.started(st.execID)
+	}
 	done := st.stream(s.stdin, pw, s.stderr)
 	var timer <-chan time.Time
 	if s.timeout > 0 {
@@ -247,29 +261,40 @@ const pollInterval = 20 * time.Millisecond
 type started struct {
 	execID string
 	att    client.ExecAttachResult
+	tty    bool // one raw stream, the terminal's, instead of two multiplexed
 }
 
-// start creates and starts an exec of cmd with its streams attached.
-func (w *Workspace) start(ctx context.Context, cmd, env []string, stdin bool) (*started, error) {
-	cr, err := w.e.cli.ExecCreate(ctx, w.id, client.ExecCreateOptions{
+// start creates and starts an exec of cmd with its streams attached, on a
+// terminal of size tty when that is not nil.
+func (w *Workspace) start(ctx context.Context, cmd, env []string, stdin bool, tty *backend.TermSize) (*started, error) {
+	opts := client.ExecCreateOptions{
 		Cmd:          cmd,
 		Env:          env,
 		WorkingDir:   w.dir,
 		AttachStdin:  stdin,
 		AttachStdout: true,
 		AttachStderr: true,
-	})
+	}
+	var aopts client.ExecAttachOptions
+	if tty != nil {
+		// The size given here is applied by daemons of API 1.42 and
+		// later; the wrapper sets it with stty for older ones.
+		opts.TTY = true
+		opts.ConsoleSize = client.ConsoleSize{Height: uint(tty.Rows), Width: uint(tty.Cols)}
+		aopts = client.ExecAttachOptions{TTY: true, ConsoleSize: opts.ConsoleSize}
+	}
+	cr, err := w.e.cli.ExecCreate(ctx, w.id, opts)
 	if err != nil {
 		if w.isClosed() {
 			return nil, errClosed
 		}
 		return nil, fmt.Errorf("docker: exec in container %s: %w", shortID(w.id), gone(err))
 	}
-	att, err := w.e.cli.ExecAttach(ctx, cr.ID, client.ExecAttachOptions{})
+	att, err := w.e.cli.ExecAttach(ctx, cr.ID, aopts)
 	if err != nil {
 		return nil, fmt.Errorf("docker: start exec in container %s: %w", shortID(w.id), gone(err))
 	}
-	return &started{execID: cr.ID, att: att}, nil
+	return &started{execID: cr.ID, att: att, tty: tty != nil}, nil
 }
 
 // stream copies stdin to the exec and its output to stdout and stderr; the
@@ -284,6 +309,10 @@ func (st *started) stream(stdin io.Reader, stdout, stderr io.Writer) chan struct
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		if st.tty {
+			_, _ = io.Copy(stdout, st.att.Reader)
+			return
+		}
 		_, _ = stdcopy.StdCopy(stdout, stderr, st.att.Reader)
 	}()
 	return done
@@ -302,7 +331,7 @@ func (w *Workspace) inspect(ctx context.Context, execID string) (code int, runni
 // closing the connection) and returns its exit code: for the engine's own
 // short commands.
 func (w *Workspace) execRaw(ctx context.Context, cmd, env []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	st, err := w.start(ctx, cmd, env, stdin != nil)
+	st, err := w.start(ctx, cmd, env, stdin != nil, nil)
 	if err != nil {
 		return 0, err
 	}

@@ -53,6 +53,7 @@ type Workspace struct {
 	ops    sync.RWMutex // held for reading by file operations; Close takes it
 	mu     sync.Mutex
 	closed bool
+	keep   *keeper // the processes Start started, nil before the first
 }
 
 var (
@@ -428,7 +429,11 @@ func (w *Workspace) Close(ctx context.Context) error {
 		return nil
 	}
 	w.closed = true
+	k := w.keep
 	w.mu.Unlock()
+	if k != nil {
+		k.close()
+	}
 	if w.sb != nil {
 		w.sb.Close()
 	}

@@ -108,11 +108,19 @@ func startChild(argv []string, wrap func(fork func() error) error, report func(s
 		return fail(127, "%s: %v", argv[0], err)
 	}
 	var p *os.Process
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	if _, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err == nil {
+		// Standard input is the reaper's controlling terminal (it
+		// leads the session): the command's group becomes its
+		// foreground group, or the command would stop (SIGTTIN) at its
+		// first read of the terminal and Ctrl-C would not reach it.
+		attr.Foreground, attr.Ctty = true, 0
+	}
 	fork := func() (err error) {
 		p, err = os.StartProcess(path, argv, &os.ProcAttr{
 			Env:   os.Environ(),
 			Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
-			Sys:   &syscall.SysProcAttr{Setpgid: true},
+			Sys:   attr,
 		})
 		return err
 	}

@@ -8,13 +8,15 @@ import (
 	"bytes"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 )
 
 // Writer passes a stream on to its destination after taking its first
-// line when that is a pid line: at most max bytes before its newline and
-// starting with the prefix. Any other stream passes on whole, so nothing
-// a command prints is lost. It is safe for concurrent use.
+// line when that is a pid line: at most max bytes before its newline (a
+// terminal's "\r\n" included) and starting with the prefix. Any other
+// stream passes on whole, so nothing a command prints is lost. It is safe
+// for concurrent use.
 type Writer struct {
 	dst    io.Writer
 	prefix []byte
@@ -57,7 +59,8 @@ func (w *Writer) Write(b []byte) (int, error) {
 	var rest []byte
 	if i >= 0 && bytes.HasPrefix(append(w.line, b[:i]...), w.prefix) {
 		w.line = append(w.line, b[:i]...)
-		n, err := strconv.Atoi(string(w.line[len(w.prefix):]))
+		// A terminal ends its lines with a carriage return too.
+		n, err := strconv.Atoi(strings.TrimSuffix(string(w.line[len(w.prefix):]), "\r"))
 		w.pid, w.ok = n, err == nil && n > 0
 		rest = b[i+1:]
 	} else {

@@ -13,6 +13,7 @@ func TestWriterTakesOnlyAPidLine(t *testing.T) {
 	}{
 		{"bare pid", "", "42\nhello\n", "hello\n", 42, true},
 		{"prefixed pid", "pid:", "pid:7\nerr", "err", 7, true},
+		{"a terminal's line end", "", "42\r\nhello\r\n", "hello\r\n", 42, true},
 		{"no prefix passes whole", "pid:", "boom\nerr", "boom\nerr", 0, false},
 		{"short non-pid line is taken", "", "x\nrest", "rest", 0, false},
 		{"a line too long passes whole", "", "01234567890123456789\nrest", "01234567890123456789\nrest", 0, false},

@@ -137,7 +137,24 @@ func (s *ExecServer) run(dir string, argv []string, stdin io.Reader, stdout, std
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(containerEnv, "HOME="+dir)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if stdin != nil {
+		// Through a pipe this process closes once the command exited: an
+		// exec ends with its process whether or not its client closed its
+		// input, as the kubelet's does (exec.Cmd would wait for an input
+		// that may never end).
+		r, w, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		cmd.Stdin = r
+		go func() {
+			_, _ = io.Copy(w, stdin)
+			w.Close()
+		}()
+		defer r.Close()
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // for close to clean up after the tests
 	// The exec session ends soon after its process does, as with
 	// containerd, even if a child it left behind holds the output open;
