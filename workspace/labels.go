@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -24,7 +25,36 @@ const (
 	LabelUser = "io.helikon.user"
 	// LabelCreated is the creation time, Unix seconds in decimal.
 	LabelCreated = "io.helikon.created"
+	// LabelTenant is the tenant of a shared server whose session the
+	// workspace serves ([WithTenant]); absent outside one.
+	LabelTenant = "io.helikon.tenant"
 )
+
+type tenantKey struct{}
+
+// WithTenant returns ctx naming the tenant whose call it carries: a shared
+// MCP server puts the tenant of each request's bearer token there, and the
+// workspace created for the call is labelled with it ([LabelsFor]). "" names
+// none.
+func WithTenant(ctx context.Context, tenant string) context.Context {
+	return context.WithValue(ctx, tenantKey{}, tenant)
+}
+
+// TenantFrom returns the tenant [WithTenant] put in ctx.
+func TenantFrom(ctx context.Context) (string, bool) {
+	t, ok := ctx.Value(tenantKey{}).(string)
+	return t, ok && t != ""
+}
+
+// LabelsFor returns [Labels] of session, with [LabelTenant] when ctx names a
+// tenant: the labels an engine gives a workspace it creates for ctx's call.
+func LabelsFor(ctx context.Context, session string, now time.Time) map[string]string {
+	l := Labels(session, now)
+	if t, ok := TenantFrom(ctx); ok {
+		l[LabelTenant] = t
+	}
+	return l
+}
 
 // sessionRE is what a session id may be: short, and safe as a label value,
 // a container name suffix and a forkd workspace name (Kubernetes label

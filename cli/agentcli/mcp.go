@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -28,7 +29,7 @@ func init() {
 // not show in process listings.
 const mcpTokenEnv = "HELIKON_MCP_TOKEN"
 
-const mcpUsage = "mcp [flags]\n\nServes the built-in tools over the Model Context Protocol: on stdin/stdout by\ndefault, or over streamable HTTP with --http. Every call goes through the\npermission pipeline (--mode, --deny, --allow, guards); a call that needs\napproval is asked of the client by elicitation when it supports it, and\ndenied otherwise. In the default mode a call runs unless a rule, a guard or\nthe policy files stop it: the client is the one asking (most confirm tool\ncalls with their user); --ask RULE makes helikon ask the client too.\n(helikon run, where a model asks, asks you before anything not read-only.)\nDiagnostics go to stderr.\n\nWith --http, the server listens on loopback unless told otherwise; a\nnon-loopback address needs a bearer token in $" + mcpTokenEnv + " (clients send\n\"Authorization: Bearer TOKEN\"). Requests whose Host is not loopback or the\nlisten address, or that carry a browser Origin not given with --http-allow-origin,\nare refused. A client that disconnects during a call, or ends its session,\ncancels the call and kills the processes it started. Sessions idle for\n--http-session-timeout end; beyond --http-max-sessions live sessions, a new\nclient is refused with 503 until one ends. /healthz and /readyz answer\nwithout the token (/readyz is 503 at the session cap); /metrics serves\nPrometheus metrics (sessions, calls by tool and outcome, decisions by\nstage, calls running) to a client with the token.\n\nhelikon mcp wrap [flags] -- COMMAND runs a stdio MCP server in the OS sandbox\nand relays its tools through the permission pipeline (helikon mcp wrap --help)."
+const mcpUsage = "mcp [flags]\n\nServes the built-in tools over the Model Context Protocol: on stdin/stdout by\ndefault, or over streamable HTTP with --http. Every call goes through the\npermission pipeline (--mode, --deny, --allow, guards); a call that needs\napproval is asked of the client by elicitation when it supports it, and\ndenied otherwise. In the default mode a call runs unless a rule, a guard or\nthe policy files stop it: the client is the one asking (most confirm tool\ncalls with their user); --ask RULE makes helikon ask the client too.\n(helikon run, where a model asks, asks you before anything not read-only.)\nDiagnostics go to stderr.\n\nWith --http, the server listens on loopback unless told otherwise; a\nnon-loopback address needs a bearer token in $" + mcpTokenEnv + " (clients send\n\"Authorization: Bearer TOKEN\") or tenants: --http-tenants FILE gives one token per\ntenant (lines of NAME TOKEN); a tenant's sessions are its own (another tenant's\ntoken gets 404), and its name labels its log records and workspaces. Requests whose Host is not loopback or the\nlisten address, or that carry a browser Origin not given with --http-allow-origin,\nare refused. A client that disconnects during a call, or ends its session,\ncancels the call and kills the processes it started. Sessions idle for\n--http-session-timeout end; beyond --http-max-sessions live sessions, a new\nclient is refused with 503 until one ends. /healthz and /readyz answer\nwithout the token (/readyz is 503 at the session cap); /metrics serves\nPrometheus metrics (sessions, calls by tool and outcome, decisions by\nstage, calls running) to a client with the token.\n\nhelikon mcp wrap [flags] -- COMMAND runs a stdio MCP server in the OS sandbox\nand relays its tools through the permission pipeline (helikon mcp wrap --help)."
 
 // runMCP is helikon-agent mcp. The workspace its tools act on is closed
 // when it returns (ToolEnv.Close, on a context of its own: the command's
@@ -105,6 +106,7 @@ type mcpFlags struct {
 	hosts          *[]string
 	sessionTimeout time.Duration
 	maxSessions    int
+	tenantsFile    string
 	wsSession      string
 	progress       time.Duration
 }
@@ -121,6 +123,7 @@ func parseMCPFlags(env *cli.Env, args []string) (f *mcpFlags, pos []string, done
 	f.hosts = cli.Multi(fs, "http-allow-host", "accept requests addressed to `HOST` (repeatable, HTTP only)")
 	cli.DurationVar(fs, &f.sessionTimeout, "http-session-timeout", mcptools.DefaultSessionTimeout, "end an HTTP session after `DURATION` without requests (0: never)")
 	fs.IntVar(&f.maxSessions, "http-max-sessions", mcptools.DefaultMaxSessions, "refuse new HTTP sessions while `N` are live (0: no cap)")
+	fs.StringVar(&f.tenantsFile, "http-tenants", "", "with --http: accept the bearer tokens of `FILE`, one tenant per line as NAME TOKEN; each tenant's sessions are its own and labelled with its name (HTTP only)")
 	fs.StringVar(&f.wsSession, "session", "", "with a remote --backend (docker, forkd): work in the workspace of session `ID` (attached to when it exists; default: a new one, removed at exit)")
 	cli.DurationVar(fs, &f.progress, "progress-interval", mcptools.DefaultProgressInterval, "send progress notifications every `DURATION` while a call runs, to clients that ask for them")
 	pos, done, status = cli.ParseArgs(fs, env, args)
@@ -162,9 +165,20 @@ func serveStdio(ctx context.Context, env *cli.Env, srv *mcp.Server) int {
 // serveHTTP serves srv over streamable HTTP on --http, saying where on
 // stderr once it listens, until the command is cancelled.
 func (f *mcpFlags) serveHTTP(ctx context.Context, env *cli.Env, srv *mcp.Server, logger *slog.Logger, metrics *mcptools.Metrics, tools int) int {
+	var tenants []mcptools.Tenant
+	if f.tenantsFile != "" {
+		data, err := readBounded(f.tenantsFile, mcptools.MaxTenantsFile)
+		if err != nil {
+			return cli.Failf(env, cli.ExitUsage, "mcp: --http-tenants: %v", err)
+		}
+		if tenants, err = mcptools.ParseTenants(data); err != nil {
+			return cli.Failf(env, cli.ExitUsage, "mcp: --http-tenants %s: %v", f.tenantsFile, err)
+		}
+	}
 	err := mcptools.ServeHTTP(ctx, srv, &mcptools.HTTPOptions{
 		Addr:           f.httpAddr,
 		Token:          env.Var(mcpTokenEnv),
+		Tenants:        tenants,
 		AllowedOrigins: *f.origins,
 		AllowedHosts:   *f.hosts,
 		SessionTimeout: zeroMeansNone(f.sessionTimeout),
@@ -178,6 +192,23 @@ func (f *mcpFlags) serveHTTP(ctx context.Context, env *cli.Env, srv *mcp.Server,
 		return cli.Failf(env, cli.ExitUsage, "mcp: %v", err)
 	}
 	return cli.ExitOK
+}
+
+// readBounded reads the file at path, refusing one larger than limit.
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	return data, nil
 }
 
 // zeroMeansNone maps a flag's 0 ("never", "no cap") to the negative value

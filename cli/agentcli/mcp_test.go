@@ -27,11 +27,18 @@ import (
 
 func TestMCPUsageErrors(t *testing.T) {
 	root := t.TempDir()
+	swapped := filepath.Join(t.TempDir(), "tenants")
+	// Columns swapped: the token stands where a name goes, and must not be shown.
+	if err := os.WriteFile(swapped, []byte("s3cret+token/0123456789== payments\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
 		want string
 	}{
+		{"tenants file missing", []string{"--tools", "add", "--http", "127.0.0.1:0", "--http-tenants", filepath.Join(root, "none")}, "--http-tenants"},
+		{"tenants file swapped", []string{"--tools", "add", "--http", "0.0.0.0:0", "--http-tenants", swapped}, "tenant 1: the name is not"},
 		{"unknown tool", []string{"--tools", "Nope"}, "unknown tool"},
 		{"bad mode", []string{"--mode", "yolo", "--tools", "add"}, "unknown permission mode"},
 		{"bad rule", []string{"--deny", "Bash(rm", "--tools", "add"}, "invalid rule"},
@@ -47,6 +54,9 @@ func TestMCPUsageErrors(t *testing.T) {
 			code := cli.Main(context.Background(), env, append([]string{"mcp", "--root", root}, tt.args...))
 			if code != cli.ExitUsage || !strings.Contains(stderr.String(), tt.want) {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", code, stderr.String(), cli.ExitUsage, tt.want)
+			}
+			if strings.Contains(stderr.String(), "s3cret") {
+				t.Errorf("stderr shows a token: %q", stderr.String())
 			}
 		})
 	}

@@ -3,7 +3,6 @@ package mcptools
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -11,11 +10,14 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/paigasus/helikon/workspace"
 )
 
 // DefaultHTTPAddr is the address [ServeHTTP] listens on when none is given:
@@ -34,6 +36,13 @@ type HTTPOptions struct {
 	// Token, when set, is the bearer token every request must carry in
 	// "Authorization: Bearer TOKEN".
 	Token string
+	// Tenants are further bearer tokens, each naming the tenant whose
+	// sessions it opens: a request must carry Token or one of theirs. Each
+	// session belongs to the tenant that opened it (a request with another
+	// tenant's token is answered 404, as for a session that does not
+	// exist); the tenant labels its log records and its workspaces
+	// ([workspace.LabelTenant]). See [Tenant].
+	Tenants []Tenant
 	// AllowedHosts are further Host header values (host or host:port) to
 	// accept, for a server reached under a name. Loopback names and the
 	// listen address itself are always accepted.
@@ -146,6 +155,8 @@ func newHTTPGuard(srv *mcp.Server, listen string, opts *HTTPOptions) *httpGuard 
 		sessions: newSessionTable(srv, next, limit, timeout, opts.Metrics),
 		metrics:  opts.Metrics,
 		token:    opts.Token,
+		tenants:  slices.Clone(opts.Tenants),
+		badAuth:  validateTenants(opts.Token, opts.Tenants),
 		hosts:    map[string]bool{},
 		origins:  map[string]bool{},
 		log:      opts.Logger,
@@ -180,7 +191,10 @@ func ServeHTTP(ctx context.Context, srv *mcp.Server, opts *HTTPOptions, ready fu
 	if err != nil {
 		return fmt.Errorf("mcptools: listen address %q: %w", addr, err)
 	}
-	if !isLoopbackHost(host) && opts.Token == "" {
+	if err := validateTenants(opts.Token, opts.Tenants); err != nil {
+		return fmt.Errorf("mcptools: %w", err)
+	}
+	if !isLoopbackHost(host) && opts.Token == "" && len(opts.Tenants) == 0 {
 		return fmt.Errorf("mcptools: %s: %w; set a token or listen on 127.0.0.1", addr, ErrInsecureListen)
 	}
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
@@ -220,6 +234,8 @@ type httpGuard struct {
 	sessions *sessionTable
 	metrics  *Metrics
 	token    string
+	tenants  []Tenant
+	badAuth  error // invalid Tenants: every request is refused
 	hosts    map[string]bool
 	origins  map[string]bool
 	log      *slog.Logger
@@ -243,17 +259,29 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.refuse(w, r, http.StatusForbidden, "origin not allowed")
 		return
 	}
-	if g.token == "" && !isLoopbackPeer(r.RemoteAddr) {
+	if g.badAuth != nil {
+		g.refuse(w, r, http.StatusInternalServerError, "the server's tenants are misconfigured")
+		return
+	}
+	tokens := g.token != "" || len(g.tenants) > 0
+	if !tokens && !isLoopbackPeer(r.RemoteAddr) {
 		g.refuse(w, r, http.StatusForbidden, "remote peer not allowed without a bearer token")
 		return
 	}
-	if g.token != "" {
-		got, ok := bearerToken(r.Header.Get("Authorization"))
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(g.token)) != 1 {
+	if tokens {
+		tenant, ok := g.authenticate(r)
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="helikon"`)
 			g.refuse(w, r, http.StatusUnauthorized, "missing or wrong bearer token")
 			return
 		}
+		// A session is its tenant's alone: to any other, as to a client
+		// that guesses an id, it does not exist.
+		if sid := r.Header.Get(sessionIDHeader); sid != "" && !g.sessions.ownedBy(sid, tenant) {
+			g.refuse(w, r, http.StatusNotFound, "session not found")
+			return
+		}
+		r = withTenant(r, tenant)
 	}
 	if metrics {
 		if g.metrics == nil || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
@@ -330,7 +358,8 @@ func (g *httpGuard) servePOST(w http.ResponseWriter, r *http.Request) {
 			writeRPCError(w, http.StatusServiceUnavailable, msgs.first, codeServerBusy, why)
 			return
 		}
-		sw := &settlingWriter{ResponseWriter: w, settle: g.sessions.settle}
+		tenant, _ := workspace.TenantFrom(r.Context())
+		sw := &settlingWriter{ResponseWriter: w, settle: func(sid string) { g.sessions.settle(sid, tenant) }}
 		g.next.ServeHTTP(sw, r)
 		sw.settleOnce()
 		return
@@ -387,7 +416,11 @@ func (g *httpGuard) originOK(o string) bool {
 }
 
 func (g *httpGuard) refuse(w http.ResponseWriter, r *http.Request, status int, why string) {
-	g.log.Warn("mcp http request refused", slog.String("reason", why), slog.String("remote", r.RemoteAddr), slog.String("host", r.Host))
+	attrs := []any{slog.String("reason", why), slog.String("remote", r.RemoteAddr), slog.String("host", r.Host)}
+	if t, ok := workspace.TenantFrom(r.Context()); ok {
+		attrs = append(attrs, slog.String("tenant", t))
+	}
+	g.log.Warn("mcp http request refused", attrs...)
 	http.Error(w, why, status)
 }
 

@@ -41,8 +41,9 @@ type sessionTable struct {
 }
 
 type liveSession struct {
-	ss    *mcp.ServerSession
-	posts map[*postCalls]struct{}
+	ss     *mcp.ServerSession
+	tenant string // the tenant that opened it ("" for the single token)
+	posts  map[*postCalls]struct{}
 }
 
 // postCalls are the JSON-RPC calls of one POST whose answers are still owed
@@ -89,10 +90,11 @@ func (t *sessionTable) refusalLocked() string {
 	return ""
 }
 
-// settle ends a reservation: the slot goes to session sid when the SDK
-// created one (sid is the Mcp-Session-Id of the response), and is given back
-// otherwise. The session keeps its slot until it ends.
-func (t *sessionTable) settle(sid string) {
+// settle ends a reservation: the slot goes to session sid, opened by
+// tenant, when the SDK created one (sid is the Mcp-Session-Id of the
+// response), and is given back otherwise. The session keeps its slot until
+// it ends.
+func (t *sessionTable) settle(sid, tenant string) {
 	var ss *mcp.ServerSession
 	if sid != "" {
 		for s := range t.srv.Sessions() {
@@ -110,7 +112,7 @@ func (t *sessionTable) settle(sid string) {
 	}
 	closed := t.closed
 	if !closed {
-		t.live[sid] = &liveSession{ss: ss, posts: map[*postCalls]struct{}{}}
+		t.live[sid] = &liveSession{ss: ss, tenant: tenant, posts: map[*postCalls]struct{}{}}
 		t.m.sessionOpened()
 	}
 	t.mu.Unlock()
@@ -125,6 +127,15 @@ func (t *sessionTable) settle(sid string) {
 		t.m.sessionClosed()
 		t.mu.Unlock()
 	}()
+}
+
+// ownedBy reports whether session sid may be addressed by tenant: it is
+// tenant's, or is not in the table (the SDK answers 404 for it).
+func (t *sessionTable) ownedBy(sid, tenant string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ls := t.live[sid]
+	return ls == nil || ls.tenant == tenant
 }
 
 // notReady returns "" when a new session would be accepted, or why not:

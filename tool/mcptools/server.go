@@ -245,8 +245,11 @@ func (c *servedCall[C]) handle(ctx context.Context, req *mcp.CallToolRequest) (*
 	done := c.opts.Metrics.callStarted(name)
 	res, outcome := c.call(ctx, req)
 	done(outcome)
-	c.logger().LogAttrs(ctx, slog.LevelDebug, "mcp tool call", slog.String("tool", name),
-		slog.String("outcome", outcome), slog.Duration("duration", time.Since(start)))
+	attrs := []slog.Attr{slog.String("tool", name), slog.String("outcome", outcome), slog.Duration("duration", time.Since(start))}
+	if t := callTenant(req); t != "" {
+		attrs = append(attrs, slog.String("tenant", t))
+	}
+	c.logger().LogAttrs(ctx, slog.LevelDebug, "mcp tool call", attrs...)
 	return res, nil
 }
 
@@ -294,6 +297,9 @@ func (c *servedCall[C]) admit(ctx context.Context, req *mcp.CallToolRequest) (co
 	}
 	if (c.opts.Sessions != nil || c.opts.SessionEnded != nil) && req.Session != nil && req.Session.ID() != "" {
 		ctx = workspace.WithSession(ctx, WorkspaceSession(req.Session.ID()))
+	}
+	if t := callTenant(req); t != "" {
+		ctx = workspace.WithTenant(ctx, t)
 	}
 	rc := helikon.NewRunContext(c.opts.App, &helikon.RunConfig{Mode: c.opts.Mode})
 	checked, d, err := helikon.CheckCall(ctx, rc, &perms, c.tool, args)

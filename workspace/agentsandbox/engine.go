@@ -276,7 +276,7 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 		ObjectMeta: metav1.ObjectMeta{Name: claimName(session), Namespace: e.ns},
 		Spec:       extv1alpha1.SandboxClaimSpec{TemplateRef: extv1alpha1.SandboxTemplateRef{Name: tmpl.Name}},
 	}
-	claim.Labels, claim.Annotations = e.claimLabels(session, time.Now())
+	claim.Labels, claim.Annotations = e.claimLabels(ctx, session, time.Now())
 	created, err := e.c.Extensions.ExtensionsV1alpha1().SandboxClaims(e.ns).Create(ctx, claim, metav1.CreateOptions{})
 	if err != nil {
 		// A create whose answer was lost may have committed: delete by

@@ -1,6 +1,7 @@
 package agentsandbox
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"time"
@@ -44,12 +45,12 @@ const suffixLen = 8
 // values (a host name is up to 253 characters, a user name may hold '@' or
 // '\'): such a value is stored in an annotation under the same key, and the
 // label gets a valid stand-in, so selectors on helikon's labels still work.
-func (e *Engine) claimLabels(session string, now time.Time) (labels, annotations map[string]string) {
+func (e *Engine) claimLabels(ctx context.Context, session string, now time.Time) (labels, annotations map[string]string) {
 	labels = map[string]string{}
 	for k, v := range e.opts.Labels {
 		labels[k] = v
 	}
-	for k, v := range workspace.Labels(session, now) {
+	for k, v := range workspace.LabelsFor(ctx, session, now) {
 		if len(validation.IsValidLabelValue(v)) == 0 {
 			labels[k] = v
 			continue

@@ -173,8 +173,11 @@ func TestManifestRoleMatchesTheEngine(t *testing.T) {
 	if c.Exec.WebSocketExecs.Load()+c.Exec.SPDYExecs.Load() == 0 {
 		t.Fatal("no command reached the pods' exec subresource")
 	}
-	// Exec goes through the REST config, not the clientsets: POST (SPDY) and
-	// the WebSocket upgrade are both authorized as create on pods/exec.
+	// Exec goes through the REST config, not the clientsets: the WebSocket
+	// upgrade is a GET, authorized as get on pods/exec (and, since
+	// Kubernetes 1.35, as create too); the SPDY fallback is a POST,
+	// authorized as create.
+	used[permission{"", "pods/exec", "get"}] = true
 	used[permission{"", "pods/exec", "create"}] = true
 	role, cluster := granted(t)
 	all := map[permission]bool{}

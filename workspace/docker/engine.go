@@ -423,7 +423,7 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 		return nil, fmt.Errorf("docker: %w: %w", err, backend.ErrUnavailable)
 	}
 	hc := e.hostConfig()
-	labels := workspace.Labels(session, time.Now())
+	labels := workspace.LabelsFor(ctx, session, time.Now())
 	labels[labelMode] = e.mode()
 	image := e.imageID
 	if image == "" {

@@ -219,7 +219,7 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 		}
 		return nil, fmt.Errorf("forkd workspaces: creating the workspace of session %s: %w", session, err)
 	}
-	labels := workspace.Labels(session, e.now())
+	labels := workspace.LabelsFor(ctx, session, e.now())
 	data, err := json.Marshal(labels)
 	if err != nil {
 		return nil, e.undo(ctx, name, err)
