@@ -272,3 +272,45 @@ func TestPolicyCheckRefusesBadMCPNames(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorShowsMCPContainment: doctor names each configured MCP server
+// and says whether it runs contained.
+func TestDoctorShowsMCPContainment(t *testing.T) {
+	root := projectDir(t, map[string]string{".mcp.json": `{"mcpServers": {
+		"bare": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]},
+		"wrapped": {"command": "/usr/local/bin/helikon", "args": ["mcp", "wrap", "--name", "fs", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "."]},
+		"remote": {"type": "http", "url": "https://mcp.example.com/mcp"}
+	}}`})
+	code, stdout, stderr := clitest.Run(t, "", "doctor", "--json", "--root", root, "--user-settings", "none", "--mcp", "my-server --flag")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Servers []cli.MCPServerReport `json:"mcp_servers"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]cli.MCPServerReport{}
+	for _, s := range rep.Servers {
+		got[s.Name] = s
+	}
+	for _, tc := range []struct {
+		name, want string
+		contained  bool
+	}{
+		{"bare", "UNCONTAINED", false},
+		{"wrapped", "helikon mcp wrap", true},
+		{"remote", "remote (HTTP)", false},
+		{"my-server --flag", "contained by helikon run", true},
+	} {
+		s, ok := got[tc.name]
+		if !ok || !strings.Contains(s.Containment, tc.want) || (s.Contained != tc.contained && !strings.Contains(s.Containment, "REFUSED")) {
+			t.Errorf("%s: %+v, want %q contained=%v", tc.name, s, tc.want, tc.contained)
+		}
+	}
+	code, stdout, _ = clitest.Run(t, "", "doctor", "--root", root, "--user-settings", "none", "--mcp", "my-server", "--mcp-unsandboxed")
+	if code != 0 || !strings.Contains(stdout, "bare (") || !strings.Contains(stdout, "UNCONTAINED (--mcp-unsandboxed)") {
+		t.Errorf("exit %d, output:\n%s", code, stdout)
+	}
+}
