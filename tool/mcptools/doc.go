@@ -73,6 +73,10 @@
 //
 //	src, err := mcptools.Connect[App](ctx, mcptools.Command("npx -y some-mcp-server"), nil)
 //	...
+//
+// [Command] runs the server with this process's environment and privileges;
+// [ContainedCommand] runs it under an execution backend (the OS sandbox),
+// as helikon run --mcp does by default.
 //	agent, err := llmagent.NewBuilder[App]().Name("a").Model(m).ToolSource(src).Build()
 //
 // [Toolset] merges several sources and local tools and reports name clashes
