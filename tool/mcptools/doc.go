@@ -77,6 +77,7 @@
 // [Command] runs the server with this process's environment and privileges;
 // [ContainedCommand] runs it under an execution backend (the OS sandbox),
 // as helikon run --mcp does by default.
+//
 //	agent, err := llmagent.NewBuilder[App]().Name("a").Model(m).ToolSource(src).Build()
 //
 // [Toolset] merges several sources and local tools and reports name clashes
