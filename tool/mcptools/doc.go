@@ -73,12 +73,11 @@
 //
 //	src, err := mcptools.Connect[App](ctx, mcptools.Command("npx -y some-mcp-server"), nil)
 //	...
+//	agent, err := llmagent.NewBuilder[App]().Name("a").Model(m).ToolSource(src).Build()
 //
 // [Command] runs the server with this process's environment and privileges;
 // [ContainedCommand] runs it under an execution backend (the OS sandbox),
 // as helikon run --mcp does by default.
-//
-//	agent, err := llmagent.NewBuilder[App]().Name("a").Model(m).ToolSource(src).Build()
 //
 // [Toolset] merges several sources and local tools and reports name clashes
 // at build time; [ClientOptions].Prefix resolves them.
