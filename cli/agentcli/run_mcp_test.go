@@ -8,7 +8,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -125,19 +127,56 @@ func copyHelikon(t *testing.T, bin, dir string) string {
 // TestRunContainsMCPServers: helikon run starts an --mcp server in the OS
 // sandbox over its root: the server's tools work there, and a server that
 // reaches for a file outside the root does not get it, unless
-// --mcp-unsandboxed says to trust it.
+// --mcp-unsandboxed says to trust it. In process as the test's user and,
+// when that is root, as a whole helikon process run as nobody.
 func TestRunContainsMCPServers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the helikon binary; skipped with -short")
 	}
 	osSandboxAvailable(t, t.TempDir())
 	built := buildHelikon(t)
-	outside := t.TempDir()
+	users := []string{""}
+	if os.Geteuid() == 0 {
+		users = append(users, "nobody")
+	}
+	for _, who := range users {
+		uname := who
+		if uname == "" {
+			uname = "self"
+		}
+		t.Run(uname, func(t *testing.T) { testRunContainsMCPServers(t, built, who) })
+	}
+}
+
+func testRunContainsMCPServers(t *testing.T, built, who string) {
+	var runuser string
+	uid, gid := -1, -1
+	if who != "" {
+		u, err := user.Lookup(who)
+		if err != nil {
+			t.Skipf("SKIP: no user %s: %v", who, err)
+		}
+		if runuser, err = exec.LookPath("runuser"); err != nil {
+			t.Skip("SKIP: runuser is not installed")
+		}
+		uid, _ = strconv.Atoi(u.Uid)
+		gid, _ = strconv.Atoi(u.Gid)
+	}
+	// A base any user may enter: the outside directory and its secret are
+	// readable by anyone, so that only the sandbox keeps the server out.
+	base, err := os.MkdirTemp("", "helikon-run-mcp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	os.Chmod(base, 0o755)
+	outside := filepath.Join(base, "outside")
+	os.Mkdir(outside, 0o755)
 	secret := "s3cr3t-outside-the-root"
 	if err := os.WriteFile(filepath.Join(outside, "secret.txt"), []byte(secret), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		name        string
 		serverRoot  string // "" is the run's root
 		file        string
@@ -149,11 +188,23 @@ func TestRunContainsMCPServers(t *testing.T) {
 		{name: "unsandboxed, outside its root", serverRoot: outside, file: "secret.txt", unsandboxed: true, want: secret},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
+			dir := filepath.Join(base, "root"+strconv.Itoa(i))
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
 			if err := os.WriteFile(filepath.Join(dir, "n.txt"), []byte("24.49\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			bin := copyHelikon(t, built, filepath.Join(dir, "bin"))
+			state := filepath.Join(base, "state"+strconv.Itoa(i))
+			os.Mkdir(state, 0o755)
+			if uid >= 0 {
+				for _, d := range []string{dir, state} {
+					if err := os.Chown(d, uid, gid); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
 			srvRoot := dir
 			if tc.serverRoot != "" {
 				srvRoot = tc.serverRoot
@@ -167,7 +218,29 @@ func TestRunContainsMCPServers(t *testing.T) {
 			if tc.unsandboxed {
 				args = append(args, "--mcp-unsandboxed")
 			}
-			code, stdout, stderr := runAgentCLI(t, runEnv{vars: openaiEnv(t, llm)}, append(args, "read it")...)
+			args = append(args, "read it")
+			vars := openaiEnv(t, llm)
+			vars["HELIKON_SESSION_DB"] = filepath.Join(state, "sessions.db")
+			var code int
+			var stdout, stderr string
+			if runuser == "" {
+				code, stdout, stderr = runAgentCLI(t, runEnv{vars: vars}, args...)
+			} else {
+				argv := []string{"-u", who, "--", "env", "-i", "PATH=/usr/bin:/bin", "HOME=" + state, "TMPDIR=" + state}
+				for k, v := range vars {
+					argv = append(argv, k+"="+v)
+				}
+				argv = append(append(argv, bin, "run"), args...)
+				var so, se strings.Builder
+				cmd := exec.Command(runuser, argv...)
+				cmd.Stdout, cmd.Stderr = &so, &se
+				err := cmd.Run()
+				code = cmd.ProcessState.ExitCode()
+				if code < 0 {
+					t.Fatal(err)
+				}
+				stdout, stderr = so.String(), se.String()
+			}
 			if tc.want == "" {
 				if strings.Contains(stdout, secret) || strings.Contains(stderr, secret) {
 					t.Fatalf("the contained server read a file outside its root (exit %d)\nstdout %s\nstderr %s", code, stdout, stderr)
