@@ -30,7 +30,9 @@ func filesystemServer(t *testing.T) string {
 // official filesystem server through `helikon mcp wrap` and can use exactly
 // the directory it was given. The server is told it may also use a
 // directory outside helikon's root; the sandbox refuses that directory
-// (the server's own check would let it through). As the test's user and,
+// (the server's own check would let it through). The client cannot ask its
+// user: a call an ask rule catches is refused with the rule to add, a denied
+// one refused, and neither reaches the server. As the test's user and,
 // when that is root, as nobody.
 func TestTypeScriptSDKUsesWrappedFilesystemServer(t *testing.T) {
 	server := filesystemServer(t)
@@ -87,7 +89,7 @@ func TestTypeScriptSDKUsesWrappedFilesystemServer(t *testing.T) {
 				command, args = runuser, []string{"-u", who, "--", helikon}
 			}
 			modules := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(server)))) // …/node_modules
-			args = append(args, "mcp", "wrap", "--root", root, "--read-path", modules, "--name", "fs", "--", node, server, root, outside)
+			args = append(args, "mcp", "wrap", "--root", root, "--read-path", modules, "--name", "fs", "--ask", "mcp__fs__move_file", "--deny", "mcp__fs__create_directory", "--", node, server, root, outside)
 			out := runE2ECommand(t, "", []e2eCall{
 				{Name: "read_text_file", Arguments: map[string]any{"path": filepath.Join(root, "in.txt")}},
 				{Name: "write_file", Arguments: map[string]any{"path": filepath.Join(root, "new.txt"), "content": "written-7"}},
@@ -95,6 +97,9 @@ func TestTypeScriptSDKUsesWrappedFilesystemServer(t *testing.T) {
 				{Name: "read_text_file", Arguments: map[string]any{"path": filepath.Join(outside, "secret.txt")}},
 				{Name: "write_file", Arguments: map[string]any{"path": filepath.Join(outside, "planted.txt"), "content": "x"}},
 				{Name: "read_text_file", Arguments: map[string]any{"path": "/etc/passwd"}},
+				// The permission pipeline: the client cannot ask its user.
+				{Name: "move_file", Arguments: map[string]any{"source": filepath.Join(root, "in.txt"), "destination": filepath.Join(root, "moved.txt")}},
+				{Name: "create_directory", Arguments: map[string]any{"path": filepath.Join(root, "sub")}},
 			}, command, args...)
 			for i := range out.Calls {
 				if c := out.Calls[i]; c.Result != nil {
@@ -123,6 +128,17 @@ func TestTypeScriptSDKUsesWrappedFilesystemServer(t *testing.T) {
 			for i := 3; i < 6; i++ {
 				if got, isErr := result(i); !isErr || strings.Contains(got, "outside-secret-99") || strings.Contains(got, "root:x:0") {
 					t.Errorf("call %d outside the directory was not refused: isError=%v %q", i, isErr, got)
+				}
+			}
+			if got, isErr := result(6); !isErr || !strings.Contains(got, "--allow mcp__fs__move_file") {
+				t.Errorf("an asked call the client cannot ask about: isError=%v %q, want the rule to add", isErr, got)
+			}
+			if got, isErr := result(7); !isErr || !strings.Contains(got, "denied by rule mcp__fs__create_directory") {
+				t.Errorf("a denied call: isError=%v %q", isErr, got)
+			}
+			for _, p := range []string{"moved.txt", "sub"} {
+				if _, err := os.Stat(filepath.Join(root, p)); err == nil {
+					t.Errorf("%s exists: a refused call reached the server", p)
 				}
 			}
 			if _, err := os.Stat(filepath.Join(outside, "planted.txt")); err == nil {
