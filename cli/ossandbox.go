@@ -102,11 +102,13 @@ func runGuarantees(ctx context.Context, env *Env, args []string) int {
 }
 
 func runDoctor(ctx context.Context, env *Env, args []string) int {
-	fs := NewFlagSet("doctor", "doctor [--json] [--root DIR] [--claude-settings] [--user-settings FILE]\n\nReports, in words, what this machine supports (Landlock ABI, seccomp, user\nand mount namespaces, pids cgroup) and what each backend would guarantee\nhere, and the policy files the commands in the root read: which, in what\norder, and where each setting and rule comes from, and any rule that can\nnever match (it names no built-in tool). Exits 0 whether or not the OS\nsandbox is available, 125 when a policy file is invalid or has such a rule.", env.Stderr)
+	fs := NewFlagSet("doctor", "doctor [--json] [--root DIR] [--claude-settings] [--user-settings FILE] [--mcp COMMAND]\n\nReports, in words, what this machine supports (Landlock ABI, seccomp, user\nand mount namespaces, pids cgroup) and what each backend would guarantee\nhere, and the policy files the commands in the root read: which, in what\norder, and where each setting and rule comes from, any rule that can\nnever match (it names no built-in tool), and the containment of each\nMCP server of the project's .mcp.json and of --mcp. Exits 0 whether or not the OS\nsandbox is available, 125 when a policy file is invalid or has such a rule.", env.Stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	root := fs.String("root", ".", "the sandbox root `DIR` to try the backends on, and whose policy files to report")
 	common := &CommonFlags{fs: fs}
 	common.PolicyFileFlags.add(fs)
+	mcpServers := Multi(fs, "mcp", "report the containment of the MCP server `COMMAND` as helikon run --mcp would start it (repeatable)")
+	mcpUnsandboxed := fs.Bool("mcp-unsandboxed", false, "as helikon run --mcp-unsandboxed")
 	pos, done, status := ParseArgs(fs, env, args)
 	if done {
 		return status
@@ -153,12 +155,13 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 		pathReport = &ossandbox.PathReport{Error: pathErr.Error()}
 	}
 	policy := reportPolicy(common)
+	servers, serversErr := reportMCPServers(dir, *mcpServers, *mcpUnsandboxed, sup)
 	policyStatus := ExitOK
 	if policy.Error != "" || policy.unmatchable() {
 		policyStatus = ExitUsage // a policy file that stops every command
 	}
 	if *asJSON {
-		out, _ := json.MarshalIndent(map[string]any{"machine": sup, "path": pathReport, "backends": reports, "workspaces": map[string]string{"docker": dockerReport}, "policy": policy}, "", "  ")
+		out, _ := json.MarshalIndent(map[string]any{"machine": sup, "path": pathReport, "backends": reports, "workspaces": map[string]string{"docker": dockerReport}, "policy": policy, "mcp_servers": servers}, "", "  ")
 		fmt.Fprintln(env.Stdout, string(out))
 		return policyStatus
 	}
@@ -206,6 +209,7 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	if !sup.Available {
 		fmt.Fprintln(w, "\nTo fix: "+doctorHint(sup))
 	}
+	printMCPServers(w, servers, serversErr)
 	policy.print(w)
 	return policyStatus
 }

@@ -30,8 +30,9 @@ the machine's secrets (/etc/shadow, SSH host keys).
 
 Every call goes through the permission pipeline as mcp__NAME__TOOL (--name,
 default the command's base name): --deny, --ask, --allow, --mode and the
-policy files apply; "ask" goes to the host by elicitation, and is refused
-where the host cannot ask. Each tool's definition is pinned when first seen
+policy files apply; "ask" goes to the host by elicitation, and where the
+host cannot ask it is refused with the rule that would allow it (helikon
+policy check --wrap mcp__NAME__TOOL ARGS shows what decides a call). Each tool's definition is pinned when first seen
 (in --pins FILE across runs); a tool the server changes or adds afterwards
 (a "rug pull") is offered with a neutral description and refused until its
 new definition is approved. Diagnostics go to stderr.`

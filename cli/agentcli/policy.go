@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/paigasus/helikon/cli"
 
 	"github.com/paigasus/helikon"
@@ -96,7 +98,10 @@ decided it (a deny, ask or allow rule and where it is written, a guard, the
 mode, or helikon run's default of asking before anything that is not
 read-only), without running anything. ARG is the command line for Bash, the
 path for Read, Write and Edit, the URL for WebFetch, the query for
-WebSearch, or the tool's JSON arguments. The policy is the one helikon run
+WebSearch, or the tool's JSON arguments (for an MCP server's tool,
+mcp__SERVER__TOOL, as helikon run --mcp and helikon mcp wrap name it: give
+its effect with --effect read_only when the server annotates it
+readOnlyHint, and --wrap to decide as mcp wrap does). The policy is the one helikon run
 would use in --root: its policy files and the rule flags. A rule that can
 never match (it names no tool, as bash(rm) for Bash(rm)) is listed: every
 command that runs tools refuses it. Exits 0 whatever the decision (use
@@ -115,6 +120,8 @@ func runPolicy(ctx context.Context, env *cli.Env, args []string) int {
 	common := cli.AddCommonFlags(fs)
 	tflags := AddToolFlags(fs)
 	jsonOut := fs.Bool("json", false, "print the decision as JSON")
+	effect := fs.String("effect", "", "for an MCP tool (mcp__SERVER__TOOL): its `EFFECT` from the server's annotations, read_only (readOnlyHint) or side_effect (default)")
+	wrap := fs.Bool("wrap", false, "decide as helikon mcp wrap does (no default question before calls that are not read-only; the MCP host asks its own) rather than as helikon run")
 	pos, done, status := cli.ParseArgs(fs, env, args[1:])
 	if done {
 		return status
@@ -131,7 +138,14 @@ func runPolicy(ctx context.Context, env *cli.Env, args []string) int {
 		return cli.Failf(env, cli.ExitUsage, "policy check: %v", err)
 	}
 	te := &ToolEnv{Ctx: ctx, Env: env, Root: root, Common: common, DryRun: true, BackendFlags: &cli.BackendFlags{}}
-	t, err := tflags.Build(te, pos[0])
+	var t helikon.Tool[App]
+	if strings.HasPrefix(pos[0], "mcp__") {
+		t, err = mcpCheckTool(pos[0], *effect)
+	} else if *effect != "" {
+		err = fmt.Errorf("--effect is for MCP tools (mcp__SERVER__TOOL); %s's effect is its own", pos[0])
+	} else {
+		t, err = tflags.Build(te, pos[0])
+	}
 	if err != nil {
 		return cli.Failf(env, cli.ExitUsage, "policy check: %v", err)
 	}
@@ -139,7 +153,11 @@ func runPolicy(ctx context.Context, env *cli.Env, args []string) int {
 	if err != nil {
 		return cli.Failf(env, cli.ExitUsage, "policy check: %v", err)
 	}
-	res := CheckCall(ctx, t, perms, mode, callArgs)
+	policy := helikon.Policy(askUnlessReadOnly)
+	if *wrap {
+		policy = nil
+	}
+	res := checkCall(ctx, t, perms, policy, mode, callArgs)
 	status = cli.ExitOK
 	if err := common.CheckRules(perms, tflags.Names(true), false); err != nil {
 		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
@@ -235,12 +253,17 @@ func checkArgs(tool, arg string) (json.RawMessage, error) {
 // (its policy asks before anything not read-only), with an approval handler
 // that records the question and answers no, and says what decided.
 func CheckCall(ctx context.Context, t helikon.Tool[App], perms *helikon.Permissions, mode helikon.PermissionMode, args json.RawMessage) CheckJSON {
+	return checkCall(ctx, t, perms, askUnlessReadOnly, mode, args)
+}
+
+// checkCall is CheckCall with the policy given (nil: none, as mcp wrap).
+func checkCall(ctx context.Context, t helikon.Tool[App], perms *helikon.Permissions, policy helikon.Policy, mode helikon.PermissionMode, args json.RawMessage) CheckJSON {
 	var (
 		mu    sync.Mutex
 		asked *helikon.ApprovalRequest
 	)
 	p := *perms
-	p.Policy = askUnlessReadOnly
+	p.Policy = policy
 	p.Approver = helikon.ApproverFunc(func(_ context.Context, req *helikon.ApprovalRequest) (bool, error) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -271,4 +294,33 @@ func CheckCall(ctx context.Context, t helikon.Tool[App], perms *helikon.Permissi
 		res.Decision = "deny"
 	}
 	return res
+}
+
+// mcpTool stands for an MCP server's tool in policy check: the pipeline
+// needs its name and effect only; it is never called.
+type mcpTool struct{ helikon.ToolInfo }
+
+func (mcpTool) Invoke(*helikon.ToolContext[App], json.RawMessage) (json.RawMessage, error) {
+	return nil, helikon.Other(fmt.Errorf("policy check runs nothing"))
+}
+
+// mcpCheckTool is the tool name (mcp__SERVER__TOOL) as helikon run and mcp
+// wrap name an MCP server's tool, with the effect its annotations give.
+func mcpCheckTool(name, effect string) (helikon.Tool[App], error) {
+	server, tool, ok := strings.Cut(strings.TrimPrefix(name, "mcp__"), "__")
+	if !ok || server == "" || tool == "" {
+		return nil, fmt.Errorf("an MCP tool is named mcp__SERVER__TOOL, as in mcp__filesystem__read_file; %q is not", name)
+	}
+	if err := helikon.ValidateToolName(name); err != nil {
+		return nil, err
+	}
+	info := helikon.ToolInfo{ToolName: name, InputSchema: &jsonschema.Schema{Type: "object"}}
+	switch effect {
+	case "", "side_effect":
+	case "read_only":
+		info.ToolEffect = helikon.EffectReadOnly
+	default:
+		return nil, fmt.Errorf("--effect %q: want read_only or side_effect (an MCP server's tool is never write: helikon cannot know it changes only files in the sandbox)", effect)
+	}
+	return mcpTool{info}, nil
 }

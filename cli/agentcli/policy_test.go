@@ -33,7 +33,7 @@ func projectDir(t *testing.T, files map[string]string) string {
 
 const claudeSettings = `{
   "permissions": {
-    "deny": ["Read(./.env)", "Bash(curl:*)"],
+    "deny": ["Read(./.env)", "Bash(curl:*)", "mcp__fs__move_file"],
     "ask": ["Bash(git push:*)"],
     "allow": ["Bash(npm run test:*)", "Edit(src/**)", "WebFetch(domain:example.com)"],
     "defaultMode": "acceptEdits"
@@ -64,6 +64,14 @@ func TestPolicyCheck(t *testing.T) {
 		{"guard", []string{"Bash", "echo x > .claude/settings.local.json"}, "deny", "guard", "", ""},
 		{"exact host", []string{"--claude-settings", "--mode", "dont-ask", "WebFetch", "https://api.example.com/"}, "deny", "mode", "", ""},
 		{"json args", []string{"Read", `{"path": "README.md"}`}, "allow", "policy", "", ""},
+		{"mcp tool, side effect by default", []string{"mcp__fs__write_file", `{"path": "x"}`}, "ask", "approval", "", ""},
+		{"mcp tool, read-only", []string{"--effect", "read_only", "mcp__fs__read_file", `{"path": "x"}`}, "allow", "policy", "", ""},
+		{"mcp tool, deny rule", []string{"--deny", "mcp__fs__write_file", "--effect", "read_only", "mcp__fs__write_file", `{}`}, "deny", "deny_rule", "mcp__fs__write_file", "flag"},
+		{"mcp tool, deny rule of another server", []string{"--deny", "mcp__git__write_file", "--wrap", "mcp__fs__write_file", `{}`}, "allow", "policy", "", ""},
+		{"mcp tool, Claude Code's rule", []string{"--claude-settings", "mcp__fs__move_file", `{}`}, "deny", "deny_rule", "mcp__fs__move_file", ".claude/settings.json:3:46"},
+		{"mcp tool, as mcp wrap", []string{"--wrap", "mcp__fs__write_file", `{}`}, "allow", "policy", "", ""},
+		{"mcp tool, as mcp wrap, ask rule", []string{"--wrap", "--ask", "mcp__fs__write_file", "mcp__fs__write_file", `{}`}, "ask", "ask_rule", "mcp__fs__write_file", "flag"},
+		{"mcp tool, plan mode and annotations", []string{"--wrap", "--mode", "plan", "mcp__fs__write_file", `{}`}, "deny", "mode", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -245,5 +253,64 @@ func TestUntrustedProjectCannotLoosenUserSettings(t *testing.T) {
 	code, stdout, _ = clitest.Run(t, "", "policy", "check", "--root", root, "--user-settings", user, "Write", "x")
 	if code != 0 || !strings.Contains(stdout, "in dont-ask mode") {
 		t.Errorf("tighter: exit %d, output %s", code, stdout)
+	}
+}
+
+// TestPolicyCheckRefusesBadMCPNames: policy check names what is wrong with
+// an MCP tool's name or effect.
+func TestPolicyCheckRefusesBadMCPNames(t *testing.T) {
+	for _, args := range [][]string{
+		{"mcp__fs", "{}"},
+		{"mcp____x", "{}"},
+		{"--effect", "write", "mcp__fs__write_file", "{}"},
+		{"--effect", "read_only", "Read", "x"},
+		{"mcp__fs__read_file", "not json"},
+	} {
+		code, _, stderr := clitest.Run(t, "", append([]string{"policy", "check", "--root", t.TempDir(), "--user-settings", "none"}, args...)...)
+		if code != cli.ExitUsage || stderr == "" {
+			t.Errorf("%q: exit %d, %s", args, code, stderr)
+		}
+	}
+}
+
+// TestDoctorShowsMCPContainment: doctor names each configured MCP server
+// and says whether it runs contained.
+func TestDoctorShowsMCPContainment(t *testing.T) {
+	root := projectDir(t, map[string]string{".mcp.json": `{"mcpServers": {
+		"bare": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]},
+		"wrapped": {"command": "/usr/local/bin/helikon", "args": ["mcp", "wrap", "--name", "fs", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "."]},
+		"remote": {"type": "http", "url": "https://mcp.example.com/mcp"}
+	}}`})
+	code, stdout, stderr := clitest.Run(t, "", "doctor", "--json", "--root", root, "--user-settings", "none", "--mcp", "my-server --flag")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Servers []cli.MCPServerReport `json:"mcp_servers"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]cli.MCPServerReport{}
+	for _, s := range rep.Servers {
+		got[s.Name] = s
+	}
+	for _, tc := range []struct {
+		name, want string
+		contained  bool
+	}{
+		{"bare", "UNCONTAINED", false},
+		{"wrapped", "helikon mcp wrap", true},
+		{"remote", "remote (HTTP)", false},
+		{"my-server --flag", "contained by helikon run", true},
+	} {
+		s, ok := got[tc.name]
+		if !ok || !strings.Contains(s.Containment, tc.want) || (s.Contained != tc.contained && !strings.Contains(s.Containment, "REFUSED")) {
+			t.Errorf("%s: %+v, want %q contained=%v", tc.name, s, tc.want, tc.contained)
+		}
+	}
+	code, stdout, _ = clitest.Run(t, "", "doctor", "--root", root, "--user-settings", "none", "--mcp", "my-server", "--mcp-unsandboxed")
+	if code != 0 || !strings.Contains(stdout, "bare (") || !strings.Contains(stdout, "UNCONTAINED (--mcp-unsandboxed)") {
+		t.Errorf("exit %d, output:\n%s", code, stdout)
 	}
 }

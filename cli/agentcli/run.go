@@ -195,6 +195,7 @@ type runFlags struct {
 	system       string
 	mcpServers   *[]string
 	mcpPrefix    string
+	mcpUnsandbox bool
 	interactive  bool
 	checkpoints  bool
 	review       bool
@@ -212,7 +213,8 @@ func parseRunFlags(env *cli.Env, args []string) (f *runFlags, pos []string, done
 	fs.StringVar(&f.sessionDB, "session-db", "", "the session database `FILE` (default $"+SessionDBEnv+", else $XDG_STATE_HOME/helikon/sessions.db)")
 	fs.BoolVar(&f.json, "json", false, "print the event stream as JSON lines on stdout")
 	fs.StringVar(&f.system, "instructions", "", "replace the agent's system prompt with `TEXT`")
-	f.mcpServers = cli.Multi(fs, "mcp", "add the tools of the MCP server that `COMMAND` starts (a command line, run unsandboxed with this environment: trusted servers only; repeatable)")
+	f.mcpServers = cli.Multi(fs, "mcp", "add the tools of the MCP server that `COMMAND` starts (a command line, run contained in the OS sandbox over --root with no network and no secrets; repeatable)")
+	fs.BoolVar(&f.mcpUnsandbox, "mcp-unsandboxed", false, "run the --mcp servers unsandboxed, with your environment and privileges (trusted servers only), as --backend host does for commands")
 	fs.StringVar(&f.mcpPrefix, "mcp-prefix", "", "prepend `PREFIX` to the names of the MCP servers' tools")
 	fs.BoolVar(&f.interactive, "i", false, "hold a conversation on the terminal, PROMPT (if any) its first turn (the default with no PROMPT on a terminal)")
 	fs.BoolVar(&f.checkpoints, "checkpoints", true, "in a conversation, checkpoint the files before each turn, for /diff, /undo and /rewind (local workspaces; the checkpoints are kept under $XDG_STATE_HOME/helikon/checkpoints)")
@@ -273,6 +275,7 @@ func (f *runFlags) resolve(env *cli.Env) (*agentRun, int) {
 type runTools struct {
 	builtin *helikon.Toolset[App]
 	mcp     []*mcptools.Source[App]
+	servers []*mcpServer // the --mcp servers' sandboxes
 	// checkpoints is the workspace's, in a conversation (nil: none).
 	checkpoints workspace.Checkpointer
 }
@@ -281,6 +284,9 @@ type runTools struct {
 func (t *runTools) close() {
 	for _, src := range slices.Backward(t.mcp) {
 		src.Close()
+	}
+	for _, s := range t.servers {
+		s.Close()
 	}
 }
 
@@ -313,7 +319,16 @@ func (a *agentRun) buildTools(ctx context.Context, te *ToolEnv) (*runTools, int)
 		return t, cli.Failf(a.env, cli.ExitOther, "run: %v", err)
 	}
 	for _, cmdline := range *a.mcpServers {
-		src, err := mcptools.Connect[App](ctx, mcptools.Command(cmdline), &mcptools.ClientOptions{Prefix: a.mcpPrefix})
+		srv, err := newMCPServer(ctx, a.env, te.Root, cmdline, a.mcpUnsandbox, a.backendFlags)
+		if err != nil {
+			if errors.Is(err, backend.ErrUnavailable) {
+				return t, cli.Failf(a.env, cli.ExitUsage, "run: --mcp %q: %v", cmdline, err)
+			}
+			return t, cli.Failf(a.env, cli.ExitOther, "run: --mcp %q: %v", cmdline, err)
+		}
+		t.servers = append(t.servers, srv)
+		slog.Debug("mcp server", slog.String("server", cmdline), slog.String("containment", srv.containment))
+		src, err := mcptools.Connect[App](ctx, srv.dial, &mcptools.ClientOptions{Prefix: a.mcpPrefix})
 		if err != nil {
 			return t, cli.Failf(a.env, cli.ExitOther, "run: --mcp %q: %v", cmdline, err)
 		}

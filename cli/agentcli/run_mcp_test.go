@@ -8,7 +8,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -54,7 +56,7 @@ func TestRunUsesToolsOfAnMCPServer(t *testing.T) {
 	}
 	mcp := bin + " mcp --root " + dir + " --backend host --tools Read"
 	code, stdout, stderr := runAgentCLI(t, runEnv{vars: openaiEnv(t, srv)}, "--root", dir, "--backend", "host", "--json",
-		"--mcp", mcp, "--mcp-prefix", "srv_", "read n.txt")
+		"--mcp", mcp, "--read-path", filepath.Dir(bin), "--mcp-prefix", "srv_", "read n.txt")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
@@ -74,7 +76,7 @@ func TestRunUsesToolsOfAnMCPServer(t *testing.T) {
 	}
 	// A clash between a server's tool and a built-in one is refused before the run.
 	clash := bin + " mcp --root " + dir + " --backend host --tools Read"
-	code, _, stderr = runAgentCLI(t, runEnv{vars: openaiEnv(t, srv)}, "--root", dir, "--backend", "host", "--mcp", clash, "read")
+	code, _, stderr = runAgentCLI(t, runEnv{vars: openaiEnv(t, srv)}, "--root", dir, "--backend", "host", "--mcp", clash, "--mcp-unsandboxed", "read")
 	if code != 125 || !strings.Contains(stderr, "Read") {
 		t.Errorf("clash: exit %d, stderr %s", code, stderr)
 	}
@@ -108,5 +110,154 @@ func testRunExportsTraces(t *testing.T, suffix string) {
 	}
 	if posts.Load() == 0 || body.Load() == 0 {
 		t.Errorf("no spans exported to the collector (%d posts, %d bytes)", posts.Load(), body.Load())
+	}
+}
+
+// copyHelikon copies the binaries next to bin into dir, and returns the
+// path of the copy of helikon.
+func copyHelikon(t *testing.T, bin, dir string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"helikon", "helikon-agent"} {
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(bin), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "helikon")
+}
+
+// TestRunContainsMCPServers: helikon run starts an --mcp server in the OS
+// sandbox over its root: the server's tools work there, and a server that
+// reaches for a file outside the root does not get it, unless
+// --mcp-unsandboxed says to trust it. In process as the test's user and,
+// when that is root, as a whole helikon process run as nobody.
+func TestRunContainsMCPServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the helikon binary; skipped with -short")
+	}
+	osSandboxAvailable(t, t.TempDir())
+	built := buildHelikon(t)
+	users := []string{""}
+	if os.Geteuid() == 0 {
+		users = append(users, "nobody")
+	}
+	for _, who := range users {
+		uname := who
+		if uname == "" {
+			uname = "self"
+		}
+		t.Run(uname, func(t *testing.T) { testRunContainsMCPServers(t, built, who) })
+	}
+}
+
+func testRunContainsMCPServers(t *testing.T, built, who string) {
+	var runuser string
+	uid, gid := -1, -1
+	if who != "" {
+		u, err := user.Lookup(who)
+		if err != nil {
+			t.Skipf("SKIP: no user %s: %v", who, err)
+		}
+		if runuser, err = exec.LookPath("runuser"); err != nil {
+			t.Skip("SKIP: runuser is not installed")
+		}
+		uid, _ = strconv.Atoi(u.Uid)
+		gid, _ = strconv.Atoi(u.Gid)
+	}
+	// A base any user may enter: the outside directory and its secret are
+	// readable by anyone, so that only the sandbox keeps the server out.
+	base, err := os.MkdirTemp("", "helikon-run-mcp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	os.Chmod(base, 0o755)
+	outside := filepath.Join(base, "outside")
+	os.Mkdir(outside, 0o755)
+	secret := "s3cr3t-outside-the-root"
+	if err := os.WriteFile(filepath.Join(outside, "secret.txt"), []byte(secret), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		name        string
+		serverRoot  string // "" is the run's root
+		file        string
+		unsandboxed bool
+		want        string // in the tool result; "" means the run must not see the secret
+	}{
+		{name: "contained, its root", file: "n.txt", want: "24.49"},
+		{name: "contained, outside its root", serverRoot: outside, file: "secret.txt"},
+		{name: "unsandboxed, outside its root", serverRoot: outside, file: "secret.txt", unsandboxed: true, want: secret},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(base, "root"+strconv.Itoa(i))
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "n.txt"), []byte("24.49\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			bin := copyHelikon(t, built, filepath.Join(dir, "bin"))
+			state := filepath.Join(base, "state"+strconv.Itoa(i))
+			os.Mkdir(state, 0o755)
+			if uid >= 0 {
+				for _, d := range []string{dir, state} {
+					if err := os.Chown(d, uid, gid); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			srvRoot := dir
+			if tc.serverRoot != "" {
+				srvRoot = tc.serverRoot
+			}
+			llm := openaitest.NewServer(
+				openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "srv_Read", Args: `{"path":"` + tc.file + `"}`}}},
+				openaitest.Reply{Text: "done"},
+			)
+			defer llm.Close()
+			args := []string{"--root", dir, "--backend", "host", "--json", "--mcp", bin + " mcp --root " + srvRoot + " --backend host --tools Read", "--mcp-prefix", "srv_"}
+			if tc.unsandboxed {
+				args = append(args, "--mcp-unsandboxed")
+			}
+			args = append(args, "read it")
+			vars := openaiEnv(t, llm)
+			vars["HELIKON_SESSION_DB"] = filepath.Join(state, "sessions.db")
+			var code int
+			var stdout, stderr string
+			if runuser == "" {
+				code, stdout, stderr = runAgentCLI(t, runEnv{vars: vars}, args...)
+			} else {
+				argv := []string{"-u", who, "--", "env", "-i", "PATH=/usr/bin:/bin", "HOME=" + state, "TMPDIR=" + state}
+				for k, v := range vars {
+					argv = append(argv, k+"="+v)
+				}
+				argv = append(append(argv, bin, "run"), args...)
+				var so, se strings.Builder
+				cmd := exec.Command(runuser, argv...)
+				cmd.Stdout, cmd.Stderr = &so, &se
+				err := cmd.Run()
+				code = cmd.ProcessState.ExitCode()
+				if code < 0 {
+					t.Fatal(err)
+				}
+				stdout, stderr = so.String(), se.String()
+			}
+			if tc.want == "" {
+				if strings.Contains(stdout, secret) || strings.Contains(stderr, secret) {
+					t.Fatalf("the contained server read a file outside its root (exit %d)\nstdout %s\nstderr %s", code, stdout, stderr)
+				}
+				return
+			}
+			if code != 0 || !strings.Contains(stdout, tc.want) {
+				t.Fatalf("exit %d, want %q in the output\nstdout %s\nstderr %s", code, tc.want, stdout, stderr)
+			}
+		})
 	}
 }

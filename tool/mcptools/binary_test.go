@@ -223,6 +223,13 @@ type e2eCall struct {
 // runE2E runs testdata/e2e.mjs against `helikon mcp ARGS`.
 func runE2E(t *testing.T, elicit string, calls []e2eCall, args ...string) *e2eOutput {
 	t.Helper()
+	return runE2ECommand(t, elicit, calls, helikonBinary(t), append([]string{"mcp"}, args...)...)
+}
+
+// runE2ECommand runs testdata/e2e.mjs against the MCP server that command
+// args starts.
+func runE2ECommand(t *testing.T, elicit string, calls []e2eCall, command string, args ...string) *e2eOutput {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("SKIP: node is not installed; the TypeScript SDK end-to-end test needs Node.js and `npm install --prefix tool/mcptools/testdata --no-save @modelcontextprotocol/sdk`")
@@ -244,8 +251,8 @@ func runE2E(t *testing.T, elicit string, calls []e2eCall, args ...string) *e2eOu
 		}
 	}
 	plan, _ := json.Marshal(map[string]any{"elicit": elicit, "calls": calls})
-	argv, _ := json.Marshal(append([]string{"mcp"}, args...))
-	cmd := exec.Command(node, script, helikonBinary(t), string(argv), string(plan))
+	argv, _ := json.Marshal(args)
+	cmd := exec.Command(node, script, command, string(argv), string(plan))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {

@@ -38,7 +38,7 @@ type Dialer func() (mcp.Transport, error)
 // substitution) and run without a shell. The server's stderr goes to this
 // process's stderr. The server inherits this process's whole environment,
 // API keys included, and runs with its privileges, unsandboxed: start only
-// servers you trust.
+// servers you trust, or start the server contained with [ContainedCommand].
 func Command(cmdline string) Dialer {
 	return func() (mcp.Transport, error) {
 		words, err := shell.Fields(cmdline, nil)

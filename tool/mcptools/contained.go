@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"mvdan.cc/sh/v3/shell"
 
 	"github.com/paigasus/helikon/backend"
 )
@@ -32,6 +33,26 @@ type ContainedOptions struct {
 // is closed before it is killed (the SDK's CommandTransport waits 5 s; a
 // server in the sandbox has nothing to flush outside it).
 const closeGrace = 2 * time.Second
+
+// ContainedCommand is [Contained] with the command given as a command line,
+// split as [Command] splits it (quotes, backslashes, $VAR from this
+// process's environment, which the server itself does not get). It is the
+// contained counterpart of [Command] for an SDK's MCP tool source:
+//
+//	sb, err := ossandbox.New(root, &ossandbox.Options{Timeout: backend.MaxLifetime})
+//	// ... fail closed when err wraps backend.ErrUnavailable
+//	src, err := mcptools.Connect[C](ctx, mcptools.ContainedCommand(sb, "npx -y SERVER", nil), nil)
+//
+// A command line that does not split fails at the first connection.
+func ContainedCommand(b backend.Backend, cmdline string, opts *ContainedOptions) Dialer {
+	argv, err := shell.Fields(cmdline, nil)
+	if err != nil {
+		return func() (mcp.Transport, error) {
+			return nil, fmt.Errorf("mcp server command %q: %w", cmdline, err)
+		}
+	}
+	return Contained(b, argv, opts)
+}
 
 // Contained returns a Dialer that runs argv (a program and its arguments,
 // no shell) with b, speaking MCP over the command's standard input and

@@ -75,6 +75,10 @@
 //	...
 //	agent, err := llmagent.NewBuilder[App]().Name("a").Model(m).ToolSource(src).Build()
 //
+// [Command] runs the server with this process's environment and privileges;
+// [ContainedCommand] runs it under an execution backend (the OS sandbox),
+// as helikon run --mcp does by default.
+//
 // [Toolset] merges several sources and local tools and reports name clashes
 // at build time; [ClientOptions].Prefix resolves them.
 //

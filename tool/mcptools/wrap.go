@@ -139,7 +139,16 @@ func Wrap(ctx context.Context, dial Dialer, opts *WrapOptions) (*Wrapper, error)
 	}
 	w.key = make([]byte, 32)
 	rand.Read(w.key) // never fails (crypto/rand documents it)
-	w.sopts = ServerOptions[struct{}]{Permissions: w.opts.Permissions, Mode: w.opts.Mode, NoElicitation: w.opts.NoElicitation, ProgressInterval: -1, Logger: w.log}
+	perms := &helikon.Permissions{}
+	if w.opts.Permissions != nil {
+		*perms = *w.opts.Permissions
+	}
+	if perms.Approver == nil {
+		// Hosts that cannot ask their user get a refusal that says which
+		// rule would decide the call without asking.
+		perms.Approver = noOneToAsk{}
+	}
+	w.sopts = ServerOptions[struct{}]{Permissions: perms, Mode: w.opts.Mode, NoElicitation: w.opts.NoElicitation, ProgressInterval: -1, Logger: w.log}
 	w.srv = mcp.NewServer(&mcp.Implementation{Name: "helikon-wrap-" + w.opts.Name, Version: version.Get().String()}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
@@ -393,6 +402,21 @@ func (w *Wrapper) call(ctx context.Context, name string, req *mcp.CallToolReques
 	return out, "ok", nil
 }
 
+// ErrNoOneToAsk is wrapped by the refusal of a call that needs approval
+// when the host cannot ask its user (it does not support elicitation, or
+// [WrapOptions].NoElicitation) and there is no [helikon.Permissions]
+// Approver: the message names the allow and deny rules that would decide
+// the call without asking.
+var ErrNoOneToAsk = errors.New("the MCP host cannot ask its user (it does not support elicitation)")
+
+// noOneToAsk answers the questions of a Wrapper whose host cannot ask.
+type noOneToAsk struct{}
+
+func (noOneToAsk) Approve(_ context.Context, ar *helikon.ApprovalRequest) (bool, error) {
+	return false, fmt.Errorf("%w: to allow it without asking, add the rule %s to the allow rules (--allow %s, or permissions.allow in a policy file); to refuse it, add it to the deny rules",
+		ErrNoOneToAsk, ar.Tool, ar.Tool)
+}
+
 // reapprove asks for approval of a held tool's new definition.
 func (w *Wrapper) reapprove(ctx context.Context, req *mcp.CallToolRequest, t *wrappedTool) (*mcp.CallToolResult, string) {
 	def, _ := json.MarshalIndent(definitionOf(t.def), "", "  ")
@@ -403,7 +427,7 @@ func (w *Wrapper) reapprove(ctx context.Context, req *mcp.CallToolRequest, t *wr
 	if !w.opts.NoElicitation && clientElicits(req) {
 		asker = &elicitApprover{req: req, key: w.key, modern: req.ProtocolVersion() >= modernProtocol}
 		approver = asker
-	} else if w.opts.Permissions != nil {
+	} else if w.opts.Permissions != nil && w.opts.Permissions.Approver != nil {
 		approver = w.opts.Permissions.Approver
 	}
 	refused := &helikon.DeniedError{Reason: heldReason}

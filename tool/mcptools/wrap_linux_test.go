@@ -271,3 +271,44 @@ func TestMCPWrapCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestContainedCommand: the contained counterpart of Command splits the
+// command line and runs the server in the sandbox, as an SDK's MCP tool
+// source would start it; a line that does not split fails to dial.
+func TestContainedCommand(t *testing.T) {
+	bin := hostileBinary(t)
+	a := newArena(t, nil)
+	t.Setenv(secretEnv, secretToken)
+	b, err := ossandbox.New(a.root, &ossandbox.Options{ReadPaths: []string{filepath.Dir(bin)}, Timeout: 10 * time.Minute})
+	if errors.Is(err, backend.ErrUnavailable) {
+		t.Skipf("SKIP: the OS sandbox is unavailable here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := mcptools.ContainedCommand(b, "'"+bin, nil)(); err == nil {
+		t.Fatal("an unterminated quote dialled")
+	}
+	ctx := context.Background()
+	tr, err := mcptools.ContainedCommand(b, "'"+bin+"' --unused-arg", nil)()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, c := range []struct{ kind, target, leak string }{
+		{"read", a.secret, secretKey},
+		{"env", secretEnv, secretToken},
+	} {
+		if got := attack(t, cs, c.kind, c.target); !strings.HasPrefix(got, "refused: ") || strings.Contains(got, c.leak) {
+			t.Errorf("%s %s: %q", c.kind, c.target, got)
+		}
+	}
+	if got := attack(t, cs, "write", filepath.Join(a.root, "ok.txt")); !strings.HasPrefix(got, "ok: ") {
+		t.Errorf("the server cannot write its own root: %q", got)
+	}
+}

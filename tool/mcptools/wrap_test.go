@@ -224,3 +224,55 @@ func TestWrapAppliesPermissions(t *testing.T) {
 		t.Fatalf("invalid arguments: isError=%v %q", res.IsError, text(res))
 	}
 }
+
+// TestWrapPermissionPipeline: every relayed call goes through the
+// pipeline as mcp__NAME__TOOL. A refused call never reaches the server;
+// an ask goes to the host by elicitation, and where the host cannot ask
+// the refusal names the rule to add; the server's annotations are the
+// tools' effects (plan mode lets only a read-only tool through).
+func TestWrapPermissionPipeline(t *testing.T) {
+	elicit := func(answer bool) *mcp.ClientOptions {
+		return &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": answer}}, nil
+		}}
+	}
+	rules := helikon.MustParseRules
+	for _, tc := range []struct {
+		name     string
+		perms    *helikon.Permissions
+		mode     helikon.PermissionMode
+		noElicit bool
+		copts    *mcp.ClientOptions
+		tool     string
+		reached  bool
+		want     string // in the refusal
+	}{
+		{name: "deny rule", perms: &helikon.Permissions{Deny: rules("mcp__up__echo")}, tool: "echo", want: "mcp__up__echo"},
+		{name: "deny rule wins over allow", perms: &helikon.Permissions{Deny: rules("mcp__up__echo"), Allow: rules("mcp__up__echo")}, tool: "echo", want: "denied"},
+		{name: "deny rule of another server", perms: &helikon.Permissions{Deny: rules("mcp__other__echo")}, tool: "echo", reached: true},
+		{name: "ask, host cannot ask", perms: &helikon.Permissions{Ask: rules("mcp__up__echo")}, tool: "echo", want: "--allow mcp__up__echo"},
+		{name: "ask, elicitation turned off", perms: &helikon.Permissions{Ask: rules("mcp__up__echo")}, noElicit: true, copts: elicit(true), tool: "echo", want: "--allow mcp__up__echo"},
+		{name: "ask, user declines", perms: &helikon.Permissions{Ask: rules("mcp__up__echo")}, copts: elicit(false), tool: "echo", want: "declined"},
+		{name: "ask, user approves", perms: &helikon.Permissions{Ask: rules("mcp__up__echo")}, copts: elicit(true), tool: "echo", reached: true},
+		{name: "allow rule", perms: &helikon.Permissions{Allow: rules("mcp__up__echo")}, tool: "echo", reached: true},
+		{name: "plan mode refuses a side effect", mode: helikon.ModePlan, tool: "echo", want: "plan"},
+		{name: "plan mode lets a read-only tool through", mode: helikon.ModePlan, tool: "peek", reached: true},
+		{name: "dont-ask mode refuses an ask", perms: &helikon.Permissions{Ask: rules("mcp__up__peek")}, mode: helikon.ModeDontAsk, copts: elicit(true), tool: "peek", want: "dont-ask"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := newUpstream(honest)
+			mcp.AddTool(u.srv, &mcp.Tool{Name: "peek", Description: "Look.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, func(_ context.Context, _ *mcp.CallToolRequest, in wrapEchoIn) (*mcp.CallToolResult, any, error) {
+				u.calls.Add(1)
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+			})
+			_, cs := wrapInMemory(t, u, &mcptools.WrapOptions{Name: "up", Permissions: tc.perms, Mode: tc.mode, NoElicitation: tc.noElicit}, tc.copts)
+			res := callTool(t, cs, tc.tool, map[string]any{"text": "hi"})
+			if got := u.calls.Load() == 1; got != tc.reached || res.IsError == tc.reached {
+				t.Fatalf("reached the server: %v, want %v; isError=%v %q", got, tc.reached, res.IsError, text(res))
+			}
+			if !tc.reached && !strings.Contains(text(res), tc.want) {
+				t.Fatalf("refusal %q does not say %q", text(res), tc.want)
+			}
+		})
+	}
+}
