@@ -17,8 +17,37 @@
 //     read, list and execute beneath /usr, /bin, /sbin, /lib*, /etc and
 //     [Options].ReadPaths; /dev/null read-write; /dev/zero, /dev/random and
 //     /dev/urandom read-only; /proc readable; a private temporary directory
-//     per command (HOME and TMPDIR point to it), gone afterwards. Nothing
-//     else: not $HOME, not /tmp. Device nodes cannot be created anywhere.
+//     per command (TMPDIR points to it), gone afterwards; the session home
+//     (HOME points to it), shared by the backend's commands and gone with
+//     the backend (see below). Nothing else: not the caller's $HOME, not
+//     /tmp. Device nodes cannot be created anywhere.
+//   - The session home ([Options].HomeSize): a directory that all
+//     commands of one backend share as HOME, so that the caches tools keep
+//     there (Go's build and module caches, npm's, pip's, cargo's) warm up
+//     once per session rather than once per command. It is
+//     $TMPDIR/helikon-home-UID/PID-RANDOM: outside the root, never the
+//     caller's home, mode 0700, owned by the caller, made by [New]; the
+//     parent is made once (mode 0700) and refused, with a warning and no
+//     session home (HOME is then each command's temporary directory, as
+//     before), unless it is a directory of this user's, not a symbolic
+//     link, that nobody else can write. Where the command has a mount
+//     namespace of its own, the home is mounted over itself writable
+//     (nosuid, nodev) on a descriptor opened from / component by component
+//     without following a link (launcher.WritablePaths): a link swapped in
+//     on its path fails the command. It is bounded: its size (blocks
+//     allocated, never following links, at most 2^20 entries walked) is
+//     measured after each command, and once over the cap
+//     ([DefaultHomeSize], 4 GiB) every command fails with [ErrHomeFull],
+//     which names the flag that raises it (helikon exec --home-size),
+//     until files are removed; one command can overshoot by what it writes
+//     itself (each file at most the file size limit). The backend holds an
+//     exclusive flock on it; [Backend.Close] (or the backend becoming
+//     garbage) removes it, and the next command gets a new, empty one;
+//     [ReapHomes] (helikon workspaces reap) removes those no live backend
+//     holds, left by a crash. The credential locations ([HiddenPaths]) are
+//     in the caller's real home, which the session home never is. It is on
+//     disk, not in memory: a tmpfs would live in one mount namespace, and
+//     a root caller's commands each get a namespace of their own.
 //   - The temporary directory: where the command has a mount namespace of
 //     its own (root callers, and unprivileged callers through the
 //     launcher), a fresh tmpfs (memory, mode 0700, nosuid, nodev) mounted
@@ -157,7 +186,7 @@
 //     its parent's exit (a new parent pid) within 200 ms and kills the
 //     tree.
 //   - Identity: an unprivileged caller's commands run as its own uid and
-//     gid, and HOME (their private temporary directory) is theirs: id,
+//     gid, and HOME (the session home) and TMPDIR are theirs: id,
 //     ls -l and stat show the caller, and tools that refuse to run as root
 //     or check that files are their own (npm, pip, git's safe.directory)
 //     behave as they do outside. The launcher's user namespace maps the

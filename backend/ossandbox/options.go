@@ -69,11 +69,24 @@ type Options struct {
 	// [backend.DefaultOutputCap]. A request may lower it, not raise it.
 	OutputCap int64
 	// EnvAllowlist names the variables passed to commands (see
-	// [backend.ScrubEnv]); nil means [backend.DefaultEnvAllowlist]. HOME
-	// and TMPDIR are always set to the command's private temporary
-	// directory, which the command's uid owns (the caller's home is not
-	// readable in the sandbox).
+	// [backend.ScrubEnv]); nil means [backend.DefaultEnvAllowlist]. TMPDIR
+	// is always set to the command's private temporary directory, and HOME
+	// to the session home (see HomeSize), both owned by the command's uid
+	// (the caller's home is not readable in the sandbox).
 	EnvAllowlist []string
+	// HomeSize caps, in bytes, the session home (Linux): a directory that
+	// all commands of the backend share as HOME, so that the caches tools
+	// keep there (Go's build and module caches, npm's, pip's, cargo's)
+	// outlive one command. It lives outside the root, in
+	// $TMPDIR/helikon-home-UID/, never in the caller's home, and is
+	// removed by [Backend.Close] (or, after a crash, by [ReapHomes]:
+	// helikon workspaces reap). Its size is measured after each command;
+	// once over the cap, commands fail with [ErrHomeFull] until it is
+	// emptied or the cap raised (a command can overshoot the cap by what
+	// it writes itself, at most its file size limit per file). Zero means
+	// [DefaultHomeSize]; negative means no session home: HOME is each
+	// command's private temporary directory, as TMPDIR is.
+	HomeSize int64
 	// Limits are the resource limits; zero fields take the defaults (see
 	// the package documentation).
 	Limits backend.ResourceLimits

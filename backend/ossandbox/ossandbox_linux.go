@@ -46,13 +46,15 @@ type Backend struct {
 	secrets    []string // root callers: SystemSecrets as they exist, masked per command (secrets.go)
 	abi        int
 	filter     []bpf.RawInstruction
-	privileged bool   // the caller is root: namespaces and capability drop
-	rootRW     bool   // the root's own mount is writable (keep it so in the view)
-	tmpRW      bool   // the temporary directory's mount is writable
-	tmpBase    string // mount point of the commands' tmpfs, or "" (tmp_linux.go)
-	pidNS      bool   // unprivileged: the launcher has a pid namespace and /proc of its own
-	pids       string // v1 pids cgroup directory to create per-run cgroups in, or ""
-	exe        string // this program, executable in the sandbox when the reaper runs there
+	privileged bool         // the caller is root: namespaces and capability drop
+	rootRW     bool         // the root's own mount is writable (keep it so in the view)
+	tmpRW      bool         // the temporary directory's mount is writable
+	tmpBase    string       // mount point of the commands' tmpfs, or "" (tmp_linux.go)
+	home       *sessionHome // the session home (HOME), or nil (home_linux.go)
+	homeWhy    string       // why there is none, where asked for
+	pidNS      bool         // unprivileged: the launcher has a pid namespace and /proc of its own
+	pids       string       // v1 pids cgroup directory to create per-run cgroups in, or ""
+	exe        string       // this program, executable in the sandbox when the reaper runs there
 	tracking   proc.Tracking
 	userns     bool // unprivileged: commands start through the launcher (userns_linux.go)
 	// server: unprivileged, with userns, pidNS and tmpBase: commands
@@ -151,6 +153,7 @@ func New(root string, opts *Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.setUpHome()
 	// An unprivileged caller's commands are confined by its launcher,
 	// whose first command's confinement is the check (see settle); this
 	// program's own threads confine commands only where no launcher
@@ -465,6 +468,7 @@ func (b *Backend) guarantees() backend.Guarantees {
 	} else {
 		g.Features = append(g.Features, "temporary directory (HOME, TMPDIR): a private directory per command, removed afterwards")
 	}
+	g.Features = append(g.Features, b.homeFeature())
 	if b.abi < 9 {
 		g.Features = append(g.Features, "seccomp-bpf: socket(AF_UNIX) denied and socketpair limited to stream pairs (Landlock below ABI 9 cannot confine connects to pathname sockets)")
 	}
@@ -678,6 +682,9 @@ func (b *Backend) ownRules(tmp tempDir, reaper bool) landlock.Config {
 		c.Rules = append(c.Rules, landlock.Rule{Path: p, Access: access})
 	}
 	add(b.root, landlock.ReadWrite)
+	for _, p := range b.writable() {
+		add(p, landlock.ReadWrite)
+	}
 	if !tmp.tmpfs {
 		add(tmp.path, landlock.ReadWrite)
 	}
@@ -779,6 +786,9 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string
 		if err := launcher.ReadOnlyView(b.root, viewTmp, b.rootRW, b.tmpRW); err != nil {
 			return h, err
 		}
+		if err := launcher.WritablePaths(b.writable()); err != nil {
+			return h, err
+		}
 		if err := launcher.ProtectPaths(b.root, b.readOnly); err != nil {
 			return h, err
 		}
@@ -830,6 +840,12 @@ func (b *Backend) runJob(ctx context.Context, req *backend.Request, j proc.Job) 
 	}
 	if err := b.ensureReadOnly(); err != nil {
 		return nil, err
+	}
+	if b.home != nil {
+		if err := b.home.ensure(); err != nil {
+			return nil, err
+		}
+		defer b.home.measure()
 	}
 	v := b.view()
 	if v.unsettled && req.Stdin != nil {
@@ -1123,7 +1139,11 @@ func (b *Backend) env(req *backend.Request, tmp string) []string {
 		allow = backend.DefaultEnvAllowlist
 	}
 	allow = append(allow[:len(allow):len(allow)], req.Env...)
-	set := append([]string{"HOME=" + tmp, "TMPDIR=" + tmp}, b.toolEnv...)
+	home := tmp
+	if b.home != nil {
+		home = b.home.path
+	}
+	set := append([]string{"HOME=" + home, "TMPDIR=" + tmp}, b.toolEnv...)
 	if b.egress != nil {
 		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
 			set = append(set, k+"="+ProxyURL)

@@ -75,6 +75,7 @@ func (b *Backend) startLauncherNS(cmd *exec.Cmd, tmp tempDir, probe, pidNS bool)
 		ABI:      b.abi,
 		Rules:    b.rules(tmp),
 		ReadOnly: b.probeless(probe),
+		Writable: b.writable(),
 		Filter:   b.filter,
 	}).Encode()
 	r, w, err := os.Pipe()

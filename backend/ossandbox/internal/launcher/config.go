@@ -42,11 +42,15 @@ type Config struct {
 	// command finds mounted read-only in its mount namespace
 	// ([ProtectPaths]).
 	ReadOnly []string
+	// Writable are absolute directories outside Root (the session home,
+	// the named caches) that each command finds mounted writable over
+	// themselves in its mount namespace ([WritablePaths]).
+	Writable []string
 }
 
 // configVersion starts an encoded Config; a launcher of another build
 // (which cannot happen through /proc/self/exe) would refuse it.
-const configVersion = 2
+const configVersion = 3
 
 const (
 	flagProbe = 1 << iota
@@ -105,6 +109,10 @@ func (c *Config) Encode() []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(len(c.ReadOnly)))
 	for _, p := range c.ReadOnly {
+		str(p)
+	}
+	b = binary.AppendUvarint(b, uint64(len(c.Writable)))
+	for _, p := range c.Writable {
 		str(p)
 	}
 	return b
@@ -172,6 +180,10 @@ func Decode(b []byte) (*Config, error) {
 	n = d.count(1)
 	for range n {
 		c.ReadOnly = append(c.ReadOnly, d.str())
+	}
+	n = d.count(1)
+	for range n {
+		c.Writable = append(c.Writable, d.str())
 	}
 	if d.err == nil && len(d.b) > 0 {
 		d.fail(fmt.Errorf("launcher configuration: %d trailing bytes", len(d.b)))

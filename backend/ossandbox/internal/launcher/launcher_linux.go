@@ -65,6 +65,9 @@ func main(argv []string) int {
 	if err := ReadOnlyView(c.Root, viewTmp, c.RootRW, c.TmpRW); err != nil {
 		return reaper.ReportUnavailable("os sandbox launcher: " + err.Error())
 	}
+	if err := WritablePaths(c.Writable); err != nil {
+		return reaper.ReportUnavailable("os sandbox launcher: " + err.Error())
+	}
 	if err := ProtectPaths(c.Root, c.ReadOnly); err != nil {
 		return reaper.ReportUnavailable("os sandbox launcher: " + err.Error())
 	}
