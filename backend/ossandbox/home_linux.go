@@ -267,12 +267,16 @@ func (b *Backend) setUpHome() {
 }
 
 // writable returns the directories outside the root that commands may
-// write: the session home.
+// write: the session home and the named caches.
 func (b *Backend) writable() []string {
-	if b.home == nil {
-		return nil
+	var w []string
+	if b.home != nil {
+		w = append(w, b.home.path)
 	}
-	return []string{b.home.path}
+	if b.caches != nil {
+		w = append(w, b.caches.dirs...)
+	}
+	return w
 }
 
 // homeFeature describes the session home for Guarantees.

@@ -87,6 +87,26 @@ type Options struct {
 	// [DefaultHomeSize]; negative means no session home: HOME is each
 	// command's private temporary directory, as TMPDIR is.
 	HomeSize int64
+	// Caches, when not [CacheSession], keeps the [NamedCaches] across
+	// sessions (Linux): per project ([CacheProject], the one to choose)
+	// or per user ([CacheUser]), in CacheDir, with the tools' variables
+	// (GOCACHE, GOMODCACHE, npm_config_cache, PIP_CACHE_DIR, CARGO_HOME…)
+	// set to them. It is an operator's choice: helikon's CLI takes it
+	// from --caches or from a user or trusted project policy file
+	// (sandbox.caches), never from an untrusted project's. See the package
+	// documentation for what a poisoned cache can do.
+	Caches CacheScope
+	// CacheDir is where the named caches are kept; "" means
+	// os.UserCacheDir()/helikon/caches (~/.cache/helikon/caches). It must
+	// lie outside the root and every hidden location. Each directory on
+	// the way that helikon creates is mode 0700; each must be a directory
+	// of the caller's, not a symbolic link, that nobody else can write.
+	CacheDir string
+	// CacheSize caps, in bytes, the named caches of the scope together,
+	// measured after each command as the session home is (see HomeSize);
+	// zero means [DefaultCacheSize]. Over it, commands fail with
+	// [ErrHomeFull] naming --cache-size.
+	CacheSize int64
 	// Limits are the resource limits; zero fields take the defaults (see
 	// the package documentation).
 	Limits backend.ResourceLimits

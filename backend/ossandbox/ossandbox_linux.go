@@ -46,15 +46,16 @@ type Backend struct {
 	secrets    []string // root callers: SystemSecrets as they exist, masked per command (secrets.go)
 	abi        int
 	filter     []bpf.RawInstruction
-	privileged bool         // the caller is root: namespaces and capability drop
-	rootRW     bool         // the root's own mount is writable (keep it so in the view)
-	tmpRW      bool         // the temporary directory's mount is writable
-	tmpBase    string       // mount point of the commands' tmpfs, or "" (tmp_linux.go)
-	home       *sessionHome // the session home (HOME), or nil (home_linux.go)
-	homeWhy    string       // why there is none, where asked for
-	pidNS      bool         // unprivileged: the launcher has a pid namespace and /proc of its own
-	pids       string       // v1 pids cgroup directory to create per-run cgroups in, or ""
-	exe        string       // this program, executable in the sandbox when the reaper runs there
+	privileged bool          // the caller is root: namespaces and capability drop
+	rootRW     bool          // the root's own mount is writable (keep it so in the view)
+	tmpRW      bool          // the temporary directory's mount is writable
+	tmpBase    string        // mount point of the commands' tmpfs, or "" (tmp_linux.go)
+	home       *sessionHome  // the session home (HOME), or nil (home_linux.go)
+	homeWhy    string        // why there is none, where asked for
+	caches     *sharedCaches // Options.Caches, or nil (caches_linux.go)
+	pidNS      bool          // unprivileged: the launcher has a pid namespace and /proc of its own
+	pids       string        // v1 pids cgroup directory to create per-run cgroups in, or ""
+	exe        string        // this program, executable in the sandbox when the reaper runs there
 	tracking   proc.Tracking
 	userns     bool // unprivileged: commands start through the launcher (userns_linux.go)
 	// server: unprivileged, with userns, pidNS and tmpBase: commands
@@ -154,6 +155,9 @@ func New(root string, opts *Options) (*Backend, error) {
 		return nil, err
 	}
 	b.setUpHome()
+	if err := b.setUpCaches(); err != nil {
+		return nil, err
+	}
 	// An unprivileged caller's commands are confined by its launcher,
 	// whose first command's confinement is the check (see settle); this
 	// program's own threads confine commands only where no launcher
@@ -469,6 +473,9 @@ func (b *Backend) guarantees() backend.Guarantees {
 		g.Features = append(g.Features, "temporary directory (HOME, TMPDIR): a private directory per command, removed afterwards")
 	}
 	g.Features = append(g.Features, b.homeFeature())
+	if b.caches != nil {
+		g.Features = append(g.Features, fmt.Sprintf("named caches kept across sessions (%s scope): %s, at most %d MiB together, GOCACHE, GOMODCACHE, npm_config_cache, PIP_CACHE_DIR, CARGO_HOME… set to them", b.opts.Caches, b.caches.scope, b.caches.cap>>20))
+	}
 	if b.abi < 9 {
 		g.Features = append(g.Features, "seccomp-bpf: socket(AF_UNIX) denied and socketpair limited to stream pairs (Landlock below ABI 9 cannot confine connects to pathname sockets)")
 	}
@@ -847,6 +854,12 @@ func (b *Backend) runJob(ctx context.Context, req *backend.Request, j proc.Job) 
 		}
 		defer b.home.measure()
 	}
+	if b.caches != nil {
+		if err := b.caches.ensure(); err != nil {
+			return nil, err
+		}
+		defer b.caches.measure()
+	}
 	v := b.view()
 	if v.unsettled && req.Stdin != nil {
 		if _, ok := req.Stdin.(*os.File); !ok {
@@ -1144,6 +1157,9 @@ func (b *Backend) env(req *backend.Request, tmp string) []string {
 		home = b.home.path
 	}
 	set := append([]string{"HOME=" + home, "TMPDIR=" + tmp}, b.toolEnv...)
+	if b.caches != nil {
+		set = append(set, b.caches.env...) // after toolEnv: GOMODCACHE is the cache's
+	}
 	if b.egress != nil {
 		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
 			set = append(set, k+"="+ProxyURL)
