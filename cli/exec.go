@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/paigasus/helikon/backend"
@@ -70,6 +71,9 @@ func runExec(ctx context.Context, env *Env, args []string) int {
 				status = ExitUsage
 			}
 			return Failf(env, status, "exec: %v", err)
+		}
+		if c, ok := b.(io.Closer); ok {
+			defer c.Close() // the OS sandbox's session home
 		}
 		res, err = b.Run(ctx, req)
 	}

@@ -47,6 +47,15 @@ func osBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend
 		Limits:        f.Limits(),
 		ReadOnlyPaths: policyfile.Dirs(),
 		MapRootUser:   f.MapRootUser,
+		HomeSize:      f.HomeSize,
+		CacheSize:     f.CacheSize,
+	}
+	switch f.Caches {
+	case "", "session":
+	case "project", "user":
+		opts.Caches = ossandbox.CacheScope(f.Caches)
+	default:
+		return nil, fmt.Errorf("--caches %q: want session, project or user", f.Caches)
 	}
 	if f.ReadPaths != nil {
 		opts.ReadPaths = *f.ReadPaths

@@ -200,6 +200,10 @@ func (te *ToolEnv) Close() error {
 		// The processes end before their workspace.
 		_ = te.procs.CloseAll()
 	}
+	if c, ok := te.backend.(io.Closer); ok {
+		// Last: the OS sandbox's session home goes with its backend.
+		defer c.Close()
+	}
 	if te.sessions == nil {
 		return nil
 	}
