@@ -49,6 +49,8 @@ func osBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend
 		MapRootUser:   f.MapRootUser,
 		HomeSize:      f.HomeSize,
 		CacheSize:     f.CacheSize,
+
+		UserCachesBeneath: f.UserCaches,
 	}
 	switch f.Caches {
 	case "", "session":

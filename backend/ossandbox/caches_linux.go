@@ -9,9 +9,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/paigasus/helikon/backend/ossandbox/internal/launcher"
 )
 
 // ErrCacheDir is wrapped by [New]'s error when the named caches
@@ -26,10 +29,13 @@ type sharedCaches struct {
 	scope string // the scope's directory
 	dirs  []string
 	env   []string // KEY=VALUE
-	cap   int64
-	mu    sync.Mutex
-	over  bool
-	used  int64
+	// overlays: with UserCachesBeneath, the caches that read the user's
+	// beneath them.
+	overlays []launcher.Overlay
+	cap      int64
+	mu       sync.Mutex
+	over     bool
+	used     int64
 }
 
 // setUpCaches makes the named caches' directories where [Options].Caches
@@ -37,6 +43,9 @@ type sharedCaches struct {
 func (b *Backend) setUpCaches() error {
 	o := b.opts
 	if o.Caches == CacheSession {
+		if o.UserCachesBeneath {
+			return fmt.Errorf("ossandbox: Options.UserCachesBeneath needs Options.Caches (project or user): the user's caches are read beneath a named cache")
+		}
 		return nil
 	}
 	var key string
@@ -95,9 +104,85 @@ func (b *Backend) setUpCaches() error {
 		for _, k := range n.Env {
 			c.env = append(c.env, k+"="+d)
 		}
+		if o.UserCachesBeneath {
+			ov, err := c.overlay(n.Name, d, b.hidden)
+			if err != nil {
+				return err
+			}
+			if ov != nil {
+				c.overlays = append(c.overlays, *ov)
+			}
+		}
 	}
 	b.caches = c
 	return nil
+}
+
+// userCacheDirs returns the user's own cache of each named cache that
+// can be read beneath one (UserCachesBeneath): where the tool keeps it by
+// default, or where this program's environment says.
+func userCacheDirs() map[string]string {
+	m := map[string]string{}
+	home, _ := os.UserHomeDir()
+	ucd, _ := os.UserCacheDir()
+	pick := func(name, env, def string) {
+		if v := os.Getenv(env); filepath.IsAbs(v) {
+			m[name] = v
+		} else if def != "" && filepath.IsAbs(def) {
+			m[name] = def
+		}
+	}
+	gopath := filepath.Join(home, "go")
+	if v, _, _ := strings.Cut(os.Getenv("GOPATH"), ":"); filepath.IsAbs(v) {
+		gopath = v
+	}
+	pick("go-build", "GOCACHE", filepath.Join(ucd, "go-build"))
+	pick("go-mod", "GOMODCACHE", filepath.Join(gopath, "pkg", "mod"))
+	pick("npm", "npm_config_cache", filepath.Join(home, ".npm"))
+	pick("pip", "PIP_CACHE_DIR", filepath.Join(ucd, "pip"))
+	pick("yarn", "YARN_CACHE_FOLDER", filepath.Join(ucd, "yarn"))
+	pick("ccache", "CCACHE_DIR", filepath.Join(ucd, "ccache"))
+	return m
+}
+
+// overlay returns the overlay that reads the user's cache of name beneath
+// the named cache dir, or nil where the user has none (or it cannot be
+// read beneath: Cargo's and Gradle's homes). The writable layer and
+// overlayfs's work directory are kept beside the caches, in
+// .layers/NAME/upper and work, which commands are not granted.
+func (c *sharedCaches) overlay(name, dir string, hidden []string) (*launcher.Overlay, error) {
+	lower, ok := userCacheDirs()[name]
+	if !ok {
+		return nil, nil
+	}
+	real, err := filepath.EvalSymlinks(lower)
+	if err != nil {
+		return nil, nil // none yet
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return nil, nil
+	}
+	for _, q := range append(hidden, c.scope) {
+		if within(real, q) || within(q, real) {
+			return nil, fmt.Errorf("%w: the user's cache %s would lie in or hold %s", ErrCacheDir, real, q)
+		}
+	}
+	layers := filepath.Join(c.scope, ".layers", name)
+	ov := &launcher.Overlay{Lower: real, Upper: filepath.Join(layers, "upper"), Work: filepath.Join(layers, "work"), Target: dir}
+	for _, p := range []string{filepath.Dir(layers), layers, ov.Upper, ov.Work} {
+		if err := privateDir(p); err != nil {
+			return nil, err
+		}
+	}
+	return ov, nil
+}
+
+// overlays returns the overlays commands get.
+func (b *Backend) overlays() []launcher.Overlay {
+	if b.caches == nil {
+		return nil
+	}
+	return b.caches.overlays
 }
 
 // privateDir makes p (mode 0700) if it is missing, and checks that it is a

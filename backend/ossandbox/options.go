@@ -107,6 +107,18 @@ type Options struct {
 	// zero means [DefaultCacheSize]. Over it, commands fail with
 	// [ErrHomeFull] naming --cache-size.
 	CacheSize int64
+	// UserCachesBeneath lets the named caches kept across sessions
+	// (Caches) read the user's own caches beneath them (Linux): Go's build
+	// and module caches, npm's, pip's, Yarn's and ccache's (not Cargo's
+	// or Gradle's homes, which hold credentials and configuration). Each
+	// is the lower layer of an overlayfs mounted in the command's mount
+	// namespace, whose upper layer is the named cache: commands find
+	// what the user already downloaded or built, and everything they
+	// write, change or remove goes to the named cache, never to the
+	// user's (see the package documentation). Without a mount namespace
+	// per command, the named caches are used without the user's content
+	// beneath. It needs Caches.
+	UserCachesBeneath bool
 	// Limits are the resource limits; zero fields take the defaults (see
 	// the package documentation).
 	Limits backend.ResourceLimits

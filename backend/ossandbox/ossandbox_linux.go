@@ -796,6 +796,9 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string
 		if err := launcher.WritablePaths(b.writable()); err != nil {
 			return h, err
 		}
+		if err := launcher.MountOverlays(rs, b.overlays(), false); err != nil {
+			return h, err
+		}
 		if err := launcher.ProtectPaths(b.root, b.readOnly); err != nil {
 			return h, err
 		}

@@ -237,6 +237,7 @@ func (b *Backend) serverConfig(probe bool) []byte {
 		Rules:    b.rules(tmp),
 		ReadOnly: b.probeless(probe),
 		Writable: b.writable(),
+		Overlays: b.overlays(),
 		Filter:   b.serverFilter,
 	}).Encode()
 }

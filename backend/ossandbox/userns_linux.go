@@ -76,6 +76,7 @@ func (b *Backend) startLauncherNS(cmd *exec.Cmd, tmp tempDir, probe, pidNS bool)
 		Rules:    b.rules(tmp),
 		ReadOnly: b.probeless(probe),
 		Writable: b.writable(),
+		Overlays: b.overlays(),
 		Filter:   b.filter,
 	}).Encode()
 	r, w, err := os.Pipe()

@@ -34,7 +34,7 @@ func init() {
 // BoolFlags are helikon exec's flags that take no value; every other flag
 // takes one (as the next argument or after =). A test holds this list to the
 // flags helikon exec defines.
-var BoolFlags = []string{"allow-network", "claude-settings", "isolate", "keep-workspace", "map-root-user", "no-path", "read-caches", "trust-project"}
+var BoolFlags = []string{"allow-network", "claude-settings", "isolate", "keep-workspace", "map-root-user", "no-path", "read-caches", "trust-project", "user-caches-beneath"}
 
 // remoteFlags are helikon exec's flags that only a remote backend uses, or
 // that need the root caller's egress proxy: with them the launcher would

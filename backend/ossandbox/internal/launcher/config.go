@@ -46,6 +46,9 @@ type Config struct {
 	// the named caches) that each command finds mounted writable over
 	// themselves in its mount namespace ([WritablePaths]).
 	Writable []string
+	// Overlays are named caches reading a directory of the user's
+	// beneath a writable layer ([MountOverlays]), mounted after Writable.
+	Overlays []Overlay
 }
 
 // configVersion starts an encoded Config; a launcher of another build
@@ -66,7 +69,8 @@ const (
 // Encode returns c in the launcher's configuration encoding: a version
 // byte, a flags byte, then the strings (length-prefixed), the integers
 // (varints), the rules, the ports, the filter (8 bytes per instruction,
-// as struct sock_filter, little-endian) and the read-only paths.
+// as struct sock_filter, little-endian), the read-only paths, the writable
+// paths and the overlays.
 func (c *Config) Encode() []byte {
 	var flags byte
 	for _, f := range [...]struct {
@@ -114,6 +118,13 @@ func (c *Config) Encode() []byte {
 	b = binary.AppendUvarint(b, uint64(len(c.Writable)))
 	for _, p := range c.Writable {
 		str(p)
+	}
+	b = binary.AppendUvarint(b, uint64(len(c.Overlays)))
+	for _, o := range c.Overlays {
+		str(o.Lower)
+		str(o.Upper)
+		str(o.Work)
+		str(o.Target)
 	}
 	return b
 }
@@ -184,6 +195,10 @@ func Decode(b []byte) (*Config, error) {
 	n = d.count(1)
 	for range n {
 		c.Writable = append(c.Writable, d.str())
+	}
+	n = d.count(4)
+	for range n {
+		c.Overlays = append(c.Overlays, Overlay{Lower: d.str(), Upper: d.str(), Work: d.str(), Target: d.str()})
 	}
 	if d.err == nil && len(d.b) > 0 {
 		d.fail(fmt.Errorf("launcher configuration: %d trailing bytes", len(d.b)))

@@ -118,6 +118,9 @@ func (s *server) setUp() error {
 	if err := WritablePaths(c.Writable); err != nil {
 		return err
 	}
+	if err := MountOverlays(nil, c.Overlays, true); err != nil {
+		return err
+	}
 	if err := mountProc("hidepid=invisible"); err != nil {
 		return err
 	}
