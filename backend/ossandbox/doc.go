@@ -384,6 +384,90 @@
 // Docker and Kubernetes workspaces are unaffected: they run the image's
 // tools and see none of the host's home.
 //
+// # Caches across sessions
+//
+// By default the tools' caches live in the session home and die with the
+// session: a second `go test` in one session is warm, the first of the
+// next session is cold. [Options].Caches (helikon exec/run --caches, or
+// sandbox.caches in the user's policy file or a trusted project's) keeps
+// the [NamedCaches] (go-build, go-mod, npm, pip, cargo, yarn, ccache,
+// gradle) across sessions, each a directory of [Options].CacheDir
+// (~/.cache/helikon/caches by default) per project (CacheDir/project-
+// NAME-HASH/, HASH from the root's resolved path) or per user
+// (CacheDir/user/), with GOCACHE, GOMODCACHE, npm_config_cache,
+// PIP_CACHE_DIR, CARGO_HOME, YARN_CACHE_FOLDER, CCACHE_DIR and
+// GRADLE_USER_HOME set to them (a request's SetEnv still overrides
+// them). Each directory helikon makes is mode 0700 and must be the
+// caller's, not a symbolic link, not writable by others ([ErrCacheDir]
+// otherwise: New fails, nothing runs with a cache elsewhere); the scope
+// must lie outside the root, the read paths and every hidden location.
+// Each command finds them mounted writable over themselves as the session
+// home is, and Landlock grants them. Together they are capped
+// ([Options].CacheSize, 16 GiB by default; --cache-size), measured after
+// each command as the home is. They are never removed by helikon: remove
+// the directory (chmod -R u+w first: Go's module cache and overlayfs's
+// work directory are read-only) to start cold.
+//
+// An untrusted project cannot turn sharing on: a project policy file of a
+// project not trusted that sets sandbox.caches to project or user (or
+// widens project to user) is refused by package policyfile
+// (ErrUntrusted), and no policy key names a cache's directory, so no
+// project file can point a cache anywhere: CacheDir is an SDK option of
+// the operator's only.
+//
+// [Options].UserCachesBeneath (--user-caches-beneath) also reads the
+// user's own caches (Go's build and module caches, npm's, pip's, Yarn's,
+// ccache's, where they exist; never Cargo's or Gradle's homes, which hold
+// credentials and configuration) beneath the named caches: in each
+// command's mount namespace an overlayfs (nosuid, nodev; user.* extended
+// attributes in the launcher's user namespace) is mounted on the named
+// cache, the user's cache its lower layer and
+// CacheDir/SCOPE/.layers/NAME/upper its upper layer (work beside it;
+// neither granted by Landlock, so commands reach them only through the
+// overlay). Commands read what the user already downloaded or built; every
+// write, change, chmod or removal is a copy-up into the upper layer, and
+// the user's cache is never written: overlayfs does not write a lower
+// layer (a test checks the user's tree byte for byte after a command
+// appends to, removes and renames its files). A change the user makes to
+// their cache later shows through unless the named cache already holds
+// that path. Exercised on Linux 6.18 (ext4) as root and as an
+// unprivileged user through each launcher configuration. Where the
+// command has no mount namespace (user namespaces unavailable to an
+// unprivileged caller), the named caches are used without the user's
+// beneath them: nothing reads or writes the user's caches. Where the
+// overlay cannot be mounted (a kernel without overlayfs in user
+// namespaces, before 5.11, or an upper layer on a file system overlayfs
+// refuses, such as another overlayfs), the command fails with
+// [backend.ErrUnavailable] naming the overlay, and nothing runs:
+// drop --user-caches-beneath there.
+//
+// What a poisoned cache can do: a cache is code and data that later
+// commands trust without checking. Go's build cache holds compiled
+// packages keyed by their inputs' hashes, which the go command does not
+// verify on reading: an entry rewritten by one command (a compiled
+// net/http with a backdoor) is linked into every later build that hits
+// it. A module cache, npm's cache or pip's wheels can be replaced with
+// other code under a trusted name and version (Go verifies go.sum on
+// download, not on every read of the extracted tree), Cargo's home and
+// Gradle's user home hold configuration and init scripts that run on
+// every build, and CARGO_HOME keeps credentials a command wrote. So a
+// poisoned cache turns one agent command into code that runs in every
+// later build that uses the cache, with the rights of that build. That is
+// why sharing is off by default, why the default scope when it is on
+// is the project (a poisoned entry reaches only later sessions of the
+// same project, which the agent could change anyway through its files),
+// why only an operator can turn it on, and why the user's own caches are
+// only ever read beneath a writable layer (--user-caches-beneath), never
+// granted writable: nothing the agent does reaches the builds the user
+// runs outside the sandbox. The user scope lets one project's session
+// poison every project's builds in the sandbox; choose it only where all
+// projects are equally trusted.
+//
+// Checkpoints and review never include these caches: the session home
+// and the named caches lie outside the root by construction (checked),
+// and workspace/local's checkpoints and the review of changes cover the
+// root only.
+//
 // # How it is applied
 //
 // Go has no hook between fork and exec. Each command is started from a new
