@@ -431,7 +431,12 @@
 // appends to, removes and renames its files). A change the user makes to
 // their cache later shows through unless the named cache already holds
 // that path. Exercised on Linux 6.18 (ext4) as root and as an
-// unprivileged user through each launcher configuration. Where the
+// unprivileged user through each launcher configuration, and through
+// helikon exec as nobody. For an unprivileged caller, a file or directory
+// of the user's cache whose owner or group is not the caller's (say a
+// directory whose group is root) is outside the launcher's user
+// namespace's mapping: commands read it, but changing it (a copy-up)
+// fails with EOVERFLOW, and the user's cache stays as it was. Where the
 // command has no mount namespace (user namespaces unavailable to an
 // unprivileged caller), the named caches are used without the user's
 // beneath them: nothing reads or writes the user's caches. Where the
