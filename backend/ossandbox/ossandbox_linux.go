@@ -531,11 +531,11 @@ func (b *Backend) guarantees() backend.Guarantees {
 func (b *Backend) identity() string {
 	switch {
 	case b.privileged:
-		return "identity: commands run as root (uid 0), without capabilities; HOME is their private temporary directory"
+		return "identity: commands run as root (uid 0), without capabilities; HOME and TMPDIR are theirs"
 	case b.userns && b.opts.MapRootUser:
-		return fmt.Sprintf("identity: commands run as uid and gid 0 of their user namespace (MapRootUser), which are the caller's uid %d and gid %d outside; HOME is their private temporary directory", os.Getuid(), os.Getgid())
+		return fmt.Sprintf("identity: commands run as uid and gid 0 of their user namespace (MapRootUser), which are the caller's uid %d and gid %d outside; HOME and TMPDIR are theirs", os.Getuid(), os.Getgid())
 	}
-	return fmt.Sprintf("identity: commands run as the caller's own uid %d and gid %d; HOME is their private temporary directory, which they own", os.Getuid(), os.Getgid())
+	return fmt.Sprintf("identity: commands run as the caller's own uid %d and gid %d; HOME and TMPDIR are theirs", os.Getuid(), os.Getgid())
 }
 
 func findShell() (string, shellKind, error) {
