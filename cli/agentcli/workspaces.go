@@ -68,6 +68,9 @@ func dockerEngine(te *ToolEnv, f *cli.BackendFlags) (workspace.Engine, error) {
 	if f.Env != nil {
 		opts.EnvAllowlist = *f.Env
 	}
+	if f.Caches != "session" {
+		opts.Caches = f.Caches // --caches, sandbox.caches: a volume per project or user
+	}
 	e, err := docker.New(te.Ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", backend.ErrUnavailable, err)

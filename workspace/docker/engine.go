@@ -149,18 +149,18 @@ var VirtualizedRuntimes = []string{"runsc", "io.containerd.runsc.v1", "kata", "k
 // Engine creates, finds and removes Docker workspaces. It is safe for
 // concurrent use.
 type Engine struct {
-	cli       *client.Client
-	opts      Options
-	dir       string   // the working directory in the container
-	root      string   // the host directory (bind source, or copied in); "" when none
-	readOnly  []string // Options.ReadOnlyPaths relative to root (bind mode)
+	cli      *client.Client
+	opts     Options
+	dir      string   // the working directory in the container
+	root     string   // the host directory (bind source, or copied in); "" when none
+	readOnly []string // Options.ReadOnlyPaths relative to root (bind mode)
 	// cacheVolume holds the named caches (Options.Caches), "" without;
 	// cacheEnv points the tools to it.
 	cacheVolume string
 	cacheEnv    []string
-	seccomp   bool     // the daemon applies its default seccomp profile
-	imageUser string   // the image's configured user
-	imageID   string   // the image's ID, which workspaces are created from
+	seccomp     bool   // the daemon applies its default seccomp profile
+	imageUser   string // the image's configured user
+	imageID     string // the image's ID, which workspaces are created from
 	// setID is the seccomp profile of bind-mode containers (setIDProfile):
 	// the daemon's default with set-ID modes refused; nil where the
 	// daemon applies no seccomp or the profile is not built (not Linux).
