@@ -192,3 +192,27 @@ func TestSessionHomeMountRefusesLink(t *testing.T) {
 		t.Errorf("the look-alike holds %v; want nothing", ents)
 	}
 }
+
+// TestSessionHomeNeverInTheRoot: where TMPDIR lies in the root, no session
+// home is made there (it would be the project's files, which checkpoints
+// and review cover, and which every session shares): HOME falls back to
+// the command's temporary directory. Without the check in setUpHome, the
+// home would be made beneath the root.
+func TestSessionHomeNeverInTheRoot(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("TMPDIR", filepath.Join(root, "tmp"))
+	if err := os.Mkdir(filepath.Join(root, "tmp"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(root, &Options{ReadPaths: []string{attackBin(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if b.home != nil {
+		t.Fatalf("session home %s made in the root %s", b.home.path, root)
+	}
+	if !strings.Contains(b.homeFeature(), "would lie in or hold") {
+		t.Errorf("guarantees say %q; want the reason", b.homeFeature())
+	}
+}
