@@ -102,6 +102,9 @@ func runGuarantees(ctx context.Context, env *Env, args []string) int {
 		}
 		return Failf(env, ExitOther, "guarantees: %v", err)
 	}
+	if c, ok := b.(io.Closer); ok {
+		defer c.Close() // the OS sandbox's session home
+	}
 	out, _ := json.MarshalIndent(b.Guarantees(), "", "  ")
 	fmt.Fprintln(env.Stdout, string(out))
 	return ExitOK
@@ -147,6 +150,9 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 			continue
 		}
 		g := b.Guarantees()
+		if c, ok := b.(io.Closer); ok {
+			c.Close() // the OS sandbox's session home
+		}
 		reports = append(reports, backendReport{Name: name, Guarantees: &g})
 	}
 	dockerReport := probeDocker(ctx, env)

@@ -283,7 +283,7 @@ func (b *Backend) writable() []string {
 func (b *Backend) homeFeature() string {
 	switch {
 	case b.home != nil:
-		return fmt.Sprintf("session home (HOME): %s, shared by the backend's commands, at most %d MiB (checked after each command; over it, commands are refused), removed by Close", b.home.path, b.home.cap>>20)
+		return fmt.Sprintf("session home (HOME): a directory of the backend's own in %s, shared by its commands, at most %d MiB (checked after each command; over it, commands are refused), removed by Close", filepath.Dir(b.home.path), b.home.cap>>20)
 	case b.homeWhy != "":
 		return "session home: none (" + b.homeWhy + "); HOME is each command's temporary directory"
 	default:
