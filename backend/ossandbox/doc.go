@@ -334,7 +334,7 @@
 // applies to the tree a program in such a directory links to (a pipx
 // venv). It never reaches the home directory itself. Variables the
 // managers find their root by, which would otherwise point into HOME (the
-// command's temporary directory), are set: PYENV_ROOT, RUSTUP_HOME,
+// session home), are set: PYENV_ROOT, RUSTUP_HOME,
 // ASDF_DATA_DIR, MISE_DATA_DIR, VOLTA_HOME and the like.
 // [Options].ReadCaches makes [CacheDirs] readable too. [ExplainPath] (and
 // helikon doctor) says what each PATH entry grants.

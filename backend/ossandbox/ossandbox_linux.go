@@ -823,8 +823,10 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string
 	return h, seccomp.InstallThread(b.filter)
 }
 
-// Run runs req confined. The command's working directory is the root; HOME
-// and TMPDIR point to a private temporary directory, gone afterwards.
+// Run runs req confined. The command's working directory is the root;
+// TMPDIR points to a private temporary directory, gone afterwards, and HOME
+// to the session home (see [Options].HomeSize). While the session home or
+// the named caches are over their caps, Run fails with [ErrHomeFull].
 func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Result, error) {
 	return b.runJob(ctx, req, proc.Job{})
 }
