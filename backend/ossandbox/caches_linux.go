@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -33,9 +32,7 @@ type sharedCaches struct {
 	// beneath them.
 	overlays []launcher.Overlay
 	cap      int64
-	mu       sync.Mutex
-	over     bool
-	used     int64
+	usage
 }
 
 // setUpCaches makes the named caches' directories where [Options].Caches
@@ -212,18 +209,12 @@ func privateDir(p string) error {
 
 // ensure fails with ErrHomeFull while the caches are over their cap.
 func (c *sharedCaches) ensure() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.over {
-		return fmt.Errorf("%w: the named caches in %s hold %d MiB, more than their cap of %d MiB; raise the cap (helikon exec/run --cache-size, ossandbox.Options.CacheSize) or empty them", ErrHomeFull, c.scope, c.used>>20, c.cap>>20)
+	if used, over := c.last(); over {
+		return fmt.Errorf("%w: the named caches in %s hold %d MiB, more than their cap of %d MiB; raise the cap (helikon exec/run --cache-size, ossandbox.Options.CacheSize) or empty them", ErrHomeFull, c.scope, used>>20, c.cap>>20)
 	}
 	return nil
 }
 
-// measure counts what the caches hold after a command (see dirUsage).
-func (c *sharedCaches) measure() {
-	used, over := dirUsage(c.scope, c.cap)
-	c.mu.Lock()
-	c.used, c.over = used, over
-	c.mu.Unlock()
-}
+// measureCaches counts, in the background, what the caches hold after a
+// command (see dirUsage).
+func (c *sharedCaches) measureCaches() { c.measure(c.scope, c.cap) }

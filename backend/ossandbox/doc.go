@@ -36,7 +36,8 @@
 //     without following a link (launcher.WritablePaths): a link swapped in
 //     on its path fails the command. It is bounded: its size (blocks
 //     allocated, never following links, at most 2^20 entries walked) is
-//     measured after each command, and once over the cap
+//     measured in the background after each command (the next command
+//     sees the last finished measure), and once over the cap
 //     ([DefaultHomeSize], 4 GiB) every command fails with [ErrHomeFull],
 //     which names the flag that raises it (helikon exec --home-size),
 //     until files are removed; one command can overshoot by what it writes

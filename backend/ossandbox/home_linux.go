@@ -42,10 +42,69 @@ type sessionHome struct {
 	path string
 	cap  int64
 	mu   sync.Mutex
-	lock int  // the flock'd descriptor while the directory exists, or -1
-	over bool // the last measure found more than cap bytes
-	used int64
+	lock int // the flock'd descriptor while the directory exists, or -1
+	usage
 }
+
+// usage is what the last measure of a directory found against its cap.
+// Measures run in the background after each command (a walk of a warm
+// cache costs tens of milliseconds on a loaded machine, which a command's
+// caller should not wait for), one at a time: a command that ends while
+// one runs has it run again when it is done. The next command sees the
+// last finished measure.
+type usage struct {
+	umu       sync.Mutex
+	used      int64
+	over      bool // the last measure found more than the cap
+	measuring bool
+	again     bool
+	wg        sync.WaitGroup
+}
+
+// measure starts measuring dir against limit in the background (see
+// usage).
+func (u *usage) measure(dir string, limit int64) {
+	u.umu.Lock()
+	defer u.umu.Unlock()
+	if u.measuring {
+		u.again = true
+		return
+	}
+	u.measuring = true
+	u.wg.Add(1)
+	go func() {
+		defer u.wg.Done()
+		for {
+			used, over := dirUsage(dir, limit)
+			u.umu.Lock()
+			u.used, u.over = used, over
+			if !u.again {
+				u.measuring = false
+				u.umu.Unlock()
+				return
+			}
+			u.again = false
+			u.umu.Unlock()
+		}
+	}()
+}
+
+// last returns what the last finished measure found.
+func (u *usage) last() (used int64, over bool) {
+	u.umu.Lock()
+	defer u.umu.Unlock()
+	return u.used, u.over
+}
+
+// reset forgets the last measure (the directory was made again).
+func (u *usage) reset() {
+	u.umu.Lock()
+	u.used, u.over = 0, false
+	u.umu.Unlock()
+}
+
+// wait waits for the measures in flight.
+func (u *usage) wait() { u.wg.Wait() }
 
 // homeParent returns this user's parent directory of session homes,
 // creating it, or an error saying why it cannot be used.
@@ -103,31 +162,27 @@ func (h *sessionHome) ensure() error {
 			unix.Close(fd)
 			return fmt.Errorf("ossandbox: lock the session home %s: %w", h.path, err)
 		}
-		h.lock, h.over, h.used = fd, false, 0
+		h.lock = fd
+		h.reset()
 	}
-	if h.over {
-		return fmt.Errorf("%w: %s holds %d MiB, more than its cap of %d MiB; raise the cap (helikon exec/run --home-size, ossandbox.Options.HomeSize) or remove files from it", ErrHomeFull, h.path, h.used>>20, h.cap>>20)
+	if used, over := h.last(); over {
+		return fmt.Errorf("%w: %s holds %d MiB, more than its cap of %d MiB; raise the cap (helikon exec/run --home-size, ossandbox.Options.HomeSize) or remove files from it", ErrHomeFull, h.path, used>>20, h.cap>>20)
 	}
 	return nil
 }
 
-// measure counts the bytes the home holds after a command, stopping as
-// soon as it is over the cap. The walk never follows a link (WalkDir uses
-// Lstat), and counts at most maxHomeEntries entries: more is over the cap
-// too, whatever their size, so that the walk is bounded.
-func (h *sessionHome) measure() {
-	used, over := dirUsage(h.path, h.cap)
-	h.mu.Lock()
-	h.used, h.over = used, over
-	h.mu.Unlock()
-}
+// measureHome counts, in the background, the bytes the home holds after a
+// command, stopping as soon as it is over the cap (see dirUsage).
+func (h *sessionHome) measureHome() { h.measure(h.path, h.cap) }
 
 // maxHomeEntries bounds the entries a measure walks.
 const maxHomeEntries = 1 << 20
 
 // dirUsage returns the bytes allocated to the files beneath dir, and
 // whether that is more than limit (or the entries more than
-// maxHomeEntries), stopping as soon as it is.
+// maxHomeEntries), stopping as soon as it is. The walk never follows a
+// link (WalkDir uses Lstat), and counts at most maxHomeEntries entries:
+// more is over the cap too, whatever their size, so that it is bounded.
 func dirUsage(dir string, limit int64) (int64, bool) {
 	var used, n int64
 	over := false
@@ -160,6 +215,7 @@ func (h *sessionHome) remove() error {
 	if h.lock < 0 {
 		return nil
 	}
+	h.wait() // a measure finished later would speak of the old contents
 	err := removeTree(h.path)
 	unix.Close(h.lock)
 	h.lock = -1
@@ -283,7 +339,7 @@ func (b *Backend) writable() []string {
 func (b *Backend) homeFeature() string {
 	switch {
 	case b.home != nil:
-		return fmt.Sprintf("session home (HOME): a directory of the backend's own in %s, shared by its commands, at most %d MiB (checked after each command; over it, commands are refused), removed by Close", filepath.Dir(b.home.path), b.home.cap>>20)
+		return fmt.Sprintf("session home (HOME): a directory of the backend's own in %s, shared by its commands, at most %d MiB (measured after each command; once over it, commands are refused), removed by Close", filepath.Dir(b.home.path), b.home.cap>>20)
 	case b.homeWhy != "":
 		return "session home: none (" + b.homeWhy + "); HOME is each command's temporary directory"
 	default:

@@ -63,6 +63,7 @@ func TestSessionHomeOutlivesCommands(t *testing.T) {
 func TestSessionHomeCap(t *testing.T) {
 	b, _ := homeBackend(t, Options{HomeSize: 1 << 20}, func(*Backend) {})
 	runOK(t, b, `head -c 2000000 /dev/zero > "$HOME/big"`)
+	b.home.wait() // the measure runs in the background
 	_, err := b.Run(context.Background(), &backend.Request{Command: "true"})
 	if !errors.Is(err, ErrHomeFull) || !strings.Contains(err.Error(), "--home-size") {
 		t.Fatalf("a command after the home went over its cap: %v; want ErrHomeFull naming --home-size", err)
@@ -70,7 +71,8 @@ func TestSessionHomeCap(t *testing.T) {
 	if err := os.Remove(filepath.Join(b.home.path, "big")); err != nil {
 		t.Fatal(err)
 	}
-	b.home.measure()
+	b.home.measureHome()
+	b.home.wait()
 	runOK(t, b, "true")
 }
 
@@ -214,5 +216,28 @@ func TestSessionHomeNeverInTheRoot(t *testing.T) {
 	}
 	if !strings.Contains(b.homeFeature(), "would lie in or hold") {
 		t.Errorf("guarantees say %q; want the reason", b.homeFeature())
+	}
+}
+
+// BenchmarkHomeMeasure is the cost added after each command by measuring
+// a session home (or the named caches) against its cap: a walk of a tree
+// of 5,000 files in 256 directories, about what a warm Go build cache of a
+// small project holds.
+func BenchmarkHomeMeasure(b *testing.B) {
+	dir := b.TempDir()
+	for i := range 5000 {
+		d := filepath.Join(dir, strconv.Itoa(i%256))
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			b.Fatal(err)
+		}
+		mustWrite(b, filepath.Join(d, strconv.Itoa(i)), "x")
+	}
+	h := &sessionHome{path: dir, cap: DefaultHomeSize, lock: -1}
+	for b.Loop() {
+		h.measureHome()
+		h.wait()
+	}
+	if used, over := h.last(); over || used == 0 {
+		b.Fatalf("measured %d bytes, over %v", used, over)
 	}
 }

@@ -80,7 +80,8 @@ type Options struct {
 	// outlive one command. It lives outside the root, in
 	// $TMPDIR/helikon-home-UID/, never in the caller's home, and is
 	// removed by [Backend.Close] (or, after a crash, by [ReapHomes]:
-	// helikon workspaces reap). Its size is measured after each command;
+	// helikon workspaces reap). Its size is measured after each command
+	// (in the background: the next command sees the last measure);
 	// once over the cap, commands fail with [ErrHomeFull] until it is
 	// emptied or the cap raised (a command can overshoot the cap by what
 	// it writes itself, at most its file size limit per file). Zero means

@@ -857,13 +857,13 @@ func (b *Backend) runJob(ctx context.Context, req *backend.Request, j proc.Job) 
 		if err := b.home.ensure(); err != nil {
 			return nil, err
 		}
-		defer b.home.measure()
+		defer b.home.measureHome()
 	}
 	if b.caches != nil {
 		if err := b.caches.ensure(); err != nil {
 			return nil, err
 		}
-		defer b.caches.measure()
+		defer b.caches.measureCaches()
 	}
 	v := b.view()
 	if v.unsettled && req.Stdin != nil {
