@@ -34,6 +34,10 @@ type BackendFlags struct {
 	HidePaths    *[]string     // --hide-path PATH (OS sandbox)
 	EgressAllow  *[]string     // --egress-allow DOMAIN (OS sandbox through the egress proxy)
 	MapRootUser  bool          // --map-root-user (OS sandbox, unprivileged callers)
+	HomeSize     int64         // --home-size bytes (OS sandbox session home; <0: none)
+	Caches       string        // --caches session|project|user (named caches across sessions)
+	CacheSize    int64         // --cache-size bytes
+	UserCaches   bool          // --user-caches-beneath (OS sandbox)
 	// oneCommand: the backend runs one command, then the program exits
 	// (exec); the OS sandbox then starts an unprivileged caller's
 	// launcher while it builds the backend (launcher, closed by exec).
@@ -58,6 +62,10 @@ func AddBackendFlags(fs *flag.FlagSet) *BackendFlags {
 	b.HidePaths = Multi(fs, "hide-path", "OS sandbox: never let commands read `PATH` (absolute or relative to your home), in addition to the built-in credential locations (repeatable)")
 	b.EgressAllow = Multi(fs, "egress-allow", "allow network only through the egress proxy to `DOMAIN` (repeatable)")
 	fs.BoolVar(&b.MapRootUser, "map-root-user", false, "OS sandbox, unprivileged callers: run commands as root (uid and gid 0) of their user namespace instead of as yourself (your uid, gid and a home you own); they stay you outside, without privileges, confined alike")
+	SizeVar(fs, &b.HomeSize, "home-size", 0, "OS sandbox: cap the session home (HOME, shared by a session's commands, removed at its end) at `SIZE` such as 8GiB (default 4 GiB)")
+	fs.StringVar(&b.Caches, "caches", "", "keep the tools' named caches (go-build, go-mod, npm, pip, cargo…) across sessions: `SCOPE` project (this project's sessions) or user (every project's); session (the default) keeps them for one session only")
+	fs.BoolVar(&b.UserCaches, "user-caches-beneath", false, "OS sandbox, with --caches: read your own Go, npm, pip, Yarn and ccache caches beneath the named caches (overlayfs): commands find what you downloaded or built, and what they write never reaches your caches")
+	SizeVar(fs, &b.CacheSize, "cache-size", 0, "cap the named caches kept across sessions (--caches) at `SIZE` together (default 16 GiB)")
 	return b
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -72,6 +73,9 @@ func runExec(ctx context.Context, env *Env, args []string) int {
 				status = ExitUsage
 			}
 			return Failf(env, status, "exec: %v", err)
+		}
+		if c, ok := b.(io.Closer); ok {
+			defer c.Close() // the OS sandbox's session home
 		}
 		if *tty {
 			res, err = RunOnTerminal(ctx, env, b, req, Lifetime(b))

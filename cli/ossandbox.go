@@ -52,6 +52,17 @@ func osBackend(_ context.Context, _ *Env, root string, f *BackendFlags) (backend
 		Limits:        f.Limits(),
 		ReadOnlyPaths: policyfile.Dirs(),
 		MapRootUser:   f.MapRootUser,
+		HomeSize:      f.HomeSize,
+		CacheSize:     f.CacheSize,
+
+		UserCachesBeneath: f.UserCaches,
+	}
+	switch f.Caches {
+	case "", "session":
+	case "project", "user":
+		opts.Caches = ossandbox.CacheScope(f.Caches)
+	default:
+		return nil, fmt.Errorf("--caches %q: want session, project or user", f.Caches)
 	}
 	if f.ReadPaths != nil {
 		opts.ReadPaths = *f.ReadPaths
@@ -95,6 +106,9 @@ func runGuarantees(ctx context.Context, env *Env, args []string) int {
 			return Failf(env, ExitUsage, "guarantees: %v", err)
 		}
 		return Failf(env, ExitOther, "guarantees: %v", err)
+	}
+	if c, ok := b.(io.Closer); ok {
+		defer c.Close() // the OS sandbox's session home
 	}
 	out, _ := json.MarshalIndent(b.Guarantees(), "", "  ")
 	fmt.Fprintln(env.Stdout, string(out))
@@ -143,6 +157,9 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 			continue
 		}
 		g := b.Guarantees()
+		if c, ok := b.(io.Closer); ok {
+			c.Close() // the OS sandbox's session home
+		}
 		reports = append(reports, backendReport{Name: name, Guarantees: &g})
 	}
 	dockerReport := probeDocker(ctx, env)

@@ -87,6 +87,11 @@ func (c *CommonFlags) WithFileSettings(b *BackendFlags) *BackendFlags {
 			*l.dst = l.set.Value
 		}
 	}
+	if !c.given("caches") && pol.Caches.From != "" {
+		// policyfile refuses an untrusted project file that turns
+		// sharing on: what is here is the operator's.
+		out.Caches = pol.Caches.Value
+	}
 	if len(pol.HidePaths) > 0 {
 		// The files' hidden paths add to the flags' (and to the
 		// sandbox's built-in list): hiding only tightens.

@@ -197,6 +197,13 @@ type Settings struct {
 	// to the sandbox's built-in list; nothing removes from it. A project
 	// file may add them untrusted: hiding more only tightens.
 	HidePaths []string
+	// Caches is how long the OS sandbox keeps the tools' named caches
+	// (sandbox.caches): "session" (the default: no sharing), "project"
+	// (across the sessions of one project) or "user" (across every
+	// project). Sharing is the operator's choice: an untrusted project
+	// file may set "session" but never turn sharing on (ErrUntrusted),
+	// and no key names a cache's directory.
+	Caches Setting[string]
 	// Protected are the absolute paths of every policy file that applies
 	// to the root, read or not: no tool call may write them.
 	Protected []string
@@ -243,6 +250,7 @@ type settings struct {
 	} `json:"webFetch"`
 	Sandbox struct {
 		HidePaths []string `json:"hidePaths"`
+		Caches    string   `json:"caches"`
 	} `json:"sandbox"`
 	TrustedProjects []string `json:"trustedProjects"`
 }
@@ -262,6 +270,7 @@ type parsed struct {
 	timeout               *Setting[time.Duration]
 	cpu, fileSize, memory *Setting[int64]
 	allowHosts            *Setting[[]string]
+	caches                *Setting[string]
 }
 
 type ruleAt struct {
@@ -416,7 +425,7 @@ func (p *parsed) parseHelikon() error {
 	if err := d.checkKeys("", top, known...); err != nil {
 		return err
 	}
-	for _, sub := range [][2]string{{"permissions", "allow ask deny mode"}, {"limits", "timeout cpuSeconds fileSizeBytes memoryBytes"}, {"webFetch", "allowHosts denyHosts"}, {"sandbox", "hidePaths"}} {
+	for _, sub := range [][2]string{{"permissions", "allow ask deny mode"}, {"limits", "timeout cpuSeconds fileSizeBytes memoryBytes"}, {"webFetch", "allowHosts denyHosts"}, {"sandbox", "hidePaths caches"}} {
 		if raw, ok := top[sub[0]]; ok {
 			var obj map[string]json.RawMessage
 			if err := d.decode(sub[0], raw, &obj); err != nil {
@@ -492,6 +501,13 @@ func (p *parsed) parseHelikon() error {
 		if msg := hidePathProblem(h); msg != "" {
 			return d.errKey(fmt.Sprintf("sandbox.hidePaths[%d]", j), "%q: %s", h, msg)
 		}
+	}
+	switch s.Sandbox.Caches {
+	case "":
+	case "session", "project", "user":
+		p.caches = &Setting[string]{s.Sandbox.Caches, p.at("sandbox.caches")}
+	default:
+		return d.errKey("sandbox.caches", "%q: want session (no sharing), project or user", s.Sandbox.Caches)
 	}
 	for j, t := range s.TrustedProjects {
 		if !filepath.IsAbs(t) {
@@ -613,6 +629,11 @@ func (p *parsed) checkTightenOnly(base *Settings) error {
 			add("backend %s (%s) instead of %s", b.Value, b.From, was(base.Backend.Value, base.Backend.From, ""))
 		}
 	}
+	if c := p.caches; c != nil && c.Value != "session" && c.Value != base.Caches.Value {
+		// Sharing reaches later sessions (other projects' with user):
+		// only an operator turns it on or widens it.
+		add("sandbox.caches %s (%s), sharing caches across sessions, instead of %s", c.Value, c.From, was(base.Caches.Value, base.Caches.From, "session"))
+	}
 	baseTimeout := backend.DefaultTimeout
 	if base.Timeout.From != "" {
 		baseTimeout = base.Timeout.Value
@@ -698,6 +719,9 @@ func (pol *Settings) merge(f *parsed) {
 	}
 	if f.allowHosts != nil {
 		pol.AllowHosts = *f.allowHosts
+	}
+	if f.caches != nil {
+		pol.Caches = *f.caches
 	}
 	pol.DenyHosts = append(pol.DenyHosts, f.set.WebFetch.DenyHosts...)
 	for _, h := range f.set.Sandbox.HidePaths {

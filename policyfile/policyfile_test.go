@@ -185,6 +185,8 @@ func TestBadFilesStopWithLineAndColumn(t *testing.T) {
 		{"bad host", ".helikon/settings.json", "{\"webFetch\": {\"denyHosts\": [\"http://x/\"]}}", ".helikon/settings.json:1:29: \"http://x/\" is not a host"},
 		{"bad hide path", ".helikon/settings.json", "{\"sandbox\": {\"hidePaths\": [\".ssh\", \"../x\"]}}", ".helikon/settings.json:1:36: \"../x\": write the path plainly"},
 		{"empty hide path", ".helikon/settings.json", "{\"sandbox\": {\"hidePaths\": [\"\"]}}", "sandbox.hidePaths holds paths"},
+		{"cache directory", ".helikon/settings.json", "{\"sandbox\": {\"caches\": \"/home/u/.cache\"}}", "want session (no sharing), project or user"},
+		{"cache directory key", ".helikon/settings.json", "{\"sandbox\": {\"cacheDir\": \"/tmp/x\"}}", "cacheDir"},
 		{"unknown sandbox key", ".helikon/settings.json", "{\"sandbox\": {\"showPaths\": []}}", "unknown setting \"sandbox.showPaths\""},
 		{"not an object", ".helikon/settings.json", "[]", ".helikon/settings.json:1:1: the file must hold one JSON object"},
 		{"empty", ".helikon/settings.json", "", ".helikon/settings.json:1:1: unexpected end"},
@@ -321,6 +323,8 @@ func TestUntrustedProjectOnlyTightensSettings(t *testing.T) {
 			return strings.Join(pol.DenyHosts, " "), ""
 		case "hide paths":
 			return strings.Join(pol.HidePaths, " "), ""
+		case "caches":
+			return pol.Caches.Value, pol.Caches.From
 		}
 		panic(name)
 	}
@@ -382,6 +386,14 @@ func TestUntrustedProjectOnlyTightensSettings(t *testing.T) {
 		{"a domain over the user's subdomains", `{"webFetch": {"allowHosts": ["*.example.com"]}}`, map[string]string{helikonFile: `{"webFetch": {"allowHosts": ["example.com"]}}`}, false, "hosts", "webFetch.allowHosts example.com", "example.com", "project"},
 		{"denied hosts add up", `{"webFetch": {"denyHosts": ["a.test"]}}`, map[string]string{helikonFile: `{"webFetch": {"denyHosts": ["b.test"]}}`}, false, "deny hosts", "", "a.test b.test", ""},
 		{"hidden paths add up", `{"sandbox": {"hidePaths": [".secrets", "/srv/keys"]}}`, map[string]string{helikonFile: `{"sandbox": {"hidePaths": ["~/.config/app/token", ".secrets"]}}`}, false, "hide paths", "", ".secrets /srv/keys ~/.config/app/token", ""},
+
+		// Shared caches reach later sessions: only an operator (the user's
+		// file, a trusted project) turns sharing on or widens it.
+		{"project turns on shared caches", "", map[string]string{helikonFile: `{"sandbox": {"caches": "project"}}`}, false, "caches", "sandbox.caches project", "project", "project"},
+		{"project widens project caches to user", `{"sandbox": {"caches": "project"}}`, map[string]string{helikonFile: `{"sandbox": {"caches": "user"}}`}, false, "caches", "sandbox.caches user", "user", "project"},
+		{"project keeps the user's sharing", `{"sandbox": {"caches": "project"}}`, map[string]string{helikonFile: `{"sandbox": {"caches": "project"}}`}, false, "caches", "", "project", "project"},
+		{"project turns sharing off", `{"sandbox": {"caches": "user"}}`, map[string]string{helikonFile: `{"sandbox": {"caches": "session"}}`}, false, "caches", "", "session", "project"},
+		{"the user's file shares", `{"sandbox": {"caches": "user"}}`, nil, false, "caches", "", "user", "user"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -51,7 +51,8 @@ func newTestBackend(t testing.TB, opts Options) (*Backend, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.settle() // the tests read and change the launcher's configuration
+	t.Cleanup(func() { b.Close() }) // the session home
+	b.settle()                      // the tests read and change the launcher's configuration
 	return b, b.Dir()
 }
 

@@ -29,7 +29,13 @@ func directPair(t *testing.T) (direct, bash *Backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { bash.Close() })
 	bash.noDirect = true
+	// One session home for both, so that HOME is alike.
+	if bash.home != nil {
+		bash.home.remove()
+		bash.home = direct.home
+	}
 	return direct, bash
 }
 

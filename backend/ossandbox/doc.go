@@ -17,8 +17,38 @@
 //     read, list and execute beneath /usr, /bin, /sbin, /lib*, /etc and
 //     [Options].ReadPaths; /dev/null read-write; /dev/zero, /dev/random and
 //     /dev/urandom read-only; /proc readable; a private temporary directory
-//     per command (HOME and TMPDIR point to it), gone afterwards. Nothing
-//     else: not $HOME, not /tmp. Device nodes cannot be created anywhere.
+//     per command (TMPDIR points to it), gone afterwards; the session home
+//     (HOME points to it), shared by the backend's commands and gone with
+//     the backend (see below). Nothing else: not the caller's $HOME, not
+//     /tmp. Device nodes cannot be created anywhere.
+//   - The session home ([Options].HomeSize): a directory that all
+//     commands of one backend share as HOME, so that the caches tools keep
+//     there (Go's build and module caches, npm's, pip's, cargo's) warm up
+//     once per session rather than once per command. It is
+//     $TMPDIR/helikon-home-UID/PID-RANDOM: outside the root, never the
+//     caller's home, mode 0700, owned by the caller, made by [New]; the
+//     parent is made once (mode 0700) and refused, with a warning and no
+//     session home (HOME is then each command's temporary directory, as
+//     before), unless it is a directory of this user's, not a symbolic
+//     link, that nobody else can write. Where the command has a mount
+//     namespace of its own, the home is mounted over itself writable
+//     (nosuid, nodev) on a descriptor opened from / component by component
+//     without following a link (launcher.WritablePaths): a link swapped in
+//     on its path fails the command. It is bounded: its size (blocks
+//     allocated, never following links, at most 2^20 entries walked) is
+//     measured in the background after each command (the next command
+//     sees the last finished measure), and once over the cap
+//     ([DefaultHomeSize], 4 GiB) every command fails with [ErrHomeFull],
+//     which names the flag that raises it (helikon exec --home-size),
+//     until files are removed; one command can overshoot by what it writes
+//     itself (each file at most the file size limit). The backend holds an
+//     exclusive flock on it; [Backend.Close] (or the backend becoming
+//     garbage) removes it, and the next command gets a new, empty one;
+//     [ReapHomes] (helikon workspaces reap) removes those no live backend
+//     holds, left by a crash. The credential locations ([HiddenPaths]) are
+//     in the caller's real home, which the session home never is. It is on
+//     disk, not in memory: a tmpfs would live in one mount namespace, and
+//     a root caller's commands each get a namespace of their own.
 //   - The temporary directory: where the command has a mount namespace of
 //     its own (root callers, and unprivileged callers through the
 //     launcher), a fresh tmpfs (memory, mode 0700, nosuid, nodev) mounted
@@ -208,7 +238,7 @@
 //     its parent's exit (a new parent pid) within 200 ms and kills the
 //     tree.
 //   - Identity: an unprivileged caller's commands run as its own uid and
-//     gid, and HOME (their private temporary directory) is theirs: id,
+//     gid, and HOME (the session home) and TMPDIR are theirs: id,
 //     ls -l and stat show the caller, and tools that refuse to run as root
 //     or check that files are their own (npm, pip, git's safe.directory)
 //     behave as they do outside. The launcher's user namespace maps the
@@ -356,7 +386,7 @@
 // applies to the tree a program in such a directory links to (a pipx
 // venv). It never reaches the home directory itself. Variables the
 // managers find their root by, which would otherwise point into HOME (the
-// command's temporary directory), are set: PYENV_ROOT, RUSTUP_HOME,
+// session home), are set: PYENV_ROOT, RUSTUP_HOME,
 // ASDF_DATA_DIR, MISE_DATA_DIR, VOLTA_HOME and the like.
 // [Options].ReadCaches makes [CacheDirs] readable too. [ExplainPath] (and
 // helikon doctor) says what each PATH entry grants.
@@ -405,6 +435,95 @@
 // contains the home's credentials exposes them, read and write).
 // Docker and Kubernetes workspaces are unaffected: they run the image's
 // tools and see none of the host's home.
+//
+// # Caches across sessions
+//
+// By default the tools' caches live in the session home and die with the
+// session: a second `go test` in one session is warm, the first of the
+// next session is cold. [Options].Caches (helikon exec/run --caches, or
+// sandbox.caches in the user's policy file or a trusted project's) keeps
+// the [NamedCaches] (go-build, go-mod, npm, pip, cargo, yarn, ccache,
+// gradle) across sessions, each a directory of [Options].CacheDir
+// (~/.cache/helikon/caches by default) per project (CacheDir/project-
+// NAME-HASH/, HASH from the root's resolved path) or per user
+// (CacheDir/user/), with GOCACHE, GOMODCACHE, npm_config_cache,
+// PIP_CACHE_DIR, CARGO_HOME, YARN_CACHE_FOLDER, CCACHE_DIR and
+// GRADLE_USER_HOME set to them (a request's SetEnv still overrides
+// them). Each directory helikon makes is mode 0700 and must be the
+// caller's, not a symbolic link, not writable by others ([ErrCacheDir]
+// otherwise: New fails, nothing runs with a cache elsewhere); the scope
+// must lie outside the root, the read paths and every hidden location.
+// Each command finds them mounted writable over themselves as the session
+// home is, and Landlock grants them. Together they are capped
+// ([Options].CacheSize, 16 GiB by default; --cache-size), measured after
+// each command as the home is. They are never removed by helikon: remove
+// the directory (chmod -R u+w first: Go's module cache and overlayfs's
+// work directory are read-only) to start cold.
+//
+// An untrusted project cannot turn sharing on: a project policy file of a
+// project not trusted that sets sandbox.caches to project or user (or
+// widens project to user) is refused by package policyfile
+// (ErrUntrusted), and no policy key names a cache's directory, so no
+// project file can point a cache anywhere: CacheDir is an SDK option of
+// the operator's only.
+//
+// [Options].UserCachesBeneath (--user-caches-beneath) also reads the
+// user's own caches (Go's build and module caches, npm's, pip's, Yarn's,
+// ccache's, where they exist; never Cargo's or Gradle's homes, which hold
+// credentials and configuration) beneath the named caches: in each
+// command's mount namespace an overlayfs (nosuid, nodev; user.* extended
+// attributes in the launcher's user namespace) is mounted on the named
+// cache, the user's cache its lower layer and
+// CacheDir/SCOPE/.layers/NAME/upper its upper layer (work beside it;
+// neither granted by Landlock, so commands reach them only through the
+// overlay). Commands read what the user already downloaded or built; every
+// write, change, chmod or removal is a copy-up into the upper layer, and
+// the user's cache is never written: overlayfs does not write a lower
+// layer (a test checks the user's tree byte for byte after a command
+// appends to, removes and renames its files). A change the user makes to
+// their cache later shows through unless the named cache already holds
+// that path. Exercised on Linux 6.18 (ext4) as root and as an
+// unprivileged user through each launcher configuration, and through
+// helikon exec as nobody. For an unprivileged caller, a file or directory
+// of the user's cache whose owner or group is not the caller's (say a
+// directory whose group is root) is outside the launcher's user
+// namespace's mapping: commands read it, but changing it (a copy-up)
+// fails with EOVERFLOW, and the user's cache stays as it was. Where the
+// command has no mount namespace (user namespaces unavailable to an
+// unprivileged caller), the named caches are used without the user's
+// beneath them: nothing reads or writes the user's caches. Where the
+// overlay cannot be mounted (a kernel without overlayfs in user
+// namespaces, before 5.11, or an upper layer on a file system overlayfs
+// refuses, such as another overlayfs), the command fails with
+// [backend.ErrUnavailable] naming the overlay, and nothing runs:
+// drop --user-caches-beneath there.
+//
+// What a poisoned cache can do: a cache is code and data that later
+// commands trust without checking. Go's build cache holds compiled
+// packages keyed by their inputs' hashes, which the go command does not
+// verify on reading: an entry rewritten by one command (a compiled
+// net/http with a backdoor) is linked into every later build that hits
+// it. A module cache, npm's cache or pip's wheels can be replaced with
+// other code under a trusted name and version (Go verifies go.sum on
+// download, not on every read of the extracted tree), Cargo's home and
+// Gradle's user home hold configuration and init scripts that run on
+// every build, and CARGO_HOME keeps credentials a command wrote. So a
+// poisoned cache turns one agent command into code that runs in every
+// later build that uses the cache, with the rights of that build. That is
+// why sharing is off by default, why the default scope when it is on
+// is the project (a poisoned entry reaches only later sessions of the
+// same project, which the agent could change anyway through its files),
+// why only an operator can turn it on, and why the user's own caches are
+// only ever read beneath a writable layer (--user-caches-beneath), never
+// granted writable: nothing the agent does reaches the builds the user
+// runs outside the sandbox. The user scope lets one project's session
+// poison every project's builds in the sandbox; choose it only where all
+// projects are equally trusted.
+//
+// Checkpoints and review never include these caches: the session home
+// and the named caches lie outside the root by construction (checked),
+// and workspace/local's checkpoints and the review of changes cover the
+// root only.
 //
 // # How it is applied
 //

@@ -23,9 +23,9 @@ import (
 const nobodyID = 65534
 
 // identityScript prints what a command is told of who it is: its uid and
-// gid, HOME and its owner, and whether HOME is the private temporary
+// gid, HOME and its owner, and whether HOME and the private temporary
 // directory it may write.
-const identityScript = `id -u; id -g; echo "$HOME"; stat -c '%u %g' "$HOME"; [ "$HOME" = "$TMPDIR" ] && [ -w "$HOME" ] && echo private`
+const identityScript = `id -u; id -g; echo "$HOME"; stat -c '%u %g' "$HOME"; [ -w "$HOME" ] && [ -w "$TMPDIR" ] && echo private`
 
 // wantIdentity is identityScript's output for a command run as uid and
 // gid whose HOME is home.

@@ -80,11 +80,57 @@ type Options struct {
 	// [backend.DefaultOutputCap]. A request may lower it, not raise it.
 	OutputCap int64
 	// EnvAllowlist names the variables passed to commands (see
-	// [backend.ScrubEnv]); nil means [backend.DefaultEnvAllowlist]. HOME
-	// and TMPDIR are always set to the command's private temporary
-	// directory, which the command's uid owns (the caller's home is not
-	// readable in the sandbox).
+	// [backend.ScrubEnv]); nil means [backend.DefaultEnvAllowlist]. TMPDIR
+	// is always set to the command's private temporary directory, and HOME
+	// to the session home (see HomeSize), both owned by the command's uid
+	// (the caller's home is not readable in the sandbox).
 	EnvAllowlist []string
+	// HomeSize caps, in bytes, the session home (Linux): a directory that
+	// all commands of the backend share as HOME, so that the caches tools
+	// keep there (Go's build and module caches, npm's, pip's, cargo's)
+	// outlive one command. It lives outside the root, in
+	// $TMPDIR/helikon-home-UID/, never in the caller's home, and is
+	// removed by [Backend.Close] (or, after a crash, by [ReapHomes]:
+	// helikon workspaces reap). Its size is measured after each command
+	// (in the background: the next command sees the last measure);
+	// once over the cap, commands fail with [ErrHomeFull] until it is
+	// emptied or the cap raised (a command can overshoot the cap by what
+	// it writes itself, at most its file size limit per file). Zero means
+	// [DefaultHomeSize]; negative means no session home: HOME is each
+	// command's private temporary directory, as TMPDIR is.
+	HomeSize int64
+	// Caches, when not [CacheSession], keeps the [NamedCaches] across
+	// sessions (Linux): per project ([CacheProject], the one to choose)
+	// or per user ([CacheUser]), in CacheDir, with the tools' variables
+	// (GOCACHE, GOMODCACHE, npm_config_cache, PIP_CACHE_DIR, CARGO_HOME…)
+	// set to them. It is an operator's choice: helikon's CLI takes it
+	// from --caches or from a user or trusted project policy file
+	// (sandbox.caches), never from an untrusted project's. See the package
+	// documentation for what a poisoned cache can do.
+	Caches CacheScope
+	// CacheDir is where the named caches are kept; "" means
+	// os.UserCacheDir()/helikon/caches (~/.cache/helikon/caches). It must
+	// lie outside the root and every hidden location. Each directory on
+	// the way that helikon creates is mode 0700; each must be a directory
+	// of the caller's, not a symbolic link, that nobody else can write.
+	CacheDir string
+	// CacheSize caps, in bytes, the named caches of the scope together,
+	// measured after each command as the session home is (see HomeSize);
+	// zero means [DefaultCacheSize]. Over it, commands fail with
+	// [ErrHomeFull] naming --cache-size.
+	CacheSize int64
+	// UserCachesBeneath lets the named caches kept across sessions
+	// (Caches) read the user's own caches beneath them (Linux): Go's build
+	// and module caches, npm's, pip's, Yarn's and ccache's (not Cargo's
+	// or Gradle's homes, which hold credentials and configuration). Each
+	// is the lower layer of an overlayfs mounted in the command's mount
+	// namespace, whose upper layer is the named cache: commands find
+	// what the user already downloaded or built, and everything they
+	// write, change or remove goes to the named cache, never to the
+	// user's (see the package documentation). Without a mount namespace
+	// per command, the named caches are used without the user's content
+	// beneath. It needs Caches.
+	UserCachesBeneath bool
 	// Limits are the resource limits; zero fields take the defaults (see
 	// the package documentation).
 	Limits backend.ResourceLimits

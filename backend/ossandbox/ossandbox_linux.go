@@ -45,13 +45,16 @@ type Backend struct {
 	secrets    []string // root callers: SystemSecrets as they exist, masked per command (secrets.go)
 	abi        int
 	filter     []bpf.RawInstruction
-	privileged bool   // the caller is root: namespaces and capability drop
-	rootRW     bool   // the root's own mount is writable (keep it so in the view)
-	tmpRW      bool   // the temporary directory's mount is writable
-	tmpBase    string // mount point of the commands' tmpfs, or "" (tmp_linux.go)
-	pidNS      bool   // unprivileged: the launcher has a pid namespace and /proc of its own
-	pids       string // v1 pids cgroup directory to create per-run cgroups in, or ""
-	exe        string // this program, executable in the sandbox when the reaper runs there
+	privileged bool          // the caller is root: namespaces and capability drop
+	rootRW     bool          // the root's own mount is writable (keep it so in the view)
+	tmpRW      bool          // the temporary directory's mount is writable
+	tmpBase    string        // mount point of the commands' tmpfs, or "" (tmp_linux.go)
+	home       *sessionHome  // the session home (HOME), or nil (home_linux.go)
+	homeWhy    string        // why there is none, where asked for
+	caches     *sharedCaches // Options.Caches, or nil (caches_linux.go)
+	pidNS      bool          // unprivileged: the launcher has a pid namespace and /proc of its own
+	pids       string        // v1 pids cgroup directory to create per-run cgroups in, or ""
+	exe        string        // this program, executable in the sandbox when the reaper runs there
 	tracking   proc.Tracking
 	userns     bool // unprivileged: commands start through the launcher (userns_linux.go)
 	// server: unprivileged, with userns, pidNS and tmpBase: commands
@@ -149,6 +152,10 @@ func New(root string, opts *Options) (*Backend, error) {
 		err = b.setUpUnprivileged(arch)
 	}
 	if err != nil {
+		return nil, err
+	}
+	b.setUpHome()
+	if err := b.setUpCaches(); err != nil {
 		return nil, err
 	}
 	// An unprivileged caller's commands are confined by its launcher,
@@ -467,6 +474,10 @@ func (b *Backend) guarantees() backend.Guarantees {
 	} else {
 		g.Features = append(g.Features, "temporary directory (HOME, TMPDIR): a private directory per command, removed afterwards")
 	}
+	g.Features = append(g.Features, b.homeFeature())
+	if b.caches != nil {
+		g.Features = append(g.Features, fmt.Sprintf("named caches kept across sessions (%s scope): %s, at most %d MiB together, GOCACHE, GOMODCACHE, npm_config_cache, PIP_CACHE_DIR, CARGO_HOME… set to them", b.opts.Caches, b.caches.scope, b.caches.cap>>20))
+	}
 	if b.abi < 9 {
 		g.Features = append(g.Features, "seccomp-bpf: socket(AF_UNIX) denied and socketpair limited to stream pairs (Landlock below ABI 9 cannot confine connects to pathname sockets)")
 	}
@@ -522,11 +533,11 @@ func (b *Backend) guarantees() backend.Guarantees {
 func (b *Backend) identity() string {
 	switch {
 	case b.privileged:
-		return "identity: commands run as root (uid 0), without capabilities; HOME is their private temporary directory"
+		return "identity: commands run as root (uid 0), without capabilities; HOME and TMPDIR are theirs"
 	case b.userns && b.opts.MapRootUser:
-		return fmt.Sprintf("identity: commands run as uid and gid 0 of their user namespace (MapRootUser), which are the caller's uid %d and gid %d outside; HOME is their private temporary directory", os.Getuid(), os.Getgid())
+		return fmt.Sprintf("identity: commands run as uid and gid 0 of their user namespace (MapRootUser), which are the caller's uid %d and gid %d outside; HOME and TMPDIR are theirs", os.Getuid(), os.Getgid())
 	}
-	return fmt.Sprintf("identity: commands run as the caller's own uid %d and gid %d; HOME is their private temporary directory, which they own", os.Getuid(), os.Getgid())
+	return fmt.Sprintf("identity: commands run as the caller's own uid %d and gid %d; HOME and TMPDIR are theirs", os.Getuid(), os.Getgid())
 }
 
 func findShell() (string, shellKind, error) {
@@ -678,6 +689,9 @@ func (b *Backend) ownRules(tmp tempDir, reaper bool) landlock.Config {
 		c.Rules = append(c.Rules, landlock.Rule{Path: p, Access: access})
 	}
 	add(b.root, landlock.ReadWrite)
+	for _, p := range b.writable() {
+		add(p, landlock.ReadWrite)
+	}
 	if !tmp.tmpfs {
 		add(tmp.path, landlock.ReadWrite)
 	}
@@ -776,6 +790,12 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string
 		if err := launcher.ReadOnlyView(b.root, viewTmp, b.rootRW, b.tmpRW); err != nil {
 			return h, err
 		}
+		if err := launcher.WritablePaths(b.writable()); err != nil {
+			return h, err
+		}
+		if err := launcher.MountOverlays(rs, b.overlays(), false); err != nil {
+			return h, err
+		}
 		if err := launcher.ProtectPaths(b.root, b.readOnly); err != nil {
 			return h, err
 		}
@@ -800,8 +820,10 @@ func (b *Backend) confineThread(rs *landlock.Ruleset, tmp tempDir, cgroup string
 	return h, seccomp.InstallThread(b.filter)
 }
 
-// Run runs req confined. The command's working directory is the root; HOME
-// and TMPDIR point to a private temporary directory, gone afterwards.
+// Run runs req confined. The command's working directory is the root;
+// TMPDIR points to a private temporary directory, gone afterwards, and HOME
+// to the session home (see [Options].HomeSize). While the session home or
+// the named caches are over their caps, Run fails with [ErrHomeFull].
 func (b *Backend) Run(ctx context.Context, req *backend.Request) (*backend.Result, error) {
 	return b.runJob(ctx, req, proc.Job{})
 }
@@ -827,6 +849,18 @@ func (b *Backend) runJob(ctx context.Context, req *backend.Request, j proc.Job) 
 	}
 	if err := b.ensureReadOnly(); err != nil {
 		return nil, err
+	}
+	if b.home != nil {
+		if err := b.home.ensure(); err != nil {
+			return nil, err
+		}
+		defer b.home.measureHome()
+	}
+	if b.caches != nil {
+		if err := b.caches.ensure(); err != nil {
+			return nil, err
+		}
+		defer b.caches.measureCaches()
 	}
 	v := b.view()
 	if v.unsettled && req.Stdin != nil {
@@ -1120,7 +1154,14 @@ func (b *Backend) env(req *backend.Request, tmp string) []string {
 		allow = backend.DefaultEnvAllowlist
 	}
 	allow = append(allow[:len(allow):len(allow)], req.Env...)
-	set := append([]string{"HOME=" + tmp, "TMPDIR=" + tmp}, b.toolEnv...)
+	home := tmp
+	if b.home != nil {
+		home = b.home.path
+	}
+	set := append([]string{"HOME=" + home, "TMPDIR=" + tmp}, b.toolEnv...)
+	if b.caches != nil {
+		set = append(set, b.caches.env...) // after toolEnv: GOMODCACHE is the cache's
+	}
 	if b.egress != nil {
 		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
 			set = append(set, k+"="+ProxyURL)

@@ -185,13 +185,18 @@ func (l *Launcher) Close() error {
 // Close stops the backend's long-lived launcher (unprivileged callers),
 // killing the commands it still runs, and lets go of the thread a root
 // caller's backend confined ahead for its next command. The backend stays
-// usable: a later command starts a new launcher. Close is also done when
+// usable: a later command starts a new launcher. Close also removes the
+// session home ([Options].HomeSize) and everything in it; a later command
+// finds a new, empty one at the same path. Close is also done when
 // the backend is garbage (an idle root caller's standby is let go after
 // 30 s, and holds the backend until then).
 func (b *Backend) Close() error {
 	b.srv.close()
 	b.standby.Close()
 	b.net.close()
+	if b.home != nil {
+		return b.home.remove()
+	}
 	return nil
 }
 
@@ -242,6 +247,8 @@ func (b *Backend) serverConfig(probe bool) []byte {
 		ABI:      b.abi,
 		Rules:    b.rules(tmp),
 		ReadOnly: b.probeless(probe),
+		Writable: b.writable(),
+		Overlays: b.overlays(),
 		Filter:   b.serverFilter,
 		Net:      b.netMode(),
 	}).Encode()

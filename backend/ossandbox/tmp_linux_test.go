@@ -52,7 +52,7 @@ func runOK(t *testing.T, b *Backend, cmd string) string {
 func TestTmpfsTempDirIsPrivate(t *testing.T) {
 	b, tmp := tmpfsBackend(t, Options{})
 	got := runOK(t, b, `echo secret > "$TMPDIR/left"; echo "$TMPDIR $HOME"; stat -f -c %T "$TMPDIR"`)
-	if want := b.tmpBase + " " + b.tmpBase + "\ntmpfs"; got != want {
+	if want := b.tmpBase + " " + b.home.path + "\ntmpfs"; got != want {
 		t.Errorf("TMPDIR, HOME and file system = %q, want %q", got, want)
 	}
 	if ents, err := os.ReadDir(b.tmpBase); err != nil || len(ents) != 0 {
@@ -80,8 +80,8 @@ func TestTmpfsTempDirIsPrivate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ents) != 1 || ents[0].Name() != filepath.Base(b.tmpBase) {
-		t.Errorf("TMPDIR holds %v after the commands; want only the mount point", ents)
+	if len(ents) != 2 || ents[0].Name() != homeDirName+strconv.Itoa(os.Geteuid()) || ents[1].Name() != filepath.Base(b.tmpBase) {
+		t.Errorf("TMPDIR holds %v after the commands; want only the session homes' directory and the mount point", ents)
 	}
 }
 
@@ -124,8 +124,8 @@ func TestTempDirFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ents) != 1 {
-		t.Errorf("TMPDIR holds %v after the command; want only the link", ents)
+	if len(ents) != 2 || ents[0].Name() != homeDirName+strconv.Itoa(os.Geteuid()) {
+		t.Errorf("TMPDIR holds %v after the command; want only the session homes' directory and the link", ents)
 	}
 	if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
 		t.Errorf("the link's target got %v", ents)

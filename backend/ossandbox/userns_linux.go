@@ -75,6 +75,8 @@ func (b *Backend) startLauncherNS(cmd *exec.Cmd, tmp tempDir, probe, pidNS bool)
 		ABI:      b.abi,
 		Rules:    b.rules(tmp),
 		ReadOnly: b.probeless(probe),
+		Writable: b.writable(),
+		Overlays: b.overlays(),
 		Filter:   b.filter,
 		Net:      b.netModePerCommand(),
 	}).Encode()

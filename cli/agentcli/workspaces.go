@@ -68,6 +68,9 @@ func dockerEngine(te *ToolEnv, f *cli.BackendFlags) (workspace.Engine, error) {
 	if f.Env != nil {
 		opts.EnvAllowlist = *f.Env
 	}
+	if f.Caches != "session" {
+		opts.Caches = f.Caches // --caches, sandbox.caches: a volume per project or user
+	}
 	e, err := docker.New(te.Ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", backend.ErrUnavailable, err)
@@ -199,6 +202,10 @@ func (te *ToolEnv) Close() error {
 	if te.procs != nil {
 		// The processes end before their workspace.
 		_ = te.procs.CloseAll()
+	}
+	if c, ok := te.backend.(io.Closer); ok {
+		// Last: the OS sandbox's session home goes with its backend.
+		defer c.Close()
 	}
 	if te.sessions == nil {
 		return nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/paigasus/helikon/backend"
+	"github.com/paigasus/helikon/backend/ossandbox"
 	"github.com/paigasus/helikon/cli"
 	"github.com/paigasus/helikon/workspace"
 	"github.com/paigasus/helikon/workspace/docker"
@@ -31,8 +32,11 @@ func runWorkspaces(ctx context.Context, env *cli.Env, args []string) int {
 		"one it removes (or, with --dry-run, would remove). Without --backend, every\n"+
 		"engine configured here is asked: docker when a daemon answers (DOCKER_HOST),\n"+
 		"forkd when FORKD_URL, FORKD_TOKEN and FORKD_SNAPSHOT are set. Local\n"+
-		"workspaces are the project directory itself and never leak.", env.Stderr)
-	name := fs.String("backend", "", "only the `ENGINE` docker or forkd")
+		"workspaces are the project directory itself and never leak; reap also\n"+
+		"removes the OS sandbox's session homes ($TMPDIR/helikon-home-UID/*) that\n"+
+		"no live helikon holds (left by a crash), whatever their age (--backend os:\n"+
+		"those only).", env.Stderr)
+	name := fs.String("backend", "", "only the `ENGINE` docker, forkd or os (reap: the OS sandbox's session homes)")
 	olderThan := fs.Duration("older-than", 0, "reap: remove workspaces created more than `DURATION` ago (e.g. 2h)")
 	dryRun := fs.Bool("dry-run", false, "reap: print what would be removed, remove nothing")
 	only := fs.String("session", "", "only the workspace of session `ID`")
@@ -45,12 +49,24 @@ func runWorkspaces(ctx context.Context, env *cli.Env, args []string) int {
 		return cli.ExitUsage
 	}
 	verb := pos[0]
-	if verb == "reap" && *olderThan <= 0 {
+	if verb == "reap" && *olderThan <= 0 && *name != osHomes {
 		return cli.Failf(env, cli.ExitUsage, "workspaces reap: --older-than DURATION is required (e.g. --older-than 2h: above your longest session)")
+	}
+	if verb == "list" && *name == osHomes {
+		return cli.Failf(env, cli.ExitUsage, "workspaces list: --backend os has nothing to list (session homes are local); reap --backend os --dry-run shows the leftovers")
+	}
+	if verb == "reap" && (*name == "" || *name == osHomes) {
+		if err := reapHomes(env, *dryRun); err != nil {
+			fmt.Fprintf(env.Stderr, "helikon: workspaces: %s: %v\n", osHomes, err)
+			return cli.ExitOther
+		}
+		if *name == osHomes {
+			return cli.ExitOK
+		}
 	}
 	names := slices.Sorted(maps.Keys(listers))
 	if *name != "" {
-		if !slices.Contains(names, *name) {
+		if !slices.Contains(names, *name) && *name != osHomes {
 			return cli.Failf(env, cli.ExitUsage, "workspaces: unknown engine %q (%s; local workspaces are the project itself)", *name, strings.Join(names, ", "))
 		}
 		names = []string{*name}
@@ -87,6 +103,27 @@ func runWorkspaces(ctx context.Context, env *cli.Env, args []string) int {
 }
 
 var errNotConfigured = errors.New("not configured")
+
+// osHomes is the --backend name of the OS sandbox's session homes.
+const osHomes = "os"
+
+// reapedHome is what reap prints for each session home it removes.
+type reapedHome struct {
+	Engine  string `json:"engine"`
+	Home    string `json:"home"`
+	Removed bool   `json:"removed"`
+}
+
+// reapHomes removes (or with dryRun lists) the OS sandbox's session homes
+// that no live backend holds.
+func reapHomes(env *cli.Env, dryRun bool) error {
+	homes, err := ossandbox.ReapHomes(dryRun)
+	enc := json.NewEncoder(env.Stdout)
+	for _, h := range homes {
+		enc.Encode(reapedHome{Engine: osHomes, Home: h, Removed: !dryRun})
+	}
+	return err
+}
 
 // listers build each remote engine for listing and removing only.
 var listers = map[string]func(ctx context.Context, env *cli.Env) (workspace.Engine, error){

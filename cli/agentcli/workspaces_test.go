@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -172,6 +175,37 @@ func TestWorkspacesWithoutAVerbPrintsUsage(t *testing.T) {
 		code, _, errb := clitest.Run(t, "", args...)
 		if code != 125 || !strings.Contains(errb, "Usage: helikon workspaces") {
 			t.Errorf("%q: exit %d, stderr %q; want 125 and the usage", args, code, errb)
+		}
+	}
+}
+
+// TestWorkspacesReapsSessionHomes: reap --backend os removes a session
+// home that no live helikon holds (a crash's leftover) and prints it;
+// --dry-run only prints it.
+func TestWorkspacesReapsSessionHomes(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("session homes are made on Linux only")
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	left := filepath.Join(tmp, "helikon-home-"+strconv.Itoa(os.Geteuid()), "1-crashed")
+	if err := os.MkdirAll(filepath.Join(left, ".cache"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(left), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, dry := range []bool{true, false} {
+		args := []string{"workspaces", "reap", "--backend", "os"}
+		if dry {
+			args = append(args, "--dry-run")
+		}
+		code, out, errb := clitest.Run(t, "", args...)
+		if code != 0 || !strings.Contains(out, `"home":"`+left+`"`) || strings.Contains(out, `"removed":true`) == dry {
+			t.Fatalf("%q: exit %d, stdout %q, stderr %q; want the leftover printed, removed %v", args, code, out, errb, !dry)
+		}
+		if _, err := os.Stat(left); (err == nil) != dry {
+			t.Errorf("%q: the leftover home: %v; want it there %v", args, err, dry)
 		}
 	}
 }

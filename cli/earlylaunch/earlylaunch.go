@@ -34,7 +34,7 @@ func init() {
 // BoolFlags are helikon exec's flags that take no value; every other flag
 // takes one (as the next argument or after =). A test holds this list to the
 // flags helikon exec defines.
-var BoolFlags = []string{"allow-network", "claude-settings", "isolate", "keep-workspace", "loopback", "map-root-user", "no-path", "read-caches", "t", "trust-project"}
+var BoolFlags = []string{"allow-network", "claude-settings", "isolate", "keep-workspace", "loopback", "map-root-user", "no-path", "read-caches", "t", "trust-project", "user-caches-beneath"}
 
 // remoteFlags are helikon exec's flags that only a remote backend uses:
 // with them the launcher would not be taken. (--egress-allow and

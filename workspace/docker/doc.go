@@ -147,6 +147,23 @@
 //     target leaving the tree is refused) and put back, owned by the
 //     container's user, by a restore. The isolated mode's cost follows the
 //     size of the tree, and its store is removed with the container.
+//   - Named caches (Options.Caches, helikon's --caches): the tools' caches
+//     (ossandbox.NamedCaches) are kept across sessions in a local volume
+//     per project (helikon-cache-project-HASH, HASH from Root's resolved
+//     path) or per user of this machine (helikon-cache-user-UID), which
+//     the daemon creates on first use, mounted at [CacheDir] in every
+//     container the engine creates, bind and isolated mode alike, with
+//     GOCACHE, GOMODCACHE, npm_config_cache, PIP_CACHE_DIR, CARGO_HOME…
+//     in the container's environment. After the start, an exec as the
+//     container's root (which owns the volume, and needs no capability
+//     for that) makes the caches' directories mode 1777 so that the
+//     container's user can write them. A poisoned cache reaches every
+//     later container of the project (see ossandbox's package
+//     documentation); the volume never holds the project's files, and
+//     nothing else of the host. It is not capped (a volume has no size
+//     limit in the local driver); docker volume rm empties it. Exercised
+//     with Docker as root (bind and isolated); not with Podman or a
+//     rootless daemon.
 //
 // # Not guaranteed
 //

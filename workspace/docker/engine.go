@@ -127,6 +127,18 @@ type Options struct {
 	// Processes is ignored (the container's limit cannot change per
 	// command).
 	Limits backend.ResourceLimits
+	// Caches, "project" or "user", keeps the tools' named caches
+	// (ossandbox.NamedCaches: go-build, go-mod, npm, pip, cargo…) across
+	// sessions in a volume per project (named from Root's path, which
+	// the project scope needs) or per user of this machine, mounted at
+	// [CacheDir] in every container the engine creates, in the bind mode
+	// and the isolated mode alike, with GOCACHE, GOMODCACHE,
+	// npm_config_cache, PIP_CACHE_DIR, CARGO_HOME… set to its
+	// directories. Empty keeps none: the caches die with the container.
+	// It is an operator's choice (see ossandbox's package documentation
+	// for what a poisoned cache can do). Removing the volume (docker
+	// volume rm) starts cold.
+	Caches string
 	// Host is the daemon's address ("unix:///run/podman/podman.sock",
 	// "tcp://host:2376"); empty means DOCKER_HOST, else the default
 	// socket. DOCKER_API_VERSION, DOCKER_CERT_PATH and DOCKER_TLS_VERIFY
@@ -145,14 +157,18 @@ var VirtualizedRuntimes = []string{"runsc", "io.containerd.runsc.v1", "kata", "k
 // Engine creates, finds and removes Docker workspaces. It is safe for
 // concurrent use.
 type Engine struct {
-	cli       *client.Client
-	opts      Options
-	dir       string   // the working directory in the container
-	root      string   // the host directory (bind source, or copied in); "" when none
-	readOnly  []string // Options.ReadOnlyPaths relative to root (bind mode)
-	seccomp   bool     // the daemon applies its default seccomp profile
-	imageUser string   // the image's configured user
-	imageID   string   // the image's ID, which workspaces are created from
+	cli      *client.Client
+	opts     Options
+	dir      string   // the working directory in the container
+	root     string   // the host directory (bind source, or copied in); "" when none
+	readOnly []string // Options.ReadOnlyPaths relative to root (bind mode)
+	// cacheVolume holds the named caches (Options.Caches), "" without;
+	// cacheEnv points the tools to it.
+	cacheVolume string
+	cacheEnv    []string
+	seccomp     bool   // the daemon applies its default seccomp profile
+	imageUser   string // the image's configured user
+	imageID     string // the image's ID, which workspaces are created from
 	// setID is the seccomp profile of bind-mode containers (setIDProfile):
 	// the daemon's default with set-ID modes refused; nil where the
 	// daemon applies no seccomp or the profile is not built (not Linux).
@@ -232,6 +248,12 @@ func New(ctx context.Context, opts *Options) (*Engine, error) {
 		}
 		if !filepath.IsAbs(e.dir) || filepath.Clean(e.dir) != e.dir || e.dir == "/" {
 			return nil, fmt.Errorf("docker: Dir %q must be an absolute, clean path below /", e.dir)
+		}
+	}
+	if o.Caches != "" {
+		var err error
+		if e.cacheVolume, e.cacheEnv, err = cacheVolume(o.Caches, e.root); err != nil {
+			return nil, err
 		}
 	}
 	copts := []client.Opt{client.FromEnv}
@@ -357,9 +379,12 @@ func (e *Engine) hostConfig() *container.HostConfig {
 	if e.opts.AllowNetwork {
 		hc.NetworkMode = container.NetworkMode(e.opts.Network)
 	}
+	if e.cacheVolume != "" {
+		hc.Mounts = append(hc.Mounts, e.cacheMount())
+	}
 	if !e.opts.Isolate {
 		hc.UsernsMode = container.UsernsMode(e.usernsMode)
-		hc.Mounts = []mount.Mount{{Type: mount.TypeBind, Source: e.root, Target: e.dir}}
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: e.root, Target: e.dir})
 		for _, p := range e.readOnly {
 			// Mounted after the root (the runtime orders mounts by
 			// their depth): a read-only mount point in the container.
@@ -438,6 +463,7 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 		// beside it through exec.
 		Entrypoint: []string{"/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 86400; done"},
 		Cmd:        []string{},
+		Env:        e.cacheEnv,
 	}
 	done, err := e.seccompForDaemon(ctx, hc)
 	if err != nil {
@@ -463,6 +489,11 @@ func (e *Engine) Create(ctx context.Context, session string) (workspace.Workspac
 	}
 	if _, err := e.cli.ContainerStart(ctx, cr.ID, client.ContainerStartOptions{}); err != nil {
 		return nil, fmt.Errorf("docker: start the container: %w", err)
+	}
+	if e.cacheVolume != "" {
+		if err := e.prepareCaches(ctx, cr.ID); err != nil {
+			return nil, err
+		}
 	}
 	var ws *Workspace
 	if e.opts.Isolate {

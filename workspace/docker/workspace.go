@@ -321,6 +321,11 @@ func (e *Engine) guarantees(hc *container.HostConfig, user, bindSource string) b
 	if f := e.userns.feature(hc.UsernsMode); f != "" {
 		g.Features = append(g.Features, f)
 	}
+	for _, m := range hc.Mounts {
+		if m.Type == mount.TypeVolume && m.Target == CacheDir {
+			g.Features = append(g.Features, "named caches kept across sessions: volume "+m.Source+" at "+CacheDir+" (GOCACHE, GOMODCACHE, npm_config_cache, PIP_CACHE_DIR, CARGO_HOME…)")
+		}
+	}
 	if bindSource != "" {
 		var ro []string
 		for _, m := range hc.Mounts {

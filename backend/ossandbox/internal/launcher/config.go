@@ -47,6 +47,13 @@ type Config struct {
 	// proxy's listening socket in it ([NetProxy]), which the launcher
 	// sends the backend with its ready message.
 	Net byte
+	// Writable are absolute directories outside Root (the session home,
+	// the named caches) that each command finds mounted writable over
+	// themselves in its mount namespace ([WritablePaths]).
+	Writable []string
+	// Overlays are named caches reading a directory of the user's
+	// beneath a writable layer ([MountOverlays]), mounted after Writable.
+	Overlays []Overlay
 }
 
 // configVersion starts an encoded Config; a launcher of another build
@@ -67,8 +74,8 @@ const (
 // Encode returns c in the launcher's configuration encoding: a version
 // byte, a flags byte, then the strings (length-prefixed), the integers
 // (varints), the rules, the ports, the filter (8 bytes per instruction,
-// as struct sock_filter, little-endian), the read-only paths and the
-// network mode (a byte).
+// as struct sock_filter, little-endian), the read-only paths, the writable
+// paths, the overlays and the network mode (a byte).
 func (c *Config) Encode() []byte {
 	var flags byte
 	for _, f := range [...]struct {
@@ -112,6 +119,17 @@ func (c *Config) Encode() []byte {
 	b = binary.AppendUvarint(b, uint64(len(c.ReadOnly)))
 	for _, p := range c.ReadOnly {
 		str(p)
+	}
+	b = binary.AppendUvarint(b, uint64(len(c.Writable)))
+	for _, p := range c.Writable {
+		str(p)
+	}
+	b = binary.AppendUvarint(b, uint64(len(c.Overlays)))
+	for _, o := range c.Overlays {
+		str(o.Lower)
+		str(o.Upper)
+		str(o.Work)
+		str(o.Target)
 	}
 	return append(b, c.Net)
 }
@@ -178,6 +196,14 @@ func Decode(b []byte) (*Config, error) {
 	n = d.count(1)
 	for range n {
 		c.ReadOnly = append(c.ReadOnly, d.str())
+	}
+	n = d.count(1)
+	for range n {
+		c.Writable = append(c.Writable, d.str())
+	}
+	n = d.count(4)
+	for range n {
+		c.Overlays = append(c.Overlays, Overlay{Lower: d.str(), Upper: d.str(), Work: d.str(), Target: d.str()})
 	}
 	if c.Net = d.byte(); c.Net > NetProxy {
 		d.fail(fmt.Errorf("launcher configuration: network mode %d", c.Net))

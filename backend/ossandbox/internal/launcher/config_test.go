@@ -23,6 +23,8 @@ func sampleConfig() *Config {
 		},
 		Filter:   []bpf.RawInstruction{{Op: 0x20, K: 4}, {Op: 0x15, Jt: 1, Jf: 2, K: 0xc000003e}, {Op: 0x6, K: 0x7fff0000}},
 		ReadOnly: []string{".helikon", ".claude", ".config/helikon"},
+		Writable: []string{"/tmp/helikon-home-0/1-abc", "/root/.cache/helikon/caches/p/go-build"},
+		Overlays: []Overlay{{Lower: "/root/go/pkg/mod", Upper: "/c/.upper/go-mod", Work: "/c/.work/go-mod", Target: "/c/go-mod"}},
 		Net:      NetProxy,
 	}
 }

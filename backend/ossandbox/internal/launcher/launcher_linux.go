@@ -70,6 +70,12 @@ func main(argv []string) int {
 	if err := ReadOnlyView(c.Root, viewTmp, c.RootRW, c.TmpRW); err != nil {
 		return reaper.ReportUnavailable("os sandbox launcher: " + err.Error())
 	}
+	if err := WritablePaths(c.Writable); err != nil {
+		return reaper.ReportUnavailable("os sandbox launcher: " + err.Error())
+	}
+	if err := MountOverlays(nil, c.Overlays, true); err != nil {
+		return reaper.ReportUnavailable("os sandbox launcher: " + err.Error())
+	}
 	if err := ProtectPaths(c.Root, c.ReadOnly); err != nil {
 		return reaper.ReportUnavailable("os sandbox launcher: " + err.Error())
 	}

@@ -131,6 +131,12 @@ func (s *server) setUp() error {
 	if err := ReadOnlyView(c.Root, "", c.RootRW, c.TmpRW); err != nil {
 		return err
 	}
+	if err := WritablePaths(c.Writable); err != nil {
+		return err
+	}
+	if err := MountOverlays(nil, c.Overlays, true); err != nil {
+		return err
+	}
 	if err := mountProc("hidepid=invisible"); err != nil {
 		return err
 	}
