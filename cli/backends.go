@@ -118,6 +118,16 @@ func resolveAlias(name string) string {
 // they fail with ExitUsage and say how to opt into --backend host.
 const DefaultBackend = "os"
 
+// NoLoopback returns the error for --loopback on a backend that cannot
+// give a session a network namespace of its own (every engine but the OS
+// sandbox, for now), or nil without the flag: refused, never ignored.
+func (f *BackendFlags) NoLoopback(backendName string) error {
+	if f == nil || !f.Loopback {
+		return nil
+	}
+	return fmt.Errorf("%w: --loopback is not supported with --backend %s yet; only the OS sandbox (--backend os) gives a session a loopback of its own", backend.ErrUnavailable, backendName)
+}
+
 // BuildBackend builds the backend the flags select.
 func BuildBackend(ctx context.Context, env *Env, root string, f *BackendFlags) (backend.Backend, error) {
 	name := resolveAlias(backendName(f.Name))

@@ -33,6 +33,7 @@ func TestExecCommand(t *testing.T) {
 		{"no program", "", []string{"exec", "--backend", "host", "--"}, 125, "", "name the program"},
 		{"unknown backend", "", []string{"exec", "--backend", "nope", "--", "true"}, 125, "", "unknown backend"},
 		{"egress with host fails closed", "", []string{"exec", "--backend", "host", "--egress-allow", "example.com", "--", "true"}, 125, "", "cannot restrict"},
+		{"loopback with forkd is refused, not ignored", "", []string{"exec", "--backend", "forkd", "--loopback", "--", "true"}, 125, "", "--loopback is not supported with --backend forkd"},
 		{"help", "", []string{"exec", "--help"}, 0, "Usage: helikon exec", ""},
 		{"terminal", "", []string{"exec", "-t", "--backend", "host", "--root", dir, "--", "sh", "-c", "test -t 0 && test -t 1 && test -t 2 && echo onatty; stty size; echo err >&2; exit 3"}, 3, "onatty\r\n24 80\r\nerr", ""},
 		{"terminal input", "typed\n", []string{"exec", "-t", "--backend", "host", "--root", dir, "--", "sh", "-c", "read x; echo \"got $x\""}, 0, "got typed", ""},

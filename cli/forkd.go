@@ -51,6 +51,9 @@ func ForkdOptions(env *Env) (microvm.Options, error) {
 }
 
 func forkdBackend(ctx context.Context, env *Env, _ string, f *BackendFlags) (backend.Backend, error) {
+	if err := f.NoLoopback("forkd"); err != nil {
+		return nil, err
+	}
 	opts, err := ForkdOptions(env)
 	if err != nil {
 		return nil, err

@@ -56,6 +56,9 @@ func dockerEngine(te *ToolEnv, f *cli.BackendFlags) (workspace.Engine, error) {
 	if w.Image == "" {
 		return nil, fmt.Errorf("%w: --backend docker needs --image IMAGE (an image present in the daemon: docker pull, build or import it first)", backend.ErrUnavailable)
 	}
+	if err := f.NoLoopback("docker"); err != nil {
+		return nil, err
+	}
 	if f.EgressAllow != nil && len(*f.EgressAllow) > 0 {
 		return nil, fmt.Errorf("%w: --egress-allow is not supported with --backend docker; its containers have no network unless --allow-network", backend.ErrUnavailable)
 	}
@@ -79,6 +82,9 @@ func dockerEngine(te *ToolEnv, f *cli.BackendFlags) (workspace.Engine, error) {
 }
 
 func forkdEngine(te *ToolEnv, f *cli.BackendFlags) (workspace.Engine, error) {
+	if err := f.NoLoopback("forkd"); err != nil {
+		return nil, err
+	}
 	bo, err := cli.ForkdOptions(te.Env)
 	if err != nil {
 		return nil, err

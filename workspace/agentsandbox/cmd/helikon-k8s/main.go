@@ -35,6 +35,9 @@ func engine(_ context.Context, env *cli.Env, _ string, f *cli.BackendFlags) (wor
 	if opts.Template == "" && opts.WarmPool == "" {
 		return nil, fmt.Errorf("%w: --backend k8s needs HELIKON_K8S_TEMPLATE (a SandboxTemplate) or HELIKON_K8S_WARM_POOL (a SandboxWarmPool) set", backend.ErrUnavailable)
 	}
+	if err := f.NoLoopback("k8s"); err != nil {
+		return nil, err
+	}
 	if f.EgressAllow != nil && len(*f.EgressAllow) > 0 {
 		return nil, fmt.Errorf("%w: --egress-allow is not supported with --backend k8s; the template's NetworkPolicy decides the network", backend.ErrUnavailable)
 	}
