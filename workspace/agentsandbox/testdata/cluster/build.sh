@@ -43,10 +43,13 @@ build_controller() {
 }
 
 build_runsc() {
-	[ -x "$RUNSC_BIN" ] && return
-	local tmp=$CACHE/gobin.tmp.$$
-	GOFLAGS= GOBIN=$tmp CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "gvisor.dev/gvisor/runsc@$GVISOR_VERSION"
-	mv "$tmp/runsc" "$RUNSC_BIN"; rmdir "$tmp"
+	[ -x "$RUNSC_BIN" ] && [ -x "$GVISOR_DIR/containerd-shim-runsc-v1" ] && return
+	local tmp=$GVISOR_DIR.tmp.$$
+	# gVisor's module at a commit of its go branch (the one the module proxy serves): runsc, and the containerd shim
+	# that the cluster's runsc handler runs.
+	GOFLAGS= GOBIN=$tmp CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "gvisor.dev/gvisor/runsc@$GVISOR_VERSION" "gvisor.dev/gvisor/shim@$GVISOR_VERSION"
+	mv "$tmp/shim" "$tmp/containerd-shim-runsc-v1"
+	rm -rf "$GVISOR_DIR"; mv "$tmp" "$GVISOR_DIR"
 }
 
 build_images() {

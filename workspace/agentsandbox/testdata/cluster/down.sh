@@ -40,7 +40,8 @@ fi
 stop containerd apiserver etcd
 # containerd-shim processes outlive containerd by design: stop those of this containerd (their command line names
 # its socket), by pid.
-for p in $(pgrep -f "containerd-shim.*-address $CTR_SOCK" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+# gVisor's sandbox and gofer processes name the runsc root under $T.
+for p in $(pgrep -f "containerd-shim.*-address $CTR_SOCK" 2>/dev/null) $(pgrep -f -- "--root=$T/run/runsc" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
 grep -o " $T/run[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
 for d in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/unified/kubepods /sys/fs/cgroup/kubepods; do
 	[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null

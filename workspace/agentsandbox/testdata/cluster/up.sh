@@ -104,6 +104,8 @@ if [ -x "$RUNSC_BIN" ]; then
       [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runsc.options]
         TypeUrl = \"io.containerd.runsc.v1.options\"
         ConfigPath = \"$T/runsc.toml\""
+	# The shim's options: which runsc, and its state under the cluster's directory.
+	printf 'binary_name = "%s"\nroot = "%s"\n' "$RUNSC_BIN" "$T/run/runsc" > "$T/runsc.toml"
 fi
 cat > "$T/containerd.toml" <<TOML
 version = 2
@@ -141,7 +143,8 @@ cat > "$T/cni/net.d/10-helikon-test.conflist" <<JSON
  "isGateway": false, "ipMasq": false, "hairpinMode": false,
  "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.0.0/24"}]], "dataDir": "$T/run/cni-ipam"}}]}
 JSON
-start containerd containerd --config "$T/containerd.toml"
+# PATH: containerd runs the shim of a runtime_type io.containerd.runsc.v1 as containerd-shim-runsc-v1, found on it.
+start containerd env PATH="$GVISOR_DIR:$PATH" containerd --config "$T/containerd.toml"
 ctr_() { ctr -a "$CTR_SOCK" -n k8s.io "$@"; }
 wait_for "containerd" 30 ctr -a "$CTR_SOCK" version
 ctr_ images import "$IMAGES/pause.tar" >/dev/null
