@@ -48,6 +48,11 @@ for d in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/unified/kubepods /sys/fs/cgrou
 done
 ip link delete helikon-k8s0 2>/dev/null
 rm -f /var/lib/cni/results/helikon-test-* /var/lib/cni/results/cni-loopback-*
+# The kubelet makes its device-plugin socket here whatever its --root-dir: removed unless a kubelet's directory was
+# there before up.sh.
+if [ ! -f "$T/run/var-lib-kubelet.existed" ]; then
+	rm -f /var/lib/kubelet/device-plugins/kubelet.sock /var/lib/kubelet/device-plugins/DEPRECATION
+fi
 rmdir /var/lib/kubelet/device-plugins /var/lib/kubelet /var/lib/cni/results /var/lib/cni 2>/dev/null
 if [ -f "$T/run/sysctl.orig" ]; then
 	read -r a b c < "$T/run/sysctl.orig"

@@ -9,7 +9,8 @@
 # $HELIKON_K8S_DIR, its stream server on a loopback port) with runc, the kubelet (10250, 10248) as node
 # "localhost". Pods get 10.244.0.0/24 on a bridge with no gateway and no masquerade: no route out, no Services, no
 # DNS (there is no kube-proxy and no CoreDNS), no NetworkPolicy enforcement (the bridge plugin has none).
-# With runsc built (build.sh runsc), containerd gets a runsc handler and the cluster a RuntimeClass gvisor.
+# With HELIKON_K8S_GVISOR=1 and runsc built (build.sh runsc), containerd gets a runsc handler and the cluster a
+# RuntimeClass gvisor (its shim needs CAP_SYS_RESOURCE: see below).
 #
 # Needs: Debian's containerd, runc, containernetworking-plugins and kubectl, openssl (installed here when missing,
 # except kubectl).
@@ -60,6 +61,7 @@ start() {
 
 # The kubelet sets these at start (its protectKernelDefaults is off); down.sh restores them.
 sysctl -n vm.overcommit_memory kernel.panic kernel.panic_on_oops | paste -sd' ' > "$T/run/sysctl.orig"
+[ -d /var/lib/kubelet ] && touch "$T/run/var-lib-kubelet.existed"
 
 start etcd "$ETCD_BIN" --name helikon-test --data-dir "$T/run/etcd" \
 	--listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
@@ -97,7 +99,11 @@ start agent-sandbox env KUBECONFIG="$P/admin.kubeconfig" "$CONTROLLER_BIN" --ext
 # CAP_SYS_RESOURCE, which root lacks on these machines (runc then fails "can't get final child's PID from pipe").
 mkdir -p "$T/cni/net.d"
 runsc_handler=
-if [ -x "$RUNSC_BIN" ]; then
+# Opt-in: gVisor's containerd shim sets its own oom_score_adj to -999, which needs CAP_SYS_RESOURCE (root lacks it
+# on the machines this was written on: the shim fails "failed to set OOM Score on shim: ... permission denied").
+gvisor=
+[ -n "${HELIKON_K8S_GVISOR:-}" ] && [ -x "$RUNSC_BIN" ] && gvisor=1
+if [ -n "$gvisor" ]; then
 	runsc_handler="
     [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runsc]
       runtime_type = \"io.containerd.runsc.v1\"
@@ -187,7 +193,7 @@ wait_for "node localhost to register" 120 k get node localhost
 wait_for "node localhost to be Ready" 120 k wait --for condition=Ready --timeout=5s node/localhost
 say "node Ready"
 wait_for "the default service account" 60 k get serviceaccount default
-if [ -x "$RUNSC_BIN" ]; then
+if [ -n "$gvisor" ]; then
 	k apply -f - >/dev/null <<YAML
 apiVersion: node.k8s.io/v1
 kind: RuntimeClass
@@ -202,6 +208,6 @@ cat > "$T/env" <<ENV
 HELIKON_K8S_KUBECONFIG=$KUBECONFIG_ADMIN
 HELIKON_K8S_TEMPLATE=helikon-test
 HELIKON_K8S_WARMPOOL=helikon-test-pool
-HELIKON_K8S_RUNTIMECLASS=$([ -x "$RUNSC_BIN" ] && echo gvisor)
+HELIKON_K8S_RUNTIMECLASS=${gvisor:+gvisor}
 ENV
 cat "$T/env"
