@@ -276,7 +276,7 @@ runsc_answers() { DOCKER_HOST="unix://$RUNSC_SOCK" docker version >/dev/null 2>&
 runsc_start() {
 	[ -x "${1:-}" ] || { echo "ci-setup.sh runsc-start RUNSC: RUNSC must be runsc's binary" >&2; exit 2; }
 	mkdir -p "$RUNSC_DIR"
-	printf '{"runtimes": {"runsc": {"path": "%s", "runtimeArgs": ["--overlay2=none", "--file-access=shared"]}, "kata": {"path": "runc"}}}\n' "$1" >"$RUNSC_DIR/daemon.json"
+	printf '{"runtimes": {"runsc": {"path": "%s", "runtimeArgs": ["--overlay2=none", "--file-access=shared", "--oci-seccomp"]}, "kata": {"path": "runc"}}}\n' "$1" >"$RUNSC_DIR/daemon.json"
 	if ! runsc_answers; then
 		dockerd --config-file "$RUNSC_DIR/daemon.json" --host "unix://$RUNSC_SOCK" --data-root /var/lib/helikon-runsc-docker \
 			--exec-root "$RUNSC_DIR/exec" --pidfile "$RUNSC_PIDFILE" --iptables=false --bridge=none >"$RUNSC_LOG" 2>&1 &
