@@ -84,6 +84,9 @@
 // reconciler that follows agent-sandbox v0.2.1's controllers, and a local
 // server of the exec subresource (WebSocket v5 and SPDY v4/v5) that runs
 // each command as a real process in a directory per pod
-// (internal/fakecluster). No cluster was exercised; docs/kubernetes.md has
-// the recipe for one.
+// (internal/fakecluster), and against a real single-node cluster with
+// agent-sandbox v0.2.1's controller (the TestReal* tests, run by .ci/run
+// on a cluster that testdata/cluster builds and brings up on loopback;
+// docs/kubernetes.md). A RuntimeClass with handler runsc was not exercised
+// on that cluster: gVisor's containerd shim needs CAP_SYS_RESOURCE.
 package agentsandbox

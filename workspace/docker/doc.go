@@ -41,10 +41,18 @@
 //     root file system; in the bind mode Root is the only directory of this
 //     machine it sees); network os_kernel with network mode none, none
 //     otherwise; syscalls os_kernel when the daemon applies its seccomp
-//     profile, none when it does not. With a runtime of
-//     [VirtualizedRuntimes] (Options.Runtime "runsc" for gVisor, "kata")
-//     every contained axis is virtualized. No guarantee is reported that the
-//     configuration does not enforce.
+//     profile, none when it does not. Every contained axis is virtualized
+//     when the runtime's containers run on a kernel of their own: [New] runs
+//     one container of the runtime (unless it is runc, crun or youki) and
+//     compares the kernel release it sees with the daemon host's; the
+//     runtime's name decides nothing (runc registered as "kata" is
+//     os_kernel; gVisor's runsc, exercised, is virtualized). No guarantee is
+//     reported that the configuration does not enforce.
+//   - Under gVisor, Docker's seccomp profile (and with it the set-ID
+//     refusal below) holds only where runsc runs with --oci-seccomp: runsc
+//     does not apply an OCI seccomp profile otherwise. Register it so (as
+//     testdata/ci-setup.sh runsc-start does, with --file-access=shared,
+//     which the isolated mode's copy after start needs).
 //   - In the bind mode, where the daemon applies seccomp, no command makes
 //     a set-user-ID or set-group-ID file: the container's seccomp profile
 //     is Docker's default (github.com/moby/profiles/seccomp, the source

@@ -22,6 +22,9 @@ import (
 const (
 	imageEnv   = "HELIKON_DOCKER_IMAGE"
 	requireEnv = "HELIKON_REQUIRE_DOCKER"
+	// runtimeEnv names the runtime every test's containers run with where the test sets none (runsc: the suite
+	// in gVisor, against a daemon that has it: ci-setup.sh runsc-start).
+	runtimeEnv = "HELIKON_DOCKER_RUNTIME"
 	testImage  = "helikon-test-busybox:1"
 )
 
@@ -67,6 +70,9 @@ func newEngine(t testing.TB, opts Options) *Engine {
 	t.Helper()
 	needDaemon(t)
 	opts.Image = image()
+	if opts.Runtime == "" {
+		opts.Runtime = os.Getenv(runtimeEnv)
+	}
 	e, err := New(t.Context(), &opts)
 	if err != nil {
 		t.Fatal(err)

@@ -148,10 +148,14 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// VirtualizedRuntimes are the runtimes whose containers the guarantees call
-// virtualized: gVisor's user-space kernel and Kata Containers' virtual
-// machines, under the names their installation guides register. Any other
-// runtime is reported as a kernel-namespace runtime like runc.
+// VirtualizedRuntimes are the names under which gVisor's user-space kernel
+// and Kata Containers' virtual machines are registered by their
+// installation guides.
+//
+// Deprecated: the guarantees no longer go by a runtime's name. A runtime is
+// reported virtualized only when a container of it, run by [New], saw a
+// kernel release other than the daemon host's; a name in this list that
+// runs on the host's kernel is a kernel-namespace runtime like runc.
 var VirtualizedRuntimes = []string{"runsc", "io.containerd.runsc.v1", "kata", "kata-runtime", "kata-qemu", "kata-fc", "kata-clh", "io.containerd.kata.v2"}
 
 // Engine creates, finds and removes Docker workspaces. It is safe for
@@ -189,6 +193,11 @@ type Engine struct {
 	noPids string
 	// defaultRuntime is the daemon's runtime for containers that name none.
 	defaultRuntime string
+	// hostKernel is the daemon host's kernel release; kernels what the
+	// containers of each runtime were measured to run on ([Engine.measureKernel]),
+	// written by New only.
+	hostKernel string
+	kernels    map[string]runtimeKernel
 	// owners caches resolveUser's answers: the image, pinned by its ID,
 	// cannot change its /etc/passwd.
 	ownersMu sync.Mutex
@@ -333,6 +342,17 @@ func New(ctx context.Context, opts *Options) (*Engine, error) {
 	}
 	e.imageID = img.ID
 	e.features = []string{"daemon: " + info.Info.ServerVersion + " (API " + cli.ClientVersion() + ")"}
+	// What kernel the workspaces' runtime gives, measured once per engine: the guarantees call a runtime
+	// virtualized only where its containers were seen to run on a kernel other than the host's.
+	e.hostKernel = info.Info.KernelVersion
+	rt := o.Runtime
+	if rt == "" {
+		rt = e.defaultRuntime
+	}
+	e.kernels = map[string]runtimeKernel{rt: e.measureKernel(ctx, rt)}
+	if k := e.kernels[rt]; k.err != nil && !slices.Contains(hostKernelRuntimes, rt) {
+		e.log.Warn("docker: the runtime's kernel could not be measured: its containers are reported as sharing the host's kernel", "runtime", rt, "err", k.err)
+	}
 	return e, nil
 }
 

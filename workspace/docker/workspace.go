@@ -280,7 +280,8 @@ func (e *Engine) guarantees(hc *container.HostConfig, user, bindSource string) b
 	if runtime == "" || runtime == "oci" { // Podman's service calls its default runtime oci
 		runtime = e.defaultRuntime
 	}
-	virtual := slices.Contains(VirtualizedRuntimes, runtime)
+	// Measured, never read from the name: see Engine.measureKernel.
+	virtual := e.kernels[runtime].own(e.hostKernel)
 	kernel := backend.IsolationOSKernel
 	if virtual {
 		kernel = backend.IsolationVirtualized
@@ -313,6 +314,7 @@ func (e *Engine) guarantees(hc *container.HostConfig, user, bindSource string) b
 	g.Features = append(slices.Clone(e.features),
 		"image: "+e.opts.Image,
 		"runtime: "+runtime,
+		e.kernelFeature(runtime),
 		"files: "+files,
 		"network: "+network,
 		"user: "+user,

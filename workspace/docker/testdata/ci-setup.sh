@@ -31,6 +31,8 @@
 #          needs /dev/net/tun, which only root may open on these machines;
 #          the tests use network mode none.
 #   rootless-docker-stop  stops it, by its pid file.
+#   runsc-start RUNSC  a second dockerd with gVisor's runsc as a runtime
+#          (see runsc_start below); runsc-stop stops it.
 #
 # Then: HELIKON_REQUIRE_DOCKER=1 HELIKON_DOCKER_IMAGE=... go test ./workspace/docker/
 # with HELIKON_PODMAN_HOST=unix://$HELIKON_PODMAN_SOCK to run TestPodmanService
@@ -259,6 +261,32 @@ rootless_stop() {
 
 stop() { stop_pid "$PIDFILE"; }
 
+# runsc-start RUNSC: a second dockerd, beside the first (its own socket
+# $RUNSC_SOCK, data root, exec root and containerd), with gVisor's runsc
+# (the binary RUNSC, built by workspace/agentsandbox/testdata/cluster/build.sh
+# runsc) registered as the runtime "runsc", and runc registered a second
+# time under the name "kata": the guarantees must tell them apart by what
+# their containers run on, not by the name. The test image is imported.
+# runsc-stop stops it, by its pid file.
+RUNSC_SOCK=${HELIKON_RUNSC_DOCKER_SOCK:-/run/helikon-runsc-docker.sock}
+RUNSC_DIR=/run/helikon-runsc-docker
+RUNSC_PIDFILE=/run/helikon-runsc-docker.pid
+RUNSC_LOG=/tmp/helikon-runsc-docker.log
+runsc_answers() { DOCKER_HOST="unix://$RUNSC_SOCK" docker version >/dev/null 2>&1; }
+runsc_start() {
+	[ -x "${1:-}" ] || { echo "ci-setup.sh runsc-start RUNSC: RUNSC must be runsc's binary" >&2; exit 2; }
+	mkdir -p "$RUNSC_DIR"
+	printf '{"runtimes": {"runsc": {"path": "%s", "runtimeArgs": ["--overlay2=none", "--file-access=shared", "--oci-seccomp"]}, "kata": {"path": "runc"}}}\n' "$1" >"$RUNSC_DIR/daemon.json"
+	if ! runsc_answers; then
+		dockerd --config-file "$RUNSC_DIR/daemon.json" --host "unix://$RUNSC_SOCK" --data-root /var/lib/helikon-runsc-docker \
+			--exec-root "$RUNSC_DIR/exec" --pidfile "$RUNSC_PIDFILE" --iptables=false --bridge=none >"$RUNSC_LOG" 2>&1 &
+		wait_until "dockerd (runsc)" "$RUNSC_LOG" runsc_answers
+	fi
+	if ! DOCKER_HOST="unix://$RUNSC_SOCK" docker image inspect "$IMAGE" >/dev/null 2>&1; then
+		image env DOCKER_HOST="unix://$RUNSC_SOCK" docker import
+	fi
+}
+
 # stop_pid FILE: stops the process whose pid FILE holds, and waits for it.
 stop_pid() {
 	[ -f "$1" ] || return 0
@@ -280,8 +308,10 @@ rootless-start) rootless_start ;;
 rootless-stop) rootless_stop ;;
 rootless-docker-start) rootless_docker_start ;;
 rootless-docker-stop) rootless_docker_stop ;;
+runsc-start) runsc_start "${2:-}" ;;
+runsc-stop) stop_pid "$RUNSC_PIDFILE" ;;
 *)
-	echo "usage: ci-setup.sh start|stop|podman-start|podman-stop|rootless-start|rootless-stop|rootless-docker-start|rootless-docker-stop" >&2
+	echo "usage: ci-setup.sh start|stop|podman-start|podman-stop|rootless-start|rootless-stop|rootless-docker-start|rootless-docker-stop|runsc-start RUNSC|runsc-stop" >&2
 	exit 2
 	;;
 esac

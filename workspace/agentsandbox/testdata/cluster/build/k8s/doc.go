@@ -1,0 +1,2 @@
+// Package tools is empty: see tools.go.
+package tools

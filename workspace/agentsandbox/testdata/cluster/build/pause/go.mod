@@ -1,0 +1,3 @@
+module helikon.test/pause
+
+go 1.26.0
