@@ -302,3 +302,24 @@ func (d *decoder) str() string {
 	}
 	return string(d.take(int(n)))
 }
+
+// Overlay is a named cache that reads a directory of the user's beneath a
+// writable layer (MountOverlays, on Linux).
+type Overlay struct {
+	Lower  string // the user's directory, never written
+	Upper  string // the writable layer, kept
+	Work   string // overlayfs's work directory, beside Upper (same parent)
+	Target string // where commands find the union
+}
+
+// Net modes of [Config].Net.
+const (
+	// NetNone: commands stay in the launcher's network namespace (the
+	// filter then denies every socket but AF_UNIX, or allows all).
+	NetNone = iota
+	// NetLoopback: a network namespace per session with loopback only.
+	NetLoopback
+	// NetProxy: NetLoopback, plus the egress proxy's listening socket on
+	// 127.0.0.1:[ProxyPort] in it, passed back to the backend.
+	NetProxy
+)

@@ -16,18 +16,6 @@ import (
 // abstract Unix socket namespace is its own (abstract sockets belong to
 // a network namespace).
 
-// Net modes of [Config].Net.
-const (
-	// NetNone: commands stay in the launcher's network namespace (the
-	// filter then denies every socket but AF_UNIX, or allows all).
-	NetNone = iota
-	// NetLoopback: a network namespace per session with loopback only.
-	NetLoopback
-	// NetProxy: NetLoopback, plus the egress proxy's listening socket on
-	// 127.0.0.1:[ProxyPort] in it, passed back to the backend.
-	NetProxy
-)
-
 // ProxyPort is the port the egress proxy listens on inside a session's
 // network namespace.
 const ProxyPort = 3128

@@ -10,15 +10,6 @@ import (
 	"github.com/paigasus/helikon/internal/landlock"
 )
 
-// Overlay is a named cache that reads a directory of the user's beneath a
-// writable layer ([MountOverlays]).
-type Overlay struct {
-	Lower  string // the user's directory, never written
-	Upper  string // the writable layer, kept
-	Work   string // overlayfs's work directory, beside Upper (same parent)
-	Target string // where commands find the union
-}
-
 // MountOverlays mounts each overlay (overlayfs, nosuid, nodev) on its
 // Target in the calling thread's mount namespace, which must be private:
 // commands read Lower through it and every change (a new file, a changed
