@@ -58,6 +58,7 @@ type usage struct {
 	over      bool // the last measure found more than the cap
 	measuring bool
 	again     bool
+	stopped   bool // no new measure: the directory is being removed
 	wg        sync.WaitGroup
 }
 
@@ -66,6 +67,9 @@ type usage struct {
 func (u *usage) measure(dir string, limit int64) {
 	u.umu.Lock()
 	defer u.umu.Unlock()
+	if u.stopped {
+		return // a process that outlived its backend's Close
+	}
 	if u.measuring {
 		u.again = true
 		return
@@ -99,12 +103,23 @@ func (u *usage) last() (used int64, over bool) {
 // reset forgets the last measure (the directory was made again).
 func (u *usage) reset() {
 	u.umu.Lock()
-	u.used, u.over = 0, false
+	u.used, u.over, u.stopped = 0, false, false
 	u.umu.Unlock()
 }
 
-// wait waits for the measures in flight.
+// wait waits for the measures in flight (tests: for the next command to
+// see a measure).
 func (u *usage) wait() { u.wg.Wait() }
+
+// stopAndWait starts no more measures and waits for those in flight. The
+// flag is set under the mutex that measure adds to the WaitGroup under,
+// so no Add can race with the Wait.
+func (u *usage) stopAndWait() {
+	u.umu.Lock()
+	u.stopped = true
+	u.umu.Unlock()
+	u.wg.Wait()
+}
 
 // homeParent returns this user's parent directory of session homes,
 // creating it, or an error saying why it cannot be used.
@@ -215,7 +230,7 @@ func (h *sessionHome) remove() error {
 	if h.lock < 0 {
 		return nil
 	}
-	h.wait() // a measure finished later would speak of the old contents
+	h.stopAndWait() // a measure finished later would speak of the old contents
 	err := removeTree(h.path)
 	unix.Close(h.lock)
 	h.lock = -1

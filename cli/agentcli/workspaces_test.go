@@ -142,7 +142,9 @@ func TestExecOnATerminalInADockerWorkspace(t *testing.T) {
 	img := dockerImage(t)
 	code, out, errb := clitest.Run(t, "typed\n", "exec", "-t", "--root", t.TempDir(), "--backend", "docker", "--image", img, "--isolate", "--",
 		"sh", "-c", `test -t 0 && test -t 1 && echo onatty; stty size; read x; echo "got $x" >&2; exit 6`)
-	if code != 6 || !strings.Contains(out, "onatty\r\n24 80\r\n") || !strings.Contains(out, "got typed") {
+	// The input is typed at once, so its echo ("typed") may come before or
+	// after stty's line: each line is looked for on its own.
+	if code != 6 || !strings.Contains(out, "onatty\r\n") || !strings.Contains(out, "24 80\r\n") || !strings.Contains(out, "got typed") {
 		t.Fatalf("exec -t: exit %d\nstdout %q\nstderr %q; want 6 and the terminal's output", code, out, errb)
 	}
 }
