@@ -16,6 +16,10 @@ set -eu
 bin=$1
 tag=${2:-helikon-k8s:snapshot}
 docker=${DOCKER:-docker}
+if [ ! -f "$bin" ]; then
+	echo "build.sh: no binary at $bin" >&2
+	exit 1
+fi
 if ! file "$bin" 2>/dev/null | grep -q 'statically linked' && ! file "$bin" 2>/dev/null | grep -q 'static-pie'; then
 	if command -v file >/dev/null; then
 		echo "build.sh: $bin is not a statically linked binary (build it with CGO_ENABLED=0)" >&2
